@@ -1,0 +1,201 @@
+// Checking a kernel statement and lowering its `each` body to an IrFunction.
+
+import type { Node as AcornNode } from 'acorn';
+import { isGrant, type Grant } from '../grants.js';
+import { DEFAULT_FUEL, IR_VERSION, type IrField, type IrFunction } from '../ir.js';
+import { BodyContext, LowerError, type Env, type PortView } from '../lower/context.js';
+import { lowerStatements, needsReturnBlock } from '../lower/statement.js';
+import type { Diagnostic, Document, EachDecl, KernelStatement, MigrateDecl, PortDecl } from '../syntax/tree.js';
+import { components, type ElemType } from '../types.js';
+import { diagnostic } from './report.js';
+
+export interface PortInfo {
+  name: string;
+  kind: 'in' | 'out' | 'state';
+  type: ElemType;
+  /** Axes of a field-typed port; absent for a plain value (an `in` number or vector). */
+  dims?: 1 | 2 | 3;
+  /** The declared default, as components. */
+  value?: number[];
+  decl: PortDecl;
+}
+
+export interface KernelInfo {
+  id: string;
+  path: string;
+  statement: KernelStatement;
+  grants: Grant[];
+  dims: 1 | 2 | 3;
+  size?: number[];
+  ports: PortInfo[];
+  ir: IrFunction;
+  /** What each of ir.fields binds to. */
+  fieldPorts: { port: string; role: 'in' | 'out' | 'state-read' | 'state-write' }[];
+  /** Field ports read at the own element (fusable) and ports gathered. */
+  pointwise: string[];
+  gathered: string[];
+  migrations: MigrateDecl[];
+}
+
+export function checkKernel(doc: Document, k: KernelStatement, env: Env, fuel = DEFAULT_FUEL): { kernel?: KernelInfo; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const id = k.name.value;
+  const error = (span: { start: number; end: number }, message: string, fix?: Diagnostic['fix']) => diagnostics.push(diagnostic(doc, span, message, fix));
+
+  const grants: Grant[] = [];
+  const ports: PortInfo[] = [];
+  const eachs: EachDecl[] = [];
+  const migrations: MigrateDecl[] = [];
+  let size: number[] | undefined;
+  for (const part of k.parts) {
+    if (part.part === 'grants') {
+      for (const g of part.grants) {
+        if (isGrant(g.value)) grants.push(g.value);
+        else error(g.span, `unknown grant \`${g.value}\`; the grants are field.read, field.write, time.read, input.read`);
+      }
+    } else if (part.part === 'port') {
+      if (ports.some((p) => p.name === part.name.value)) {
+        error(part.name.span, `kernel ${id} declares the port \`${part.name.value}\` twice`);
+        continue;
+      }
+      try {
+        ports.push(portInfo(part, env));
+      } catch (e) {
+        if (e instanceof LowerError) error(e.at, e.message);
+        else throw e;
+      }
+    } else if (part.part === 'size') size = part.size.dims;
+    else if (part.part === 'each') eachs.push(part);
+    else migrations.push(part);
+  }
+  if (eachs.length !== 1) {
+    error(eachs[1]?.span ?? k.name.span, eachs.length ? `kernel ${id} has more than one each body` : `kernel ${id} has no \`each (x, y) { ... }\` body`);
+    return { diagnostics };
+  }
+  const each = eachs[0];
+  const dims = each.coords.length as 1 | 2 | 3;
+  for (const p of ports) {
+    if (p.kind !== 'in' && p.dims !== dims)
+      error(p.decl.type.span, `${p.kind} port \`${p.name}\` must be a field${dims}<${p.type.name}>: the kernel's each has ${dims} coordinate${dims > 1 ? 's' : ''}`);
+  }
+  if (diagnostics.length) return { diagnostics };
+
+  // Fields: in-fields read, outs written, state read (current) and written (next).
+  const fields: IrField[] = [];
+  const fieldPorts: KernelInfo['fieldPorts'] = [];
+  const views = new Map<string, PortView>();
+  for (const p of ports) {
+    const view: PortView = { name: p.name, kind: p.kind, type: p.type, dims: p.dims };
+    const comps = components(p.type);
+    if (p.dims && (p.kind === 'in' || p.kind === 'state')) {
+      view.readField = fields.push({ name: p.name, role: 'read', dims: p.dims, comps }) - 1;
+      fieldPorts.push({ port: p.name, role: p.kind === 'in' ? 'in' : 'state-read' });
+    }
+    if (p.kind !== 'in') {
+      view.writeField = fields.push({ name: p.name, role: 'write', dims: p.dims!, comps }) - 1;
+      fieldPorts.push({ port: p.name, role: p.kind === 'out' ? 'out' : 'state-write' });
+    }
+    views.set(p.name, view);
+  }
+
+  // Lower; if an assignment showed a variable must hold floats, lower again with that known.
+  const widen = new Set<AcornNode>();
+  let ctx: BodyContext;
+  let errors: LowerError[];
+  let body;
+  for (let attempt = 0; ; attempt++) {
+    ctx = new BodyContext(env, fields, cloneViews(views), each.coords.map((c) => c.value), 0, fuel, widen);
+    errors = [];
+    body = lowerEach(ctx, each, errors);
+    if (!ctx.widened || attempt > 4) break;
+  }
+  for (const e of errors) error(e.at, e.message, e.fix);
+
+  for (const [grant, why] of requiredGrants(ctx)) {
+    if (!grants.includes(grant)) {
+      error(k.name.span, `kernel ${id} ${why} but does not hold the grant ${grant}: add it to the kernel's grants`, {
+        kernel: id,
+        text: withGrant(doc, k, grant),
+      });
+    }
+  }
+  if (diagnostics.length) return { diagnostics };
+
+  const stores: IrFunction['stores'] = [];
+  for (const view of ctx.ports.values()) {
+    if (view.writeField === undefined) continue;
+    view.locals!.forEach((local, comp) => stores.push({ field: view.writeField!, comp, local }));
+  }
+  const ir: IrFunction = { ir: IR_VERSION, dims, nodes: [id], locals: ctx.locals, fields, uniforms: ctx.uniforms, body, stores, fuel };
+  return {
+    diagnostics,
+    kernel: { id, path: doc.path, statement: k, grants, dims, size, ports, ir, fieldPorts, pointwise: [...ctx.pointwise], gathered: [...ctx.gathered], migrations },
+  };
+}
+
+function cloneViews(views: Map<string, PortView>): Map<string, PortView> {
+  return new Map([...views].map(([k, v]) => [k, { ...v }]));
+}
+
+function lowerEach(ctx: BodyContext, each: EachDecl, errors: LowerError[]) {
+  // Out and state ports are locals until the element ends; state starts as the current value.
+  for (const view of ctx.ports.values()) {
+    if (view.writeField === undefined) continue;
+    view.locals = ctx.newLocals(view.type);
+    if (view.readField !== undefined) {
+      const f = ctx.fields[view.readField];
+      view.locals.forEach((local, comp) => ctx.emit({ k: 'set', local, e: { k: 'load', t: f.comps[comp], field: view.readField!, comp } }));
+    }
+  }
+  const statements = each.body.statements as (AcornNode & Record<string, any>)[];
+  if (needsReturnBlock(statements) || statements.some((s) => s.type === 'ReturnStatement')) {
+    ctx.emit({ k: 'block', body: ctx.inConstruct('return', () => lowerStatements(ctx, statements, errors)) });
+  } else {
+    lowerStatements(ctx, statements, errors);
+  }
+  return ctx.topLevel;
+}
+
+function requiredGrants(ctx: BodyContext): [Grant, string][] {
+  const out: [Grant, string][] = [];
+  const why: Record<Grant, string> = {
+    'field.read': 'reads a field at other elements (at, wrap or sample)',
+    'field.write': 'holds state',
+    'time.read': 'reads time or frame',
+    'input.read': 'reads the pointer or keys',
+  };
+  for (const g of ctx.grantsUsed) out.push([g, why[g]]);
+  if ([...ctx.ports.values()].some((p) => p.kind === 'state')) out.push(['field.write', why['field.write']]);
+  return out;
+}
+
+/** The kernel statement's text with a grant added (to its grants line, or a new one). */
+function withGrant(doc: Document, k: KernelStatement, grant: Grant): string {
+  const text = doc.text.slice(k.span.start, k.span.end);
+  const existing = k.parts.find((p) => p.part === 'grants');
+  if (existing && existing.part === 'grants') {
+    const names = [...existing.grants.map((g) => g.value), grant];
+    const s = existing.span.start - k.span.start;
+    const e = existing.span.end - k.span.start;
+    return text.slice(0, s) + `grants ${names.join(', ')};` + text.slice(e);
+  }
+  const brace = text.indexOf('{');
+  const firstPart = k.parts[0];
+  const indent = firstPart ? /[ \t]*$/.exec(doc.text.slice(0, firstPart.span.start))![0] : '  ';
+  return text.slice(0, brace + 1) + `\n${indent}grants ${grant};` + text.slice(brace + 1);
+}
+
+function portInfo(decl: PortDecl, env: Env): PortInfo {
+  const type = env.resolveType(decl.type);
+  const info: PortInfo = { name: decl.name.value, kind: decl.kind, type, decl };
+  if (decl.type.fieldDims) info.dims = decl.type.fieldDims;
+  if (decl.kind !== 'in' && !decl.type.fieldDims)
+    throw new LowerError(`${decl.kind} port \`${decl.name.value}\` must be a field type, e.g. \`field2<${type.name}>\``, decl.type.span);
+  if (decl.value) {
+    const n = components(type).length;
+    const values = decl.value.values.length === 1 && n > 1 ? new Array(n).fill(decl.value.values[0]) : decl.value.values;
+    if (values.length !== n) throw new LowerError(`the default of \`${decl.name.value}\` has ${values.length} components; a ${type.name} has ${n}`, decl.value.span);
+    info.value = values;
+  }
+  return info;
+}

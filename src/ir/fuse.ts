@@ -1,0 +1,216 @@
+// Fusion: a producer that one consumer reads only at its own element is compiled into the
+// consumer's loop, and the field between them is never stored. This pass plans the groups and
+// merges each group's kernels into one IrFunction (a pure function from kernels to IR).
+
+import type { SceneNode } from './check/graph.js';
+import type { Expr, IrField, IrFunction, IrUniform, Stmt } from './ir.js';
+
+/** What one field of a group's function is bound to when it runs. */
+export type FieldBinding =
+  /** A node's out port, or the next state of a state port (written by the group). */
+  | { kind: 'write'; node: string; port: string; state: boolean }
+  /** The current state of a node's state port (read). */
+  | { kind: 'state'; node: string; port: string }
+  /** What a node's in port reads: another node's out (or freshly computed state) port, or an input. */
+  | { kind: 'read'; node: string; port: string; from: { node: string; port: string } | { input: string } };
+
+/** What one uniform slot of a group's function holds. */
+export type UniformBinding = { kind: 'world'; name: string } | { kind: 'value'; node: string; port: string; comp: number };
+
+export interface Group {
+  nodes: SceneNode[];
+  domain: number[];
+  ir: IrFunction;
+  fields: FieldBinding[];
+  uniforms: UniformBinding[];
+}
+
+/** Split nodes (in order) into groups; `keep` holds nodes whose ports must stay readable. */
+export function planGroups(nodes: SceneNode[], keep: Set<string>, fuse: boolean): SceneNode[][] {
+  const consumers = new Map<string, { node: SceneNode; port: string }[]>();
+  for (const n of nodes) {
+    for (const [port, src] of n.edges) {
+      if (!('node' in src)) continue;
+      const list = consumers.get(src.node) ?? [];
+      list.push({ node: n, port });
+      consumers.set(src.node, list);
+    }
+  }
+  const leader = new Map<string, string>();
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const p = nodes[i];
+    const uses = consumers.get(p.name) ?? [];
+    const c = uses[0]?.node;
+    const fusable =
+      fuse &&
+      c !== undefined &&
+      !keep.has(p.name) &&
+      !p.kernel.ports.some((port) => port.kind === 'state') &&
+      uses.every((u) => u.node === c && c.kernel.pointwise.includes(u.port) && !c.kernel.gathered.includes(u.port)) &&
+      p.domain.join('x') === c.domain.join('x');
+    leader.set(p.name, fusable ? leader.get(c.name)! : p.name);
+  }
+  const groups = new Map<string, SceneNode[]>();
+  for (const n of nodes) {
+    const l = leader.get(n.name)!;
+    if (!groups.has(l)) groups.set(l, []);
+    groups.get(l)!.push(n);
+  }
+  // A group runs where its leader (its last node) stands in the order.
+  return nodes.filter((n) => leader.get(n.name) === n.name).map((n) => groups.get(n.name)!);
+}
+
+/** Merge a group's kernels into one function: fused edges become locals, not fields. */
+export function buildGroup(members: SceneNode[]): Group {
+  const names = new Set(members.map((m) => m.name));
+  const locals: IrFunction['locals'] = [];
+  const fields: IrField[] = [];
+  const bindings: FieldBinding[] = [];
+  const uniforms: IrUniform[] = [];
+  const uniformBindings: UniformBinding[] = [];
+  const uniformSlot = new Map<string, number>();
+  const body: Stmt[] = [];
+  const stores: IrFunction['stores'] = [];
+  /** `node.port` -> the locals holding that port's value at the element (for fused readers). */
+  const portLocals = new Map<string, number[]>();
+  let fuel = 0;
+
+  members.forEach((node, nodeIndex) => {
+    const k = node.kernel;
+    const ir = k.ir;
+    fuel = Math.max(fuel, ir.fuel);
+    const localBase = locals.length;
+    locals.push(...ir.locals);
+
+    // Fields: fused reads map to the producer's locals; the rest become the group's fields.
+    const fieldMap: (number | { locals: number[] })[] = ir.fields.map((f, i) => {
+      const fp = k.fieldPorts[i];
+      if (fp.role === 'in') {
+        const src = node.edges.get(fp.port)!;
+        if ('node' in src && names.has(src.node)) return { locals: portLocals.get(`${src.node}.${src.port}`)! };
+        bindings.push({ kind: 'read', node: node.name, port: fp.port, from: 'node' in src ? { node: src.node, port: src.port } : { input: src.input } });
+      } else if (fp.role === 'state-read') {
+        bindings.push({ kind: 'state', node: node.name, port: fp.port });
+      } else {
+        bindings.push({ kind: 'write', node: node.name, port: fp.port, state: fp.role === 'state-write' });
+      }
+      fields.push({ ...f, name: `${node.name}.${f.name}` });
+      return fields.length - 1;
+    });
+
+    const uniformMap = ir.uniforms.map((u) => {
+      const m = /^in\.([^.]+)\.(\d+)$/.exec(u.name);
+      const name = m ? `${node.name}.${u.name}` : u.name;
+      let slot = uniformSlot.get(name);
+      if (slot === undefined) {
+        slot = uniforms.push({ name, t: u.t }) - 1;
+        uniformSlot.set(name, slot);
+        uniformBindings.push(m ? { kind: 'value', node: node.name, port: m[1], comp: Number(m[2]) } : { kind: 'world', name });
+      }
+      return slot;
+    });
+
+    const mapExpr = (e: Expr): Expr => {
+      switch (e.k) {
+        case 'local':
+          return { ...e, i: e.i + localBase };
+        case 'uniform':
+          return { ...e, slot: uniformMap[e.slot] };
+        case 'extent':
+          if (e.field === undefined) return e;
+          {
+            const f = fieldMap[e.field];
+            if (typeof f === 'number') return { ...e, field: f };
+            return { k: 'extent', t: 'i32', axis: e.axis }; // a fused field has the group's domain
+          }
+        case 'load': {
+          const f = fieldMap[e.field];
+          if (typeof f !== 'number') return { k: 'local', t: e.t, i: f.locals[e.comp] };
+          return e.at ? { ...e, field: f, at: { mode: e.at.mode, coords: e.at.coords.map(mapExpr) } } : { ...e, field: f };
+        }
+        case 'op':
+          return { ...e, args: e.args.map(mapExpr) };
+        case 'select':
+          return { ...e, c: mapExpr(e.c), a: mapExpr(e.a), b: mapExpr(e.b) };
+        default:
+          return e;
+      }
+    };
+    const mapStmt = (s: Stmt): Stmt => {
+      switch (s.k) {
+        case 'set':
+          return { k: 'set', local: s.local + localBase, e: mapExpr(s.e) };
+        case 'if':
+          return { k: 'if', c: mapExpr(s.c), then: s.then.map(mapStmt), else: s.else.map(mapStmt) };
+        case 'block':
+          return { k: 'block', body: s.body.map(mapStmt) };
+        case 'loop':
+          return { k: 'loop', body: s.body.map(mapStmt), node: nodeIndex };
+        case 'break':
+          return s;
+      }
+    };
+    body.push(...ir.body.map(mapStmt));
+
+    // Outputs: record their locals for fused readers; store those still needed as fields.
+    const isLeader = nodeIndex === members.length - 1;
+    const byPort = new Map<string, number[]>();
+    for (const st of ir.stores) {
+      const port = k.fieldPorts[st.field].port;
+      const list = byPort.get(port) ?? [];
+      list[st.comp] = st.local + localBase;
+      byPort.set(port, list);
+      const target = fieldMap[st.field];
+      const stateful = k.fieldPorts[st.field].role === 'state-write';
+      if (typeof target === 'number' && (isLeader || stateful)) stores.push({ field: target, comp: st.comp, local: st.local + localBase });
+    }
+    for (const [port, ls] of byPort) portLocals.set(`${node.name}.${port}`, ls);
+  });
+
+  // Drop the write fields of fused producers: nothing stores to them.
+  const stored = new Set(stores.map((s) => s.field));
+  const keepField = fields.map((f, i) => f.role === 'read' || stored.has(i));
+  const renumber: number[] = [];
+  let next = 0;
+  keepField.forEach((keep, i) => (renumber[i] = keep ? next++ : -1));
+  const remapFields = (e: Expr): Expr => {
+    switch (e.k) {
+      case 'load':
+        return { ...e, field: renumber[e.field], at: e.at && { mode: e.at.mode, coords: e.at.coords.map(remapFields) } };
+      case 'extent':
+        return e.field === undefined ? e : { ...e, field: renumber[e.field] };
+      case 'op':
+        return { ...e, args: e.args.map(remapFields) };
+      case 'select':
+        return { ...e, c: remapFields(e.c), a: remapFields(e.a), b: remapFields(e.b) };
+      default:
+        return e;
+    }
+  };
+  const remapStmt = (s: Stmt): Stmt => {
+    switch (s.k) {
+      case 'set':
+        return { ...s, e: remapFields(s.e) };
+      case 'if':
+        return { ...s, c: remapFields(s.c), then: s.then.map(remapStmt), else: s.else.map(remapStmt) };
+      case 'block':
+      case 'loop':
+        return { ...s, body: s.body.map(remapStmt) };
+      default:
+        return s;
+    }
+  };
+  const leader = members[members.length - 1];
+  const ir: IrFunction = {
+    ir: 1,
+    dims: leader.kernel.dims,
+    nodes: members.map((m) => m.name),
+    locals,
+    fields: fields.filter((_, i) => keepField[i]),
+    uniforms,
+    body: body.map(remapStmt),
+    stores: stores.map((s) => ({ ...s, field: renumber[s.field] })),
+    fuel,
+  };
+  return { nodes: members, domain: leader.domain, ir, fields: bindings.filter((_, i) => keepField[i]), uniforms: uniformBindings };
+}

@@ -1,0 +1,175 @@
+// The state of lowering one body (an `each`, with the `fn`s it calls inlined) to IR.
+
+import type { Node as AcornNode } from 'acorn';
+import type { Grant } from '../grants.js';
+import type { Expr, IrField, IrUniform, Scalar, Stmt } from '../ir.js';
+import type { FnStatement, FixEdit } from '../syntax/tree.js';
+import type { ElemType } from '../types.js';
+import { components } from '../types.js';
+import type { Value } from './build.js';
+
+/** A mistake in a body, at an acorn node; the checker turns it into a Diagnostic. */
+export class LowerError extends Error {
+  constructor(
+    message: string,
+    readonly at: { start: number; end: number },
+    readonly fix?: FixEdit,
+  ) {
+    super(message);
+  }
+}
+
+/** A kernel port as a body sees it. */
+export interface PortView {
+  name: string;
+  kind: 'in' | 'out' | 'state';
+  type: ElemType;
+  /** The field's number of axes, for field-typed ports; absent for a plain value. */
+  dims?: 1 | 2 | 3;
+  /** IR field read (in-fields, the current state) and written (out, the next state). */
+  readField?: number;
+  writeField?: number;
+  /** The locals holding an out or state port's value at the element (stored at the end). */
+  locals?: number[];
+}
+
+export type Binding =
+  | { kind: 'var'; type: ElemType; locals: number[]; mutable: boolean; decl: AcornNode }
+  | { kind: 'port'; port: PortView }
+  | { kind: 'coord'; axis: 0 | 1 | 2 };
+
+/** What a body may call and name beyond builtins: the scene's structs and fns. */
+export interface Env {
+  structs: Map<string, ElemType>;
+  fns: Map<string, FnStatement>;
+  resolveType: (ref: FnStatement['params'][number]['type']) => ElemType;
+}
+
+export type ConstructRole = 'break' | 'continue' | 'return' | 'plain';
+
+export class BodyContext {
+  locals: Scalar[] = [];
+  uniforms: IrUniform[] = [];
+  private uniformSlots = new Map<string, number>();
+  grantsUsed = new Set<Grant>();
+  /** Field ports read at the own element, and field ports gathered. */
+  pointwise = new Set<string>();
+  gathered = new Set<string>();
+  scopes: Map<string, Binding>[] = [new Map()];
+  /** The enclosing IR blocks and loops, innermost last, with what a JS statement breaks to. */
+  constructs: ConstructRole[] = [];
+  /** The statement lists being filled, innermost last. */
+  private lists: Stmt[][] = [[]];
+  /** The fns being inlined (no recursion), and where each `return` writes its value. */
+  fnStack: { name: string; result?: { type: ElemType; locals: number[] }; declared?: ElemType }[] = [];
+  /** Declarations an assignment showed must hold f32 rather than i32: lowering runs again. */
+  widen: Set<AcornNode>;
+  widened = false;
+
+  constructor(
+    readonly env: Env,
+    readonly fields: IrField[],
+    readonly ports: Map<string, PortView>,
+    readonly coordNames: string[],
+    readonly nodeIndex: number,
+    readonly fuel: number,
+    widen: Set<AcornNode>,
+  ) {
+    this.widen = widen;
+    coordNames.forEach((name, axis) => this.scopes[0].set(name, { kind: 'coord', axis: axis as 0 | 1 | 2 }));
+    for (const port of ports.values()) this.scopes[0].set(port.name, { kind: 'port', port });
+  }
+
+  newLocal(t: Scalar): number {
+    this.locals.push(t);
+    return this.locals.length - 1;
+  }
+
+  newLocals(type: ElemType): number[] {
+    return components(type).map((t) => this.newLocal(t));
+  }
+
+  uniform(name: string, t: Scalar): Expr {
+    let slot = this.uniformSlots.get(name);
+    if (slot === undefined) {
+      slot = this.uniforms.length;
+      this.uniforms.push({ name, t });
+      this.uniformSlots.set(name, slot);
+    }
+    return { k: 'uniform', t, slot };
+  }
+
+  emit(s: Stmt): void {
+    this.lists[this.lists.length - 1].push(s);
+  }
+
+  /** Lower into a fresh statement list and return it. */
+  collect(f: () => void): Stmt[] {
+    this.lists.push([]);
+    try {
+      f();
+      return this.lists[this.lists.length - 1];
+    } finally {
+      this.lists.pop();
+    }
+  }
+
+  /** Inside an IR block or loop (or an if): assignments there are conditional per lane. */
+  get topLevel(): Stmt[] {
+    return this.lists[0];
+  }
+
+  lookup(name: string): Binding | undefined {
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const b = this.scopes[i].get(name);
+      if (b) return b;
+    }
+    return undefined;
+  }
+
+  /** Names visible here, for "did you mean". */
+  visibleNames(): string[] {
+    return this.scopes.flatMap((s) => [...s.keys()]);
+  }
+
+  withScope<T>(f: () => T, fresh = false): T {
+    const saved = this.scopes;
+    this.scopes = fresh ? [this.scopes[0], new Map()] : [...this.scopes, new Map()];
+    try {
+      return f();
+    } finally {
+      this.scopes = saved;
+    }
+  }
+
+  declare(name: string, b: Binding): void {
+    this.scopes[this.scopes.length - 1].set(name, b);
+  }
+
+  /** Lower `f` inside an IR block or loop with the given role; returns its statements. */
+  inConstruct(role: ConstructRole, f: () => void): Stmt[] {
+    this.constructs.push(role);
+    try {
+      return this.collect(f);
+    } finally {
+      this.constructs.pop();
+    }
+  }
+
+  /** The break depth to the innermost construct with a role, or -1. */
+  depthTo(role: ConstructRole): number {
+    for (let i = this.constructs.length - 1; i >= 0; i--) if (this.constructs[i] === role) return this.constructs.length - 1 - i;
+    return -1;
+  }
+
+  /** Store a value in fresh locals (so a value used several times is computed once). */
+  materialize(v: Value): Value {
+    const comps = v.comps.map((e) => {
+      if (e.k === 'const' || e.k === 'local' || e.k === 'coord' || e.k === 'uniform') return e;
+      const i = this.newLocal(e.t);
+      this.emit({ k: 'set', local: i, e });
+      return { k: 'local', t: e.t, i } as Expr;
+    });
+    return { type: v.type, comps };
+  }
+}

@@ -1,0 +1,286 @@
+// Lowering JavaScript-subset statements to structured IR: if, block, loop and break.
+
+import type { Node as AcornNode } from 'acorn';
+import type { Expr, Stmt } from '../ir.js';
+import type { FnStatement } from '../syntax/tree.js';
+import { F32, components, type ElemType } from '../types.js';
+import { op, type Value } from './build.js';
+import { BodyContext, LowerError } from './context.js';
+import { assignable, binary, fail, lowerExpr, toBool } from './expression.js';
+
+type N = AcornNode & Record<string, any>;
+
+/** Lower a list of statements; a mistake in one is reported and the rest still checked. */
+export function lowerStatements(ctx: BodyContext, nodes: N[], errors: LowerError[]): void {
+  for (const node of nodes) {
+    try {
+      lowerStatement(ctx, node, errors);
+    } catch (e) {
+      if (!(e instanceof LowerError)) throw e;
+      errors.push(e);
+    }
+  }
+}
+
+function lowerStatement(ctx: BodyContext, node: N, errors: LowerError[]): void {
+  switch (node.type) {
+    case 'EmptyStatement':
+      return;
+    case 'BlockStatement':
+      ctx.withScope(() => lowerStatements(ctx, node.body, errors));
+      return;
+    case 'VariableDeclaration':
+      for (const d of node.declarations) declare(ctx, node.kind, d);
+      return;
+    case 'ExpressionStatement':
+      return expressionStatement(ctx, node.expression);
+    case 'IfStatement': {
+      const c = toBool(lowerExpr(ctx, node.test), node.test);
+      const then = ctx.collect(() => ctx.withScope(() => lowerStatements(ctx, [node.consequent], errors)));
+      const otherwise = node.alternate ? ctx.collect(() => ctx.withScope(() => lowerStatements(ctx, [node.alternate], errors))) : [];
+      ctx.emit({ k: 'if', c, then, else: otherwise });
+      return;
+    }
+    case 'ForStatement':
+      ctx.withScope(() => {
+        if (node.init) {
+          if (node.init.type === 'VariableDeclaration') for (const d of node.init.declarations) declare(ctx, node.init.kind, d);
+          else expressionStatement(ctx, node.init);
+        }
+        loop(ctx, node.test, node.body, node.update, false, errors);
+      });
+      return;
+    case 'WhileStatement':
+      loop(ctx, node.test, node.body, null, false, errors);
+      return;
+    case 'DoWhileStatement':
+      loop(ctx, node.test, node.body, null, true, errors);
+      return;
+    case 'BreakStatement':
+    case 'ContinueStatement': {
+      if (node.label) fail(node, 'labelled break and continue are not supported');
+      const depth = ctx.depthTo(node.type === 'BreakStatement' ? 'break' : 'continue');
+      if (depth < 0) fail(node, `\`${node.type === 'BreakStatement' ? 'break' : 'continue'}\` outside a loop`);
+      ctx.emit({ k: 'break', depth });
+      return;
+    }
+    case 'ReturnStatement':
+      return returnStatement(ctx, node);
+    case 'ForInStatement':
+    case 'ForOfStatement':
+      return fail(node, 'for-in and for-of need collections, which kernels do not have: use `for (let i = 0; i < n; i++)`');
+    case 'FunctionDeclaration':
+      return fail(node, 'functions are declared at top level with `fn NAME(a: f32): f32 { ... }`');
+    case 'SwitchStatement':
+      return fail(node, '`switch` is not supported: use if / else if');
+    default:
+      return fail(node, `this kind of statement (${node.type}) is not part of the kernel language`);
+  }
+}
+
+function declare(ctx: BodyContext, kind: string, d: N): void {
+  if (d.id.type !== 'Identifier') fail(d.id, 'destructuring is not supported: declare one name at a time');
+  if (!d.init) fail(d, `give \`${d.id.name}\` a value where it is declared: \`${kind} ${d.id.name} = 0.0;\``);
+  if (kind === 'var') fail(d, 'use `let` or `const`, not `var`');
+  let v = lowerExpr(ctx, d.init);
+  // A variable first given an integer and later a float holds floats throughout (see `widen`).
+  if (ctx.widen.has(d) && v.type.kind === 'scalar' && v.type.name !== 'f32') v = assignable(v, F32, d, '');
+  const locals = ctx.newLocals(v.type);
+  v.comps.forEach((e, i) => ctx.emit({ k: 'set', local: locals[i], e }));
+  ctx.declare(d.id.name, { kind: 'var', type: v.type, locals, mutable: kind !== 'const', decl: d });
+}
+
+/** Where an assignment writes: a variable or port's locals, or some of their components. */
+function target(ctx: BodyContext, node: N): { type: ElemType; locals: number[]; decl?: AcornNode } {
+  if (node.type === 'Identifier') {
+    const b = ctx.lookup(node.name);
+    if (!b) return fail(node, `unknown name \`${node.name}\`: declare it first with \`let ${node.name} = ...;\``);
+    if (b.kind === 'coord') return fail(node, `\`${node.name}\` is the element's coordinate and cannot change`);
+    if (b.kind === 'port') {
+      if (!b.port.locals) return fail(node, `\`${node.name}\` is an in port: a kernel writes only its out and state ports`);
+      return { type: b.port.type, locals: b.port.locals };
+    }
+    if (!b.mutable) return fail(node, `\`${node.name}\` is a const: declare it with let to change it`);
+    return { type: b.type, locals: b.locals, decl: b.decl };
+  }
+  if (node.type === 'MemberExpression' && !node.computed) {
+    const outer = target(ctx, node.object);
+    const prop: string = node.property.name;
+    if (outer.type.kind === 'struct') {
+      let offset = 0;
+      for (const f of outer.type.fields) {
+        const n = components(f.type).length;
+        if (f.name === prop) return { type: f.type, locals: outer.locals.slice(offset, offset + n) };
+        offset += n;
+      }
+      return fail(node.property, `${outer.type.name} has no field \`${prop}\``);
+    }
+    if (outer.type.kind === 'vec' && /^[xyzwrgba]{1,4}$/.test(prop)) {
+      const idx = [...prop].map((ch) => 'xyzw'.indexOf(ch) >= 0 ? 'xyzw'.indexOf(ch) : 'rgba'.indexOf(ch));
+      if (idx.some((i) => i >= outer.locals.length) || new Set(idx).size !== idx.length) fail(node.property, `cannot assign to \`.${prop}\` of a ${outer.type.name}`);
+      const locals = idx.map((i) => outer.locals[i]);
+      return { type: locals.length === 1 ? F32 : { kind: 'vec', name: `vec${locals.length}` as 'vec2', size: locals.length as 2 }, locals };
+    }
+    return fail(node.property, `cannot assign to \`.${prop}\` of a ${outer.type.name}`);
+  }
+  return fail(node, 'only variables, out and state ports, and their components can be assigned');
+}
+
+function assign(ctx: BodyContext, t: { type: ElemType; locals: number[]; decl?: AcornNode }, v: Value, node: AcornNode): void {
+  // An i32 variable given a float: from now on (and in the retry) it holds floats.
+  if (t.decl && t.type.kind === 'scalar' && t.type.name === 'i32' && v.type.kind === 'scalar' && v.type.name === 'f32' && !ctx.widen.has(t.decl)) {
+    ctx.widen.add(t.decl);
+    ctx.widened = true;
+  }
+  const fitted = assignable(v, t.type, node, 'the target');
+  fitted.comps.forEach((e, i) => ctx.emit({ k: 'set', local: t.locals[i], e }));
+}
+
+const COMPOUND: Record<string, string> = { '+=': '+', '-=': '-', '*=': '*', '/=': '/', '%=': '%', '&=': '&', '|=': '|', '^=': '^', '<<=': '<<', '>>=': '>>', '>>>=': '>>>', '**=': '**' };
+
+function expressionStatement(ctx: BodyContext, e: N): void {
+  if (e.type === 'AssignmentExpression') {
+    const t = target(ctx, e.left);
+    let v = lowerExpr(ctx, e.right);
+    if (e.operator !== '=') {
+      const bin = COMPOUND[e.operator];
+      if (!bin) fail(e, `the operator \`${e.operator}\` is not part of the kernel language`);
+      v = binary(ctx, bin, current(ctx, t), v, e);
+    }
+    return assign(ctx, t, v, e);
+  }
+  if (e.type === 'UpdateExpression') {
+    const t = target(ctx, e.argument);
+    if (t.type.kind !== 'scalar' || t.type.name === 'bool') fail(e, `\`${e.operator}\` needs a number`);
+    const one: Expr = { k: 'const', t: t.type.name, v: 1 };
+    return assign(ctx, t, { type: t.type, comps: [op(`${t.type.name}.${e.operator === '++' ? 'add' : 'sub'}`, current(ctx, t).comps[0], one)] }, e);
+  }
+  if (e.type === 'SequenceExpression') {
+    for (const x of e.expressions) expressionStatement(ctx, x);
+    return;
+  }
+  if (e.type === 'CallExpression') {
+    lowerExpr(ctx, e); // a fn called for nothing: allowed, though it computes nothing visible
+    return;
+  }
+  fail(e, 'this expression computes a value and throws it away: assign it (`result = ...;`)');
+}
+
+function current(ctx: BodyContext, t: { type: ElemType; locals: number[] }): Value {
+  return { type: t.type, comps: t.locals.map((i) => ({ k: 'local', t: ctx.locals[i], i } as Expr)) };
+}
+
+/**
+ * for / while / do-while:  loop { [if (!test) break]  block { body }  update  [if (!test) break] }
+ * `continue` leaves the inner block (so the update still runs); `break` leaves the loop.
+ */
+function loop(ctx: BodyContext, test: N | null, body: N, update: N | null, testAfter: boolean, errors: LowerError[]): void {
+  const exitUnless = () => {
+    if (!test) return;
+    const c = toBool(lowerExpr(ctx, test), test);
+    ctx.emit({ k: 'if', c: op('bool.not', c), then: [{ k: 'break', depth: 0 }], else: [] });
+  };
+  const stmts = ctx.inConstruct('break', () => {
+    if (!testAfter) exitUnless();
+    const inner = ctx.inConstruct('continue', () => ctx.withScope(() => lowerStatements(ctx, [body], errors)));
+    if (containsBreak(inner)) ctx.emit({ k: 'block', body: inner });
+    else dropBlock(inner).forEach((s) => ctx.emit(s));
+    if (update) expressionStatement(ctx, update);
+    if (testAfter) exitUnless();
+  });
+  ctx.emit({ k: 'loop', body: stmts, node: ctx.nodeIndex });
+}
+
+/** Does a statement list break out of the construct that holds it (depth 0 from here)? */
+function containsBreak(stmts: Stmt[], depth = 0): boolean {
+  return stmts.some((s) => {
+    if (s.k === 'break') return s.depth === depth;
+    if (s.k === 'if') return containsBreak(s.then, depth) || containsBreak(s.else, depth);
+    if (s.k === 'block' || s.k === 'loop') return containsBreak(s.body, depth + 1);
+    return false;
+  });
+}
+
+/**
+ * The depths of breaks computed inside the `continue` block were counted with the block present;
+ * when it is dropped (nothing continues), breaks that leave it cannot exist, and breaks to outer
+ * constructs must count one fewer.
+ */
+function dropBlock(stmts: Stmt[], depth = 0): Stmt[] {
+  return stmts.map((s): Stmt => {
+    if (s.k === 'break') return s.depth > depth ? { k: 'break', depth: s.depth - 1 } : s;
+    if (s.k === 'if') return { ...s, then: dropBlock(s.then, depth), else: dropBlock(s.else, depth) };
+    if (s.k === 'block' || s.k === 'loop') return { ...s, body: dropBlock(s.body, depth + 1) };
+    return s;
+  });
+}
+
+
+function returnStatement(ctx: BodyContext, node: N): void {
+  const fn = ctx.fnStack[ctx.fnStack.length - 1];
+  const depth = ctx.depthTo('return');
+  if (!fn) {
+    // `return;` in an each body ends the element (its outputs keep what they hold).
+    if (node.argument) fail(node, 'an each body returns nothing: assign its out ports instead');
+    if (depth < 0) fail(node, 'internal: return outside its block');
+    ctx.emit({ k: 'break', depth });
+    return;
+  }
+  if (!node.argument) fail(node, `fn \`${fn.name}\` must return a value`);
+  const v = lowerExpr(ctx, node.argument);
+  if (!fn.result) {
+    const type = fn.declared ?? v.type;
+    fn.result = { type, locals: ctx.newLocals(type) };
+  }
+  const fitted = assignable(v, fn.result.type, node.argument, `fn \`${fn.name}\``);
+  fitted.comps.forEach((e, i) => ctx.emit({ k: 'set', local: fn.result!.locals[i], e }));
+  if (depth >= 0) ctx.emit({ k: 'break', depth });
+}
+
+/** Does a body hold a `return` anywhere but as its last top-level statement? */
+export function needsReturnBlock(body: N[]): boolean {
+  const found = (n: any, top: boolean): boolean => {
+    if (!n || typeof n !== 'object') return false;
+    if (Array.isArray(n)) return n.some((x, i) => found(x, top && i === n.length - 1));
+    if (n.type === 'ReturnStatement') return !top;
+    if (n.type === 'FunctionExpression' || n.type === 'ArrowFunctionExpression') return false;
+    return Object.entries(n).some(([k, v]) => k !== 'loc' && typeof v === 'object' && found(v, false));
+  };
+  return body.some((s, i) => found(s, i === body.length - 1 && s.type === 'ReturnStatement'));
+}
+
+/** Inline a call of a top-level `fn`: its parameters become fresh locals, its returns a result. */
+export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N): Value {
+  const name = fn.name.value;
+  if (ctx.fnStack.some((f) => f.name === name)) fail(node, `fn \`${name}\` calls itself: recursion is not supported (kernels have no call stack)`);
+  if (args.length !== fn.params.length)
+    fail(node, `fn \`${name}\` takes ${fn.params.length} argument${fn.params.length === 1 ? '' : 's'} (${fn.params.map((p) => p.name.value).join(', ')}); got ${args.length}`);
+  const frame: (typeof ctx.fnStack)[number] = { name, declared: fn.returns ? ctx.env.resolveType(fn.returns) : undefined };
+  const errors: LowerError[] = [];
+  ctx.withScope(() => {
+    fn.params.forEach((p, i) => {
+      const type = ctx.env.resolveType(p.type);
+      const v = assignable(args[i], type, (node.arguments as N[])[i], `parameter \`${p.name.value}\` of \`${name}\``);
+      const locals = ctx.newLocals(type);
+      v.comps.forEach((e, c) => ctx.emit({ k: 'set', local: locals[c], e }));
+      ctx.declare(p.name.value, { kind: 'var', type, locals, mutable: true, decl: node });
+    });
+    ctx.fnStack.push(frame);
+    const savedConstructs = ctx.constructs;
+    ctx.constructs = [];
+    try {
+      const body = fn.body.statements as N[];
+      if (needsReturnBlock(body)) {
+        ctx.emit({ k: 'block', body: ctx.inConstruct('return', () => lowerStatements(ctx, body, errors)) });
+      } else {
+        lowerStatements(ctx, body, errors);
+      }
+    } finally {
+      ctx.constructs = savedConstructs;
+      ctx.fnStack.pop();
+    }
+  }, true);
+  if (errors.length) throw errors[0];
+  if (!frame.result) fail(node, `fn \`${name}\` returns no value`);
+  return { type: frame.result.type, comps: frame.result.locals.map((i) => ({ k: 'local', t: ctx.locals[i], i } as Expr)) };
+}

@@ -1,0 +1,289 @@
+// The engine: evaluates a checked scene frame by frame over fields in the shared memory.
+//
+// It plans the groups (fused or not), compiles each to WebAssembly (or runs the interpreter),
+// allocates the fields, and runs the groups in order. State is double-buffered: the groups write
+// the next state, which becomes current only when every group of the frame has succeeded.
+
+import { createHash } from 'node:crypto';
+import { compileFunction, instantiate } from '../codegen/index.js';
+import type { SceneNode } from '../ir/check/graph.js';
+import type { Scene } from '../ir/check/scene.js';
+import { buildGroup, planGroups, type Group } from '../ir/fuse.js';
+import { FuelTrap, interpret } from '../ir/interp.js';
+import { ARGS, FIELD, type IrFunction } from '../ir/ir.js';
+import { components } from '../ir/types.js';
+import { allocField, copyField, fillField, type Field } from './field.js';
+import { FieldMemory } from './memory.js';
+
+export type Backend = 'jit' | 'interp';
+
+export interface EngineOptions {
+  backend?: Backend;
+  fuse?: boolean;
+  memory?: FieldMemory;
+  /** Nodes whose ports stay readable (never fused away). */
+  pins?: string[];
+}
+
+export interface FrameInput {
+  time?: number;
+  pointer?: { x: number; y: number; down: boolean };
+  keys?: Iterable<string>;
+}
+
+export interface Placement {
+  node: string;
+  backend: Backend;
+  group: number;
+  fused: string[];
+  tiles: number;
+  workers: number;
+}
+
+export interface FrameReport {
+  frame: number;
+  time: number;
+  executed: string[];
+  placements: Placement[];
+  timings: { node: string; millis: number }[];
+}
+
+/** A failed evaluation: names the node; the world is as it was before the frame. */
+export class EvaluationError extends Error {
+  constructor(
+    message: string,
+    readonly node?: string,
+  ) {
+    super(message);
+  }
+}
+
+type Runner = (args: number, r0: number, r1: number) => void;
+
+/** Compiled modules by the digest of their IR: a scene change recompiles only what changed. */
+const moduleCache = new Map<string, WebAssembly.Module>();
+
+export function irDigest(ir: IrFunction): string {
+  return createHash('sha256').update(JSON.stringify(ir)).digest('hex').slice(0, 16);
+}
+
+export function compileModule(ir: IrFunction): { module: WebAssembly.Module; digest: string; cached: boolean } {
+  const digest = irDigest(ir);
+  const hit = moduleCache.get(digest);
+  if (hit) return { module: hit, digest, cached: true };
+  const module = new WebAssembly.Module(compileFunction(ir));
+  moduleCache.set(digest, module);
+  return { module, digest, cached: false };
+}
+
+export class Engine {
+  readonly memory: FieldMemory;
+  readonly backend: Backend;
+  readonly groups: Group[];
+  /** Out ports by `node.port`; state ports by `node.port` (current) and `node.port#next`. */
+  readonly fields = new Map<string, Field>();
+  readonly params = new Map<string, number[]>();
+  frame = 0;
+  time = 0;
+  compileMillis = 0;
+  private runners: Runner[] = [];
+  private args: number[] = [];
+
+  constructor(
+    readonly scene: Scene,
+    options: EngineOptions = {},
+  ) {
+    this.memory = options.memory ?? new FieldMemory();
+    this.backend = options.backend ?? 'jit';
+    for (const [name, p] of scene.params) this.params.set(name, [...p.value]);
+    const needed = neededNodes(scene, options.pins ?? []);
+    const keep = new Set([...scene.outputs.map((o) => o.node), ...(options.pins ?? [])]);
+    this.groups = planGroups(needed, keep, options.fuse ?? true).map(buildGroup);
+    try {
+      this.allocate();
+      const t0 = performance.now();
+      for (const g of this.groups) this.runners.push(this.backend === 'jit' ? this.compile(g) : this.interpreter(g));
+      this.compileMillis = performance.now() - t0;
+    } catch (e) {
+      this.dispose();
+      throw e;
+    }
+  }
+
+  private compile(g: Group): Runner {
+    const { module } = compileModule(g.ir);
+    return instantiate(module, this.memory.memory);
+  }
+
+  private interpreter(g: Group): Runner {
+    return (args, r0, r1) => interpret(g.ir, this.memory.memory, args, r0, r1);
+  }
+
+  private allocate(): void {
+    const m = this.memory;
+    for (const input of this.scene.inputs.values()) {
+      const f = allocField(m, input.size, components(input.type), `input \`${input.name}\``);
+      fillField(m, f, input.value);
+      this.fields.set(`input:${input.name}`, f);
+    }
+    for (const g of this.groups) {
+      for (const b of g.fields) {
+        if (b.kind === 'read') continue;
+        const node = g.nodes.find((n) => n.name === b.node)!;
+        const port = node.kernel.ports.find((p) => p.name === b.port)!;
+        const comps = components(port.type);
+        const key = `${b.node}.${b.port}`;
+        if (b.kind === 'write' && !b.state) this.fields.set(key, allocField(m, node.domain, comps, `\`${key}\``));
+        if (b.kind === 'state' && !this.fields.has(key)) {
+          const current = allocField(m, node.domain, comps, `\`${key}\``);
+          fillField(m, current, port.value ?? comps.map(() => 0));
+          this.fields.set(key, current);
+          this.fields.set(`${key}#next`, allocField(m, node.domain, comps, `\`${key}\``));
+        }
+      }
+      this.args.push(m.alloc(ARGS.size(g.ir.fields.length, g.ir.uniforms.length), 'an argument block'));
+    }
+  }
+
+  /** The field a group's field binding reads or writes this frame. */
+  private bound(g: Group, i: number): Field {
+    const b = g.fields[i];
+    if (b.kind === 'write') return this.fields.get(`${b.node}.${b.port}${b.state ? '#next' : ''}`)!;
+    if (b.kind === 'state') return this.fields.get(`${b.node}.${b.port}`)!;
+    if ('input' in b.from) return this.fields.get(`input:${b.from.input}`)!;
+    // A state port read by another node: the state just computed this frame.
+    const key = `${b.from.node}.${b.from.port}`;
+    return this.fields.get(`${key}#next`) ?? this.fields.get(key)!;
+  }
+
+  private writeArgs(gi: number, input: FrameInput): void {
+    const g = this.groups[gi];
+    const a = this.args[gi];
+    const i32 = this.memory.i32;
+    const f32 = this.memory.f32;
+    const [w, h = 1, d = 1] = g.domain;
+    i32[(a + ARGS.width) >> 2] = w;
+    i32[(a + ARGS.height) >> 2] = h;
+    i32[(a + ARGS.depth) >> 2] = d;
+    i32[(a + ARGS.trap) >> 2] = -1;
+    g.ir.fields.forEach((_, i) => {
+      const f = this.bound(g, i);
+      const o = (a + ARGS.field(i)) >> 2;
+      i32[o + FIELD.base / 4] = f.ptr;
+      i32[o + FIELD.width / 4] = f.width;
+      i32[o + FIELD.height / 4] = f.height;
+      i32[o + FIELD.depth / 4] = f.depth;
+      i32[o + FIELD.stride / 4] = f.stride;
+      i32[o + FIELD.planeBytes / 4] = f.planeBytes;
+    });
+    const keys = new Set([...(input.keys ?? [])].map((k) => k.toLowerCase()));
+    g.uniforms.forEach((u, slot) => {
+      const t = g.ir.uniforms[slot].t;
+      let v = 0;
+      if (u.kind === 'value') {
+        const node = g.nodes.find((n) => n.name === u.node)!;
+        const src = node.values.get(u.port)!;
+        v = ('param' in src ? this.params.get(src.param)! : src.value)[u.comp] ?? 0;
+      } else if (u.name === 'time') v = this.time;
+      else if (u.name === 'frame') v = this.frame;
+      else if (u.name === 'pointer.x') v = input.pointer?.x ?? -1;
+      else if (u.name === 'pointer.y') v = input.pointer?.y ?? -1;
+      else if (u.name === 'pointer.down') v = input.pointer?.down ? 1 : 0;
+      else if (u.name.startsWith('keys.')) v = keys.has(u.name.slice(5)) ? 1 : 0;
+      const o = (a + ARGS.uniform(g.ir.fields.length, slot)) >> 2;
+      if (t === 'f32') f32[o] = v;
+      else i32[o] = t === 'bool' ? (v ? 1 : 0) : v | 0;
+    });
+  }
+
+  /** Evaluate one frame. On failure the state and frame counter are as they were. */
+  evaluate(input: FrameInput = {}): FrameReport {
+    if (input.time !== undefined) this.time = input.time;
+    const executed: string[] = [];
+    const placements: Placement[] = [];
+    const timings: FrameReport['timings'] = [];
+    this.groups.forEach((g, gi) => {
+      this.writeArgs(gi, input);
+      const [, h = 1, d = 1] = g.domain;
+      const t0 = performance.now();
+      try {
+        this.runners[gi](this.args[gi], 0, h * d);
+      } catch (e) {
+        throw this.failure(g, e);
+      }
+      const millis = performance.now() - t0;
+      const fused = g.nodes.map((n) => n.name);
+      for (const n of g.nodes) {
+        executed.push(n.name);
+        placements.push({ node: n.name, backend: this.backend, group: gi, fused, tiles: 1, workers: 1 });
+      }
+      timings.push({ node: fused.join('+'), millis: Math.round(millis * 1000) / 1000 });
+    });
+    // Every group succeeded: the next state becomes current.
+    for (const [key, f] of this.fields) {
+      if (!key.endsWith('#next')) continue;
+      const base = key.slice(0, -5);
+      this.fields.set(key, this.fields.get(base)!);
+      this.fields.set(base, f);
+    }
+    this.frame++;
+    return { frame: this.frame, time: this.time, executed, placements, timings };
+  }
+
+  private failure(g: Group, e: unknown): EvaluationError {
+    if (e instanceof FuelTrap) return new EvaluationError(e.message, e.node);
+    const node = g.nodes[g.nodes.length - 1].name;
+    const message = e instanceof Error ? e.message : String(e);
+    return new EvaluationError(`node \`${node}\` failed: ${message}`, node);
+  }
+
+  /** The field behind an output (or a pinned node's port). */
+  outputField(name: string): Field | undefined {
+    const out = this.scene.outputs.find((o) => o.name === name);
+    if (out) return this.fields.get(`${out.node}.${out.port}`);
+    return this.fields.get(name);
+  }
+
+  /** Reset state to the declared values and the clock to zero. */
+  reset(): void {
+    for (const node of this.scene.nodes) {
+      for (const port of node.kernel.ports) {
+        if (port.kind !== 'state') continue;
+        const f = this.fields.get(`${node.name}.${port.name}`);
+        if (f) fillField(this.memory, f, port.value ?? f.comps.map(() => 0));
+      }
+    }
+    this.frame = 0;
+    this.time = 0;
+  }
+
+  copyStateFrom(other: Engine): void {
+    for (const [key, f] of other.fields) {
+      const mine = this.fields.get(key);
+      if (mine && !key.endsWith('#next') && mine.planeBytes === f.planeBytes && mine.comps.length === f.comps.length) copyField(this.memory, f, mine);
+    }
+  }
+
+  dispose(): void {
+    for (const f of new Set(this.fields.values())) this.memory.release(f.ptr);
+    for (const a of this.args) this.memory.release(a);
+    this.fields.clear();
+    this.args = [];
+  }
+}
+
+/** The nodes the outputs and pins need, in order. */
+function neededNodes(scene: Scene, pins: string[]): SceneNode[] {
+  const byName = new Map(scene.nodes.map((n) => [n.name, n]));
+  const need = new Set<string>();
+  const visit = (name: string) => {
+    if (need.has(name)) return;
+    const n = byName.get(name);
+    if (!n) return;
+    need.add(name);
+    for (const src of n.edges.values()) if ('node' in src) visit(src.node);
+  };
+  for (const o of scene.outputs) visit(o.node);
+  for (const p of pins) visit(p);
+  return scene.nodes.filter((n) => need.has(n.name));
+}

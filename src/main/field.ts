@@ -1,0 +1,67 @@
+// Fields in the shared memory: planar components, rows padded to a multiple of 4 elements.
+
+import type { Scalar } from '../ir/ir.js';
+import type { FieldMemory } from './memory.js';
+
+export interface Field {
+  ptr: number;
+  /** Extents along x, y, z (1 for missing axes). */
+  width: number;
+  height: number;
+  depth: number;
+  dims: 1 | 2 | 3;
+  /** Row stride in elements: width rounded up to 4, so a v128 never straddles two rows. */
+  stride: number;
+  /** Bytes of one component's plane; component c starts at ptr + c * planeBytes. */
+  planeBytes: number;
+  comps: Scalar[];
+}
+
+export function fieldBytes(size: number[], comps: number): number {
+  const [w, h = 1, d = 1] = size;
+  return Math.ceil(w / 4) * 4 * h * d * 4 * comps;
+}
+
+export function allocField(memory: FieldMemory, size: number[], comps: Scalar[], what: string): Field {
+  const [width, height = 1, depth = 1] = size;
+  const stride = Math.ceil(width / 4) * 4;
+  const planeBytes = stride * height * depth * 4;
+  const ptr = memory.alloc(planeBytes * comps.length, what);
+  return { ptr, width, height, depth, dims: size.length as 1 | 2 | 3, stride, planeBytes, comps };
+}
+
+/** Set every element of a field to one value (given per component). */
+export function fillField(memory: FieldMemory, f: Field, value: number[]): void {
+  f.comps.forEach((t, c) => {
+    const start = (f.ptr + c * f.planeBytes) / 4;
+    const end = start + f.planeBytes / 4;
+    const v = value[c] ?? 0;
+    if (t === 'f32') memory.f32.fill(v, start, end);
+    else memory.i32.fill(t === 'bool' ? (v ? 1 : 0) : v | 0, start, end);
+  });
+}
+
+export function copyField(memory: FieldMemory, from: Field, to: Field): void {
+  memory.u8.copyWithin(to.ptr, from.ptr, from.ptr + from.planeBytes * from.comps.length);
+}
+
+/** The field's elements, component-major and unpadded: [c][z][y][x] as numbers. */
+export function readField(memory: FieldMemory, f: Field): Float32Array[] {
+  const out: Float32Array[] = [];
+  const f32 = memory.f32;
+  const i32 = memory.i32;
+  f.comps.forEach((t, c) => {
+    const plane = new Float32Array(f.width * f.height * f.depth);
+    const base = (f.ptr + c * f.planeBytes) / 4;
+    for (let z = 0; z < f.depth; z++) {
+      for (let y = 0; y < f.height; y++) {
+        const row = base + (z * f.height + y) * f.stride;
+        const o = (z * f.height + y) * f.width;
+        if (t === 'f32') plane.set(f32.subarray(row, row + f.width), o);
+        else for (let x = 0; x < f.width; x++) plane[o + x] = i32[row + x];
+      }
+    }
+    out.push(plane);
+  });
+  return out;
+}

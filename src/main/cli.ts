@@ -6,9 +6,12 @@ import { hideBin } from 'yargs/helpers';
 import { formatDiagnostic } from '../ir/check/report.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
 import type { Diagnostic } from '../ir/syntax/tree.js';
-import { Engine, EvaluationError, type Backend } from './engine.js';
-import { PathError, SceneFolder, writeFileAtomic } from './files.js';
-import { encodePng, fieldToRgba, ImageError } from './image.js';
+import { EvaluationError, type Backend } from './engine.js';
+import { PathError, SceneFolder } from './files.js';
+import { ImageError } from './image.js';
+import { defaultWorkers, parseFrames, render, RenderError } from './render.js';
+import { bench, defaultBenchWorkers } from '../../bench/run.js';
+import { isPipelineName, type PipelineName } from '../../bench/reference/measurement.js';
 import { MemoryLimitError } from './memory.js';
 
 /** A mistake of the user's: printed as a message, never as a stack trace. */
@@ -51,30 +54,28 @@ function sceneName(scenePath: string): string {
   return file === 'scene' ? basename(dirname(resolve(scenePath))) : file;
 }
 
-function render(argv: { scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean }): void {
+async function renderCommand(argv: {
+  scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean;
+  frames?: string; fps: number; workers: number; json: boolean;
+}): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
+  const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
+  if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${argv.fps}`);
   const { scene } = loadSceneFile(argv.scene, { size });
   const prefix = dirname(argv.scene) === '.' ? '' : `${dirname(argv.scene)}/`;
   if (scene.diagnostics.length) {
     for (const d of scene.diagnostics) process.stderr.write(describe(d, prefix) + '\n');
     throw new UserError(`${argv.scene} has ${scene.diagnostics.length} error${scene.diagnostics.length > 1 ? 's' : ''}: nothing rendered`);
   }
-  const outputName = argv.output ?? scene.outputs[0]?.name;
-  if (!outputName) throw new UserError(`${argv.scene} declares no output: add \`output NAME <- NODE.PORT;\``);
-  if (!scene.outputs.some((o) => o.name === outputName))
-    throw new UserError(`${argv.scene} has no output \`${outputName}\`; its outputs: ${scene.outputs.map((o) => o.name).join(', ')}`);
-  const engine = new Engine(scene, { backend: argv.backend as Backend, fuse: argv.fuse });
-  try {
-    const report = engine.evaluate({ time: argv.time });
-    const field = engine.outputField(outputName)!;
-    const png = encodePng(field.width, field.height, fieldToRgba(engine.memory, field, outputName));
-    const file = argv.out ?? `${sceneName(argv.scene)}.png`;
-    writeFileAtomic(file, png);
-    const millis = report.timings.reduce((a, t) => a + t.millis, 0);
-    process.stderr.write(`wrote ${file} (${field.width} x ${field.height}, output \`${outputName}\`, ${millis.toFixed(1)} ms evaluating, ${engine.compileMillis.toFixed(0)} ms compiling)\n`);
-  } finally {
-    engine.dispose();
-  }
+  const output = argv.output ?? scene.outputs[0]?.name;
+  if (!output) throw new UserError(`${argv.scene} declares no output: add \`output NAME <- NODE.PORT;\``);
+  if (!scene.outputs.some((o) => o.name === output))
+    throw new UserError(`${argv.scene} has no output \`${output}\`; its outputs: ${scene.outputs.map((o) => o.name).join(', ')}`);
+  const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
+  await render(scene, {
+    output, file, time: argv.time, frames, fps: argv.fps, workers: argv.workers, backend: argv.backend as Backend, fuse: argv.fuse,
+    json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY),
+  });
 }
 
 function check(argv: { scene: string; json: boolean }): number {
@@ -106,9 +107,13 @@ export async function main(args: string[]): Promise<number> {
           .option('output', { type: 'string', describe: 'which output of the scene (default: the first)' })
           .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds' })
           .option('size', { type: 'string', describe: 'WIDTHxHEIGHT: the size of every node whose size the scene fixes' })
+          .option('frames', { type: 'string', describe: 'FIRST:LAST: render a range of frames (inclusive) to numbered files (-o out/%04d.png)' })
+          .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames' })
+          .option('workers', { type: 'number', default: defaultWorkers(), describe: 'worker threads (default: one per core)' })
+          .option('json', { type: 'boolean', default: false, describe: 'one JSON line per frame (frame, file, millis) and a summary, for pipelines' })
           .option('backend', { choices: ['jit', 'interp'], default: 'jit', describe: 'compiled WebAssembly, or the reference interpreter' })
           .option('fuse', { type: 'boolean', default: true, describe: 'fuse pointwise chains into one loop' }),
-      (argv) => render(argv as never),
+      (argv) => renderCommand(argv as never),
     )
     .command(
       'check <scene>',
@@ -121,7 +126,28 @@ export async function main(args: string[]): Promise<number> {
         status = check(argv as never);
       },
     )
-    .demandCommand(1, 'name a command: render or check (entelechy --help lists them)')
+    .command(
+      'bench',
+      'measure the benchmark pipelines (bench/PIPELINES) on the engine, in plain JavaScript and in C, side by side',
+      (y) =>
+        y
+          .option('size', { type: 'number', default: 4096, describe: 'fields are SIZE x SIZE' })
+          .option('pipelines', { type: 'string', default: 'P1,P2,P3,P4', describe: 'which pipelines, e.g. P1,P3' })
+          .option('runs', { type: 'number', default: 5, describe: 'timed runs after a warm-up (the median is reported)' })
+          .option('workers', { type: 'number', default: defaultBenchWorkers(), describe: 'workers (and C threads) for the parallel runs' })
+          .option('c', { type: 'boolean', default: true, describe: 'include the C reference (--no-c to skip)' })
+          .option('js', { type: 'boolean', default: true, describe: 'include plain JavaScript (--no-js to skip)' })
+          .option('json', { type: 'boolean', default: false, describe: 'one JSON object per measurement' }),
+      async (argv) => {
+        const pipelines = String(argv.pipelines).split(',').map((p) => p.trim().toUpperCase());
+        const bad = pipelines.find((p) => !isPipelineName(p));
+        if (bad) throw new UserError(`--pipelines: \`${bad}\` is not a pipeline; they are P1, P2, P3, P4`);
+        if (!(argv.size >= 16 && argv.size <= 16384)) throw new UserError(`--size must be between 16 and 16384; got ${argv.size}`);
+        if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${argv.runs}`);
+        await bench({ size: argv.size, pipelines: pipelines as PipelineName[], runs: argv.runs, workers: Math.max(1, argv.workers), c: argv.c, js: argv.js, json: argv.json });
+      },
+    )
+    .demandCommand(1, 'name a command: render, check or bench (entelechy --help lists them)')
     .strict()
     .help()
     .fail((msg, err) => {
@@ -133,7 +159,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 export function isUserError(e: unknown): e is Error {
-  return e instanceof UserError || e instanceof EvaluationError || e instanceof MemoryLimitError || e instanceof ImageError || e instanceof PathError;
+  return e instanceof UserError || e instanceof RenderError || e instanceof EvaluationError || e instanceof MemoryLimitError || e instanceof ImageError || e instanceof PathError;
 }
 
 export async function run(args: string[]): Promise<void> {

@@ -5,14 +5,16 @@
 // the next state, which becomes current only when every group of the frame has succeeded.
 
 import { createHash } from 'node:crypto';
-import { compileFunction, instantiate } from '../codegen/index.js';
+import { setFlagsFromString } from 'node:v8';
+import { compileFunction, instantiate, moduleMeta } from '../codegen/index.js';
 import type { SceneNode } from '../ir/check/graph.js';
 import type { Scene } from '../ir/check/scene.js';
 import { buildGroup, planGroups, type Group } from '../ir/fuse.js';
 import { FuelTrap, interpret } from '../ir/interp.js';
 import { ARGS, FIELD, type IrFunction } from '../ir/ir.js';
 import { components } from '../ir/types.js';
-import { allocField, copyField, fillField, type Field } from './field.js';
+import { DEFAULT_BAND_ROWS, PoolTrap, type EvalPool } from '../workers/pool.js';
+import { allocField, copyField, fieldBytes, fillField, type Field } from './field.js';
 import { FieldMemory } from './memory.js';
 
 export type Backend = 'jit' | 'interp';
@@ -23,6 +25,26 @@ export interface EngineOptions {
   memory?: FieldMemory;
   /** Nodes whose ports stay readable (never fused away). */
   pins?: string[];
+  /** Worker threads for the groups (jit only); without one, groups run on the calling thread. */
+  pool?: EvalPool;
+  /** Rows per band that pool tasks claim; results are the same whatever it is. */
+  bandRows?: number;
+  /** Domains of fewer elements run on the calling thread: a pool dispatch costs more than they do. */
+  poolThreshold?: number;
+  /** Fields larger than this many bytes raise a `large` event. */
+  largeBytes?: number;
+  /** Serve a frame whose inputs did not change from the last one (default true). */
+  cacheFrames?: boolean;
+  /** Reuse compiled modules of equal IR (default true; the benchmark turns it off to time compiles). */
+  cacheModules?: boolean;
+}
+
+/** Something that happened that a client may want to know (the protocol's events). */
+export interface EngineEvent {
+  kind: 'large';
+  field: string;
+  bytes: number;
+  message: string;
 }
 
 export interface FrameInput {
@@ -43,6 +65,8 @@ export interface Placement {
 export interface FrameReport {
   frame: number;
   time: number;
+  /** True when nothing the frame depends on changed, so nothing ran. */
+  cached: boolean;
   executed: string[];
   placements: Placement[];
   timings: { node: string; millis: number }[];
@@ -60,6 +84,11 @@ export class EvaluationError extends Error {
 
 type Runner = (args: number, r0: number, r1: number) => void;
 
+// V8 runs a new module first with its baseline compiler (Liftoff) and only later with its
+// optimising one: first frames ran up to 10x slower. Compile our modules optimised from the start
+// (set here, after binaryen's own module has loaded, so its start-up is not slowed).
+setFlagsFromString('--no-liftoff');
+
 /** Compiled modules by the digest of their IR: a scene change recompiles only what changed. */
 const moduleCache = new Map<string, WebAssembly.Module>();
 
@@ -67,9 +96,9 @@ export function irDigest(ir: IrFunction): string {
   return createHash('sha256').update(JSON.stringify(ir)).digest('hex').slice(0, 16);
 }
 
-export function compileModule(ir: IrFunction): { module: WebAssembly.Module; digest: string; cached: boolean } {
+export function compileModule(ir: IrFunction, useCache = true): { module: WebAssembly.Module; digest: string; cached: boolean } {
   const digest = irDigest(ir);
-  const hit = moduleCache.get(digest);
+  const hit = useCache ? moduleCache.get(digest) : undefined;
   if (hit) return { module: hit, digest, cached: true };
   const module = new WebAssembly.Module(compileFunction(ir));
   moduleCache.set(digest, module);
@@ -86,8 +115,22 @@ export class Engine {
   frame = 0;
   time = 0;
   compileMillis = 0;
+  readonly events: EngineEvent[] = [];
   private runners: Runner[] = [];
+  private modules: { module: WebAssembly.Module; digest: string }[] = [];
   private args: number[] = [];
+  private readonly pool?: EvalPool;
+  private readonly bandRows: number;
+  private readonly poolThreshold: number;
+  private readonly largeBytes: number;
+  private readonly stateful: boolean;
+  private readonly cacheFrames: boolean;
+  private readonly cacheModules: boolean;
+  /** What the last frame was computed from, for stateless scenes: an equal frame is not recomputed. */
+  private lastInputs?: string;
+  private lastReport?: FrameReport;
+  /** Bumped by writes into fields (inputs), so a cached frame is not reused after one. */
+  version = 0;
 
   constructor(
     readonly scene: Scene,
@@ -95,10 +138,17 @@ export class Engine {
   ) {
     this.memory = options.memory ?? new FieldMemory();
     this.backend = options.backend ?? 'jit';
+    this.pool = this.backend === 'jit' ? options.pool : undefined;
+    this.bandRows = options.bandRows ?? DEFAULT_BAND_ROWS;
+    this.poolThreshold = options.poolThreshold ?? 1 << 17;
+    this.largeBytes = options.largeBytes ?? 256 << 20;
+    this.cacheFrames = options.cacheFrames ?? true;
+    this.cacheModules = options.cacheModules ?? true;
     for (const [name, p] of scene.params) this.params.set(name, [...p.value]);
     const needed = neededNodes(scene, options.pins ?? []);
     const keep = new Set([...scene.outputs.map((o) => o.node), ...(options.pins ?? [])]);
     this.groups = planGroups(needed, keep, options.fuse ?? true).map(buildGroup);
+    this.stateful = needed.some((n) => n.kernel.ports.some((p) => p.kind === 'state'));
     try {
       this.allocate();
       const t0 = performance.now();
@@ -111,8 +161,16 @@ export class Engine {
   }
 
   private compile(g: Group): Runner {
-    const { module } = compileModule(g.ir);
+    const { module, digest } = compileModule(g.ir, this.cacheModules);
+    this.modules.push({ module, digest });
     return instantiate(module, this.memory.memory);
+  }
+
+  private alloc(size: number[], comps: ReturnType<typeof components>, what: string): Field {
+    const bytes = fieldBytes(size, comps.length);
+    if (bytes > this.largeBytes)
+      this.events.push({ kind: 'large', field: what, bytes, message: `${what} is ${size.join(' x ')} (${Math.round(bytes / (1 << 20))} MiB)` });
+    return allocField(this.memory, size, comps, what);
   }
 
   private interpreter(g: Group): Runner {
@@ -122,7 +180,7 @@ export class Engine {
   private allocate(): void {
     const m = this.memory;
     for (const input of this.scene.inputs.values()) {
-      const f = allocField(m, input.size, components(input.type), `input \`${input.name}\``);
+      const f = this.alloc(input.size, components(input.type), `input \`${input.name}\``);
       fillField(m, f, input.value);
       this.fields.set(`input:${input.name}`, f);
     }
@@ -133,12 +191,12 @@ export class Engine {
         const port = node.kernel.ports.find((p) => p.name === b.port)!;
         const comps = components(port.type);
         const key = `${b.node}.${b.port}`;
-        if (b.kind === 'write' && !b.state) this.fields.set(key, allocField(m, node.domain, comps, `\`${key}\``));
+        if (b.kind === 'write' && !b.state) this.fields.set(key, this.alloc(node.domain, comps, `\`${key}\``));
         if (b.kind === 'state' && !this.fields.has(key)) {
-          const current = allocField(m, node.domain, comps, `\`${key}\``);
+          const current = this.alloc(node.domain, comps, `\`${key}\``);
           fillField(m, current, port.value ?? comps.map(() => 0));
           this.fields.set(key, current);
-          this.fields.set(`${key}#next`, allocField(m, node.domain, comps, `\`${key}\``));
+          this.fields.set(`${key}#next`, this.alloc(node.domain, comps, `\`${key}\``));
         }
       }
       this.args.push(m.alloc(ARGS.size(g.ir.fields.length, g.ir.uniforms.length), 'an argument block'));
@@ -162,13 +220,13 @@ export class Engine {
     const i32 = this.memory.i32;
     const f32 = this.memory.f32;
     const [w, h = 1, d = 1] = g.domain;
-    i32[(a + ARGS.width) >> 2] = w;
-    i32[(a + ARGS.height) >> 2] = h;
-    i32[(a + ARGS.depth) >> 2] = d;
-    i32[(a + ARGS.trap) >> 2] = -1;
+    i32[(a + ARGS.width) / 4] = w;
+    i32[(a + ARGS.height) / 4] = h;
+    i32[(a + ARGS.depth) / 4] = d;
+    i32[(a + ARGS.trap) / 4] = -1;
     g.ir.fields.forEach((_, i) => {
       const f = this.bound(g, i);
-      const o = (a + ARGS.field(i)) >> 2;
+      const o = (a + ARGS.field(i)) / 4;
       i32[o + FIELD.base / 4] = f.ptr;
       i32[o + FIELD.width / 4] = f.width;
       i32[o + FIELD.height / 4] = f.height;
@@ -190,35 +248,49 @@ export class Engine {
       else if (u.name === 'pointer.y') v = input.pointer?.y ?? -1;
       else if (u.name === 'pointer.down') v = input.pointer?.down ? 1 : 0;
       else if (u.name.startsWith('keys.')) v = keys.has(u.name.slice(5)) ? 1 : 0;
-      const o = (a + ARGS.uniform(g.ir.fields.length, slot)) >> 2;
+      const o = (a + ARGS.uniform(g.ir.fields.length, slot)) / 4;
       if (t === 'f32') f32[o] = v;
       else i32[o] = t === 'bool' ? (v ? 1 : 0) : v | 0;
     });
   }
 
   /** Evaluate one frame. On failure the state and frame counter are as they were. */
-  evaluate(input: FrameInput = {}): FrameReport {
-    if (input.time !== undefined) this.time = input.time;
+  async evaluate(input: FrameInput = {}): Promise<FrameReport> {
+    const time = input.time ?? this.time;
+    const signature = JSON.stringify([time, input.pointer, [...(input.keys ?? [])], [...this.params], this.version]);
+    if (this.cacheFrames && !this.stateful && this.lastReport && signature === this.lastInputs) return { ...this.lastReport, cached: true, executed: [], timings: [] };
+    this.time = time;
     const executed: string[] = [];
     const placements: Placement[] = [];
     const timings: FrameReport['timings'] = [];
-    this.groups.forEach((g, gi) => {
+    for (let gi = 0; gi < this.groups.length; gi++) {
+      const g = this.groups[gi];
       this.writeArgs(gi, input);
-      const [, h = 1, d = 1] = g.domain;
+      const [w, h = 1, d = 1] = g.domain;
+      const rows = h * d;
       const t0 = performance.now();
+      let tiles = 1;
+      let workers = 1;
       try {
-        this.runners[gi](this.args[gi], 0, h * d);
+        if (this.pool && w * rows >= this.poolThreshold) {
+          const { module, digest } = this.modules[gi];
+          const ran = await this.pool.run(module, digest, this.args[gi], rows, this.bandRows);
+          tiles = ran.bands;
+          workers = ran.tasks;
+        } else {
+          this.runners[gi](this.args[gi], 0, rows);
+        }
       } catch (e) {
-        throw this.failure(g, e);
+        throw this.failure(g, gi, e);
       }
       const millis = performance.now() - t0;
       const fused = g.nodes.map((n) => n.name);
       for (const n of g.nodes) {
         executed.push(n.name);
-        placements.push({ node: n.name, backend: this.backend, group: gi, fused, tiles: 1, workers: 1 });
+        placements.push({ node: n.name, backend: this.backend, group: gi, fused, tiles, workers });
       }
       timings.push({ node: fused.join('+'), millis: Math.round(millis * 1000) / 1000 });
-    });
+    }
     // Every group succeeded: the next state becomes current.
     for (const [key, f] of this.fields) {
       if (!key.endsWith('#next')) continue;
@@ -227,10 +299,17 @@ export class Engine {
       this.fields.set(base, f);
     }
     this.frame++;
-    return { frame: this.frame, time: this.time, executed, placements, timings };
+    const report: FrameReport = { frame: this.frame, time: this.time, cached: false, executed, placements, timings };
+    this.lastInputs = signature;
+    this.lastReport = report;
+    return report;
   }
 
-  private failure(g: Group, e: unknown): EvaluationError {
+  private failure(g: Group, gi: number, e: unknown): EvaluationError {
+    if (e instanceof PoolTrap) {
+      const meta = moduleMeta(this.modules[gi].module);
+      e = new FuelTrap(meta.nodes[e.trap], meta.fuel);
+    }
     if (e instanceof FuelTrap) return new EvaluationError(e.message, e.node);
     const node = g.nodes[g.nodes.length - 1].name;
     const message = e instanceof Error ? e.message : String(e);
@@ -255,6 +334,7 @@ export class Engine {
     }
     this.frame = 0;
     this.time = 0;
+    this.lastReport = undefined;
   }
 
   copyStateFrom(other: Engine): void {

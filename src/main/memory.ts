@@ -8,7 +8,9 @@ const ALIGN = 16;
 /** WebAssembly's 32-bit memories end at 4 GiB. */
 export const MAX_PAGES = 65536;
 
-export class MemoryLimitError extends Error {}
+export class MemoryLimitError extends Error {
+  override name = 'MemoryLimitError';
+}
 
 interface Block {
   ptr: number;

@@ -1,0 +1,239 @@
+/**
+ * Builds and runs the C reference (pipelines.c) with the system C compiler.
+ *
+ * buildReference(): compiles with `cc`, else `gcc`, else `clang` (or $CC first when
+ * set) at -O3 -march=native -ffast-math -fopenmp into bench/reference/.build/,
+ * reusing the binary while source, compiler and flags are unchanged (sha256 key).
+ * If -fopenmp does not compile/link, retries without it and says so in `note` (a flag set
+ * the compiler rejected is remembered in the cache as pipelines-<key>.failed).
+ * runReference(): runs the binary, with OMP_NUM_THREADS set, and parses its JSON line.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { type Measurement, type PipelineName, isPipelineName } from './measurement.js';
+
+export const BASE_FLAGS = ['-O3', '-march=native', '-ffast-math'] as const;
+export const OPENMP_FLAG = '-fopenmp';
+
+export interface ReferenceBuild {
+  binary: string;
+  compiler: string;
+  /** the flags the binary was built with (without -o / sources / -lm) */
+  flags: string[];
+  openmp: boolean;
+  /** true when an up-to-date binary was already in the cache */
+  cached: boolean;
+  /** compile time of this call, ms (0 when cached) */
+  compile_ms: number;
+  note?: string;
+}
+
+export type ReferenceBuildResult = ReferenceBuild | { skipped: string };
+
+export interface BuildOptions {
+  /** pipelines.c to compile (default: found next to this module or under bench/reference/ of the package) */
+  source?: string;
+  /** cache folder (default: bench/reference/.build/ next to the source) */
+  cacheDir?: string;
+  /** compilers to try, in order (default: $CC if set, then cc, gcc, clang) */
+  compilers?: string[];
+}
+
+export interface RunOptions {
+  /** P3 only: Life steps per run (default 10) */
+  steps?: number;
+  /** write the last run's output field to this file as raw float32 */
+  dump?: string;
+  /** P4 only: the one-pixel-at-a-time scalar loop instead of the (default) vectorisable lane blocks */
+  p4Scalar?: boolean;
+  /** kill the run after this many ms (default: none) */
+  timeoutMs?: number;
+}
+
+interface Exec {
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<Exec> {
+  return new Promise((ok, fail) => {
+    execFile(cmd, args, { env: opts.env, timeout: opts.timeout ?? 0, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) {
+        const e = err as Error & { stdout?: string; stderr?: string };
+        e.stdout = String(stdout);
+        e.stderr = String(stderr);
+        fail(e);
+      } else ok({ stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+/** Locates pipelines.c whether this module runs from source or from dist/. */
+export function findReferenceSource(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const direct = join(here, 'pipelines.c');
+  if (existsSync(direct)) return direct;
+  for (let dir = here; ; ) {
+    const candidate = join(dir, 'bench', 'reference', 'pipelines.c');
+    if (existsSync(candidate)) return candidate;
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  throw new Error(`bench/reference/pipelines.c not found above ${here}`);
+}
+
+async function compilerIdentity(compiler: string): Promise<string | undefined> {
+  try {
+    const { stdout, stderr } = await run(compiler, ['--version'], { timeout: 20_000 });
+    return (stdout || stderr).trim();
+  } catch {
+    return undefined; // not installed (ENOENT) or not a working compiler
+  }
+}
+
+function errorText(e: unknown): string {
+  const x = e as { stderr?: string; message?: string };
+  const text = (x.stderr && x.stderr.trim()) || x.message || String(e);
+  return text.length > 2000 ? text.slice(0, 2000) + '...' : text;
+}
+
+export async function buildReference(options: BuildOptions = {}): Promise<ReferenceBuildResult> {
+  const source = options.source ?? findReferenceSource();
+  const cacheDir = options.cacheDir ?? join(dirname(source), '.build');
+  const compilers =
+    options.compilers ?? [...(process.env.CC ? [process.env.CC] : []), 'cc', 'gcc', 'clang'];
+
+  let compiler: string | undefined;
+  let identity: string | undefined;
+  for (const c of compilers) {
+    identity = await compilerIdentity(c);
+    if (identity !== undefined) {
+      compiler = c;
+      break;
+    }
+  }
+  if (compiler === undefined || identity === undefined) return { skipped: 'no C compiler found (cc, gcc, clang)' };
+
+  const code = await readFile(source);
+  await mkdir(cacheDir, { recursive: true });
+  const exe = process.platform === 'win32' ? '.exe' : '';
+
+  // Flag ladder: the requested flags, then without OpenMP, then (last resort) without -march=native.
+  const attempts: { flags: string[]; openmp: boolean; note?: string }[] = [
+    { flags: [...BASE_FLAGS, OPENMP_FLAG], openmp: true },
+    { flags: [...BASE_FLAGS], openmp: false, note: `compiled without ${OPENMP_FLAG} (it failed): single-threaded` },
+    {
+      flags: ['-O3', '-ffast-math'],
+      openmp: false,
+      note: `compiled without ${OPENMP_FLAG} and -march=native (both failed): single-threaded, generic ISA`,
+    },
+  ];
+  const errors: string[] = [];
+  for (const a of attempts) {
+    const key = createHash('sha256')
+      .update(code)
+      .update('\0' + compiler + '\0' + identity + '\0' + a.flags.join(' ') + '\0' + process.platform + '\0' + process.arch)
+      .digest('hex')
+      .slice(0, 16);
+    const binary = join(cacheDir, `pipelines-${key}${exe}`);
+    const result = (cached: boolean, compile_ms: number): ReferenceBuild => ({
+      binary,
+      compiler,
+      flags: a.flags,
+      openmp: a.openmp,
+      cached,
+      compile_ms,
+      ...(a.note !== undefined ? { note: a.note } : {}),
+    });
+    if (existsSync(binary)) return result(true, 0);
+    // A compiler that rejected these flags (normal non-zero exit) will reject them again for the
+    // same source/compiler/flags: remember it, so machines without OpenMP do not retry every run.
+    const failed = join(cacheDir, `pipelines-${key}.failed`);
+    if (existsSync(failed)) {
+      errors.push(`${compiler} ${a.flags.join(' ')}: failed before (delete ${failed} to retry)`);
+      continue;
+    }
+    // compile to a private name, then rename: concurrent builds never see a half-written binary
+    const tmp = `${binary}.${process.pid}.${Date.now()}.tmp`;
+    const t0 = performance.now();
+    try {
+      await run(compiler, [...a.flags, '-o', tmp, source, '-lm'], { timeout: 300_000 });
+      await rename(tmp, binary);
+      return result(false, performance.now() - t0);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      const x = e as { code?: unknown; killed?: boolean; signal?: unknown };
+      if (typeof x.code === 'number' && !x.killed && !x.signal) {
+        await writeFile(failed, errorText(e) + '\n').catch(() => undefined);
+      }
+      errors.push(`${compiler} ${a.flags.join(' ')}: ${errorText(e)}`);
+    }
+  }
+  throw new Error(`cannot compile ${source}:\n${errors.join('\n')}`);
+}
+
+function num(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`reference output: ${what} is not a finite number`);
+  return v;
+}
+
+/** Parses the JSON line the C binary prints. */
+export function parseReferenceOutput(stdout: string): Measurement {
+  const line = stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('{'))
+    .pop();
+  if (line === undefined) throw new Error(`reference output has no JSON line: ${JSON.stringify(stdout.slice(0, 500))}`);
+  const j = JSON.parse(line) as Record<string, unknown>;
+  const pipeline = String(j.pipeline);
+  if (!isPipelineName(pipeline)) throw new Error(`reference output: bad pipeline ${pipeline}`);
+  if (j.system !== 'c') throw new Error(`reference output: system is ${String(j.system)}, expected c`);
+  if (!Array.isArray(j.runs)) throw new Error('reference output: runs is not an array');
+  const m: Measurement = {
+    pipeline,
+    width: num(j.width, 'width'),
+    height: num(j.height, 'height'),
+    system: 'c',
+    workers: num(j.workers, 'workers'),
+    runs: j.runs.map((r, i) => num(r, `runs[${i}]`)),
+    median_ms: num(j.median_ms, 'median_ms'),
+    mpix_s: num(j.mpix_s, 'mpix_s'),
+    checksum: num(j.checksum, 'checksum'),
+  };
+  if (typeof j.note === 'string') m.note = j.note;
+  return m;
+}
+
+/**
+ * Runs the reference binary: one warm-up + `runs` timed runs of `pipeline` at
+ * width x height on `threads` OpenMP threads (OMP_NUM_THREADS is set as well).
+ */
+export async function runReference(
+  binary: string,
+  pipeline: PipelineName,
+  width: number,
+  height: number,
+  runs: number,
+  threads: number,
+  options: RunOptions = {},
+): Promise<Measurement> {
+  const args = [pipeline, String(width), String(height), String(runs), String(threads)];
+  if (options.steps !== undefined) args.push('--steps', String(options.steps));
+  if (options.dump !== undefined) args.push('--dump', resolve(options.dump));
+  if (options.p4Scalar) args.push('--p4-scalar');
+  const env = { ...process.env, OMP_NUM_THREADS: String(threads) };
+  let out: Exec;
+  try {
+    out = await run(binary, args, { env, timeout: options.timeoutMs });
+  } catch (e) {
+    throw new Error(`reference ${binary} ${args.join(' ')} failed: ${errorText(e)}`);
+  }
+  return parseReferenceOutput(out.stdout);
+}

@@ -1,0 +1,210 @@
+// `entelechy bench`: the four pipelines of PIPELINES.md on the engine (1 worker and all
+// workers), in plain JavaScript and in C, side by side in one run, with ratios.
+
+import { availableParallelism, cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { loadScene, type Scene } from '../src/ir/check/scene.js';
+import { Engine } from '../src/main/engine.js';
+import { readField } from '../src/main/field.js';
+import { FieldMemory } from '../src/main/memory.js';
+import { EvalPool } from '../src/workers/pool.js';
+import { runJs } from './js/pipelines.js';
+import { buildReference, runReference } from './reference/build.js';
+import { median, mpixPerSecond, P3_STEPS, type Measurement, type PipelineName } from './reference/measurement.js';
+
+const SCENES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'scenes');
+
+export interface BenchOptions {
+  size: number;
+  pipelines: PipelineName[];
+  runs: number;
+  workers: number;
+  c: boolean;
+  js: boolean;
+  /** Print one JSON object per measurement instead of a table. */
+  json: boolean;
+}
+
+export interface Extra {
+  measurement: 'compile' | 'frame_overhead' | 'edit_to_compiled';
+  pipeline: PipelineName;
+  width: number;
+  height: number;
+  median_ms: number;
+  samples: number;
+  note?: string;
+}
+
+export function benchScene(pipeline: PipelineName, size: number): Scene {
+  const file = `${pipeline.toLowerCase()}.esn`;
+  const scene = loadScene(file, { read: (p) => readFileSync(join(SCENES, p), 'utf8'), size: [size, size] });
+  if (scene.diagnostics.length) throw new Error(`bench scene ${file}: ${scene.diagnostics[0].message}`);
+  return scene;
+}
+
+/** Sum of the output's floats, channels interleaved per element, as the references sum them. */
+function checksum(engine: Engine, output: string): number {
+  const planes = readField(engine.memory, engine.outputField(output)!);
+  let sum = 0;
+  const n = planes[0].length;
+  for (let i = 0; i < n; i++) for (const p of planes) sum += p[i];
+  return sum;
+}
+
+/** Time the engine on one pipeline with a pool of `workers` threads. */
+export async function measureEngine(pipeline: PipelineName, size: number, runs: number, workers: number): Promise<Measurement> {
+  const scene = benchScene(pipeline, size);
+  const memory = new FieldMemory();
+  const pool = new EvalPool(memory.memory, { workers });
+  const t0 = performance.now();
+  const engine = new Engine(scene, { memory, pool, poolThreshold: 0, cacheFrames: false });
+  const compile_ms = performance.now() - t0;
+  try {
+    const output = scene.outputs[0].name;
+    const one = async () => {
+      for (let s = 0; s < (pipeline === 'P3' ? P3_STEPS : 1); s++) await engine.evaluate({ time: 0.5 });
+    };
+    if (pipeline === 'P3') await engine.evaluate({ time: 0.5 }); // the seeding frame
+    await one(); // the warm-up (P3: seed + P3_STEPS steps, what the references checksum)
+    const sum = checksum(engine, output);
+    const times: number[] = [];
+    for (let r = 0; r < runs; r++) {
+      const s = performance.now();
+      await one();
+      times.push(performance.now() - s);
+    }
+    const median_ms = median(times);
+    return {
+      pipeline, width: size, height: size, system: 'entelechy', workers: pool.workers, runs: times, median_ms,
+      mpix_s: mpixPerSecond(pipeline, size, size, median_ms), checksum: sum, compile_ms,
+    };
+  } finally {
+    engine.dispose();
+    await pool.destroy();
+  }
+}
+
+/** The median time of a 256 x 256 P1 frame through the whole engine (no encoding). */
+async function frameOverhead(workers: number): Promise<Extra> {
+  const scene = benchScene('P1', 256);
+  const memory = new FieldMemory();
+  const pool = new EvalPool(memory.memory, { workers });
+  const engine = new Engine(scene, { memory, pool });
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < 250; i++) {
+      const s = performance.now();
+      await engine.evaluate({ time: i * 0.01 });
+      if (i >= 50) times.push(performance.now() - s);
+    }
+    const placement = (await engine.evaluate({ time: -1 })).placements[0];
+    return {
+      measurement: 'frame_overhead', pipeline: 'P1', width: 256, height: 256, median_ms: median(times), samples: times.length,
+      note: placement.workers > 1 ? `${placement.workers} workers` : 'small frames run on the calling thread (cheaper than a pool dispatch)',
+    };
+  } finally {
+    engine.dispose();
+    await pool.destroy();
+  }
+}
+
+/** Compile latency of each scene (parse, check, lower, codegen, optimise, instantiate): warm. */
+function compileLatency(pipeline: PipelineName): Extra {
+  const times: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const s = performance.now();
+    const scene = loadScene('p.esn', { read: () => readFileSync(join(SCENES, `${pipeline.toLowerCase()}.esn`), 'utf8') });
+    const engine = new Engine(scene, { cacheModules: false });
+    engine.dispose();
+    times.push(performance.now() - s);
+  }
+  return { measurement: 'compile', pipeline, width: 0, height: 0, median_ms: median(times.slice(1)), samples: times.length - 1 };
+}
+
+/** A one-kernel edit (a changed constant) to a checked, compiled scene, on this thread. */
+function editToCompiled(): Extra {
+  const text = readFileSync(join(SCENES, 'p1.esn'), 'utf8');
+  const times: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const edited = text.replace('0.8 * v', `${(0.5 + i / 100).toFixed(2)} * v`);
+    const s = performance.now();
+    const scene = loadScene('p1.esn', { read: () => edited, size: [256, 256] });
+    const engine = new Engine(scene, { cacheModules: false });
+    times.push(performance.now() - s);
+    engine.dispose();
+  }
+  return {
+    measurement: 'edit_to_compiled', pipeline: 'P1', width: 256, height: 256, median_ms: median(times.slice(1)), samples: 20,
+    note: 'parse + check + compile of the edited scene, warm, on one thread (publication through the session comes with the protocol)',
+  };
+}
+
+function machine(): string {
+  const c = cpus();
+  return `${c.length} x ${c[0]?.model ?? 'cpu'}, Node ${process.version}`;
+}
+
+export async function bench(options: BenchOptions): Promise<{ measurements: Measurement[]; extras: Extra[] }> {
+  const measurements: Measurement[] = [];
+  const extras: Extra[] = [];
+  const emit = (m: object) => options.json && process.stdout.write(JSON.stringify(m) + '\n');
+  const say = (s: string) => !options.json && process.stderr.write(s + '\n');
+  say(`entelechy bench: ${options.pipelines.join(', ')} at ${options.size} x ${options.size}, ${options.runs} runs, ${machine()}`);
+  const build = options.c ? await buildReference() : { skipped: 'disabled with --no-c' };
+  if ('skipped' in build) say(`C reference skipped: ${build.skipped}`);
+  for (const p of options.pipelines) {
+    const add = (m: Measurement) => {
+      measurements.push(m);
+      emit({ ...m, runs: undefined, runs_ms: m.runs.map((r) => Math.round(r * 1000) / 1000) });
+    };
+    say(`${p}: engine on 1 worker...`);
+    add(await measureEngine(p, options.size, options.runs, 1));
+    if (options.workers > 1) {
+      say(`${p}: engine on ${options.workers} workers...`);
+      add(await measureEngine(p, options.size, options.runs, options.workers));
+    }
+    if (options.js) {
+      say(`${p}: plain JavaScript...`);
+      add(runJs(p, options.size, options.size, options.runs));
+    }
+    if (!('skipped' in build)) {
+      say(`${p}: C reference on ${options.workers} threads...`);
+      add(await runReference(build.binary, p, options.size, options.size, options.runs, options.workers));
+    }
+    const c = compileLatency(p);
+    extras.push(c);
+    emit(c);
+  }
+  const overhead = await frameOverhead(options.workers);
+  extras.push(overhead);
+  emit(overhead);
+  const edit = editToCompiled();
+  extras.push(edit);
+  emit(edit);
+  if (!options.json) process.stdout.write(table(measurements, extras, options) + '\n');
+  return { measurements, extras };
+}
+
+export function table(ms: Measurement[], extras: Extra[], options: BenchOptions): string {
+  const rows: string[][] = [['pipeline', 'system', 'workers', 'Mpix/s', 'median ms', 'vs C', 'vs JS', 'vs 1 worker', 'checksum']];
+  for (const p of options.pipelines) {
+    const of = (system: string, workers?: number) => ms.find((m) => m.pipeline === p && m.system === system && (workers === undefined || m.workers === workers));
+    const c = of('c');
+    const js = of('js');
+    const one = of('entelechy', 1);
+    for (const m of ms.filter((x) => x.pipeline === p)) {
+      const ratio = (other?: Measurement) => (other && m !== other ? `${(m.mpix_s / other.mpix_s).toFixed(2)}x` : '');
+      rows.push([p, m.system, String(m.workers), m.mpix_s.toFixed(1), m.median_ms.toFixed(2), ratio(c), ratio(js), m.system === 'entelechy' ? ratio(one) : '', m.checksum.toPrecision(9)]);
+    }
+  }
+  const width = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const lines = rows.map((r) => r.map((cell, i) => cell.padEnd(width[i])).join('  '));
+  lines.splice(1, 0, width.map((w) => '-'.repeat(w)).join('  '));
+  lines.push('');
+  for (const e of extras) lines.push(`${e.measurement} ${e.pipeline}${e.width ? ` ${e.width}x${e.height}` : ''}: ${e.median_ms.toFixed(3)} ms median of ${e.samples}${e.note ? ` (${e.note})` : ''}`);
+  return lines.join('\n');
+}
+
+export const defaultBenchWorkers = () => availableParallelism();

@@ -1,0 +1,96 @@
+// IrFunction -> WebAssembly module exporting run(args, r0, r1): the row loop, the x loop in
+// steps of 4 elements, and around them the values hoisted per call and per row.
+//
+//   per call:  read the argument block (extents, field words, uniforms; splats of them)
+//   per row:   y, z and their splats, row addresses of the planes read and written pointwise
+//   per vector (x0 = 0, 4, 8, ... < width):
+//              mask of lanes with x < width, fuel counters, locals = 0, the body, trap check,
+//              one v128.store per `stores` entry
+//
+// A second vector per iteration (for latency-bound loops) would reuse compileBody with its own
+// Gen locals; nothing below assumes one vector per iteration except this assembly.
+
+import binaryen from 'binaryen';
+import type { IrFunction } from '../ir/ir.js';
+import { analyse } from './analysis.js';
+import { Gen, P_R0, P_R1, type Ref } from './context.js';
+import { compileBody, trapCheck } from './control.js';
+import { storeCode } from './fields.js';
+import { finishModule, newModule } from './module.js';
+
+const i32 = binaryen.i32;
+
+export interface CompileOptions {
+  /** Run binaryen's optimiser (-O3). Default true. */
+  optimize?: boolean;
+}
+
+export function compileFunction(fn: IrFunction, options: CompileOptions = {}): Uint8Array<ArrayBuffer> {
+  const m = newModule({ nodes: fn.nodes, fuel: fn.fuel });
+  const g = new Gen(m, fn, analyse(fn));
+  buildRun(g);
+  return finishModule(m, options.optimize !== false);
+}
+
+function buildRun(g: Gen): void {
+  const m = g.m;
+  const loops = g.analysis.hasLoops;
+
+  // The vector body first: it registers what it needs hoisted.
+  const body = compileBody(g);
+  const stores = storeCode(g);
+  const vectorStart: Ref[] = [];
+  if (loops) {
+    g.topMask();
+    vectorStart.push(g.set(g.counter, g.zero()), g.set(g.reps, g.i32(0)));
+  }
+  for (const local of g.irLocal) vectorStart.push(g.set(local, g.zero()));
+  const width = g.domainExtent(0);
+  const height = g.domainExtent(1);
+  if (g.usesTop) {
+    const widthSplat = g.splatOf(width);
+    vectorStart.unshift(g.set(g.top, m.i32x4.lt_s(g.get(g.xv), g.get(widthSplat))));
+  }
+
+  const xLoop = g.label('x');
+  const vector: Ref[] = [
+    ...vectorStart,
+    ...body,
+    ...(loops ? [trapCheck(g)] : []),
+    ...stores,
+    g.set(g.x0, m.i32.add(g.get(g.x0, i32), g.i32(4))),
+    ...(g.usesXv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
+    m.br(xLoop, m.i32.lt_s(g.get(g.x0, i32), g.get(width, i32))),
+  ];
+
+  const rowLoop = g.label('row');
+  // Registered last on purpose: the row code may add per-call values.
+  const perRow = g.rowCode();
+  const row: Ref[] = [
+    g.set(g.y, m.i32.rem_u(g.get(g.r, i32), g.get(height, i32))),
+    g.set(g.z, m.i32.div_u(g.get(g.r, i32), g.get(height, i32))),
+    ...perRow,
+    g.set(g.x0, g.i32(0)),
+    ...(g.usesXv ? [g.set(g.xv, g.lanesI32(0, 1, 2, 3))] : []),
+    m.loop(xLoop, m.block(null, vector)),
+    g.set(g.r, m.i32.add(g.get(g.r, i32), g.i32(1))),
+    m.br(rowLoop, m.i32.lt_s(g.get(g.r, i32), g.get(P_R1, i32))),
+  ];
+
+  const perCall = g.callCode();
+  const start: Ref[] = [...perCall];
+  if (loops) start.push(g.set(g.trapNode, g.splatI32(-1)), g.set(g.trapped, g.i32(0)));
+  const run = m.block(null, [
+    ...start,
+    g.set(g.r, g.get(P_R0, i32)),
+    m.if(
+      m.i32.and(
+        m.i32.and(m.i32.gt_s(g.get(width, i32), g.i32(0)), m.i32.gt_s(g.get(height, i32), g.i32(0))),
+        m.i32.lt_s(g.get(g.r, i32), g.get(P_R1, i32)),
+      ),
+      m.loop(rowLoop, m.block(null, row)),
+    ),
+  ]);
+  m.addFunction('run', binaryen.createType([i32, i32, i32]), binaryen.none, g.vars, run);
+  m.addFunctionExport('run', 'run');
+}

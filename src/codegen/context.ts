@@ -1,0 +1,236 @@
+// The state of compiling one IrFunction: the binaryen module, the function's locals, and values
+// hoisted out of the element loop (computed once per call or once per row, on first use).
+
+import binaryen from 'binaryen';
+import { ARGS, FIELD, type IrFunction } from '../ir/ir.js';
+import type { Analysis } from './analysis.js';
+
+export type Ref = binaryen.ExpressionRef;
+
+/** The run function's parameters. */
+export const P_ARGS = 0;
+export const P_R0 = 1;
+export const P_R1 = 2;
+
+interface Hoisted {
+  local: number;
+  type: binaryen.Type;
+  value: Ref;
+}
+
+export class Gen {
+  readonly m: binaryen.Module;
+  readonly fn: IrFunction;
+  readonly analysis: Analysis;
+  /** Types of the non-parameter locals, in order (the first is local 3). */
+  readonly vars: binaryen.Type[] = [];
+  /** IR local i lives in WASM local irLocal[i] (a v128). */
+  readonly irLocal: number[];
+
+  // Per-vector state (fixed locals).
+  readonly x0: number; // i32: x of lane 0
+  readonly y: number; // i32, per row
+  readonly z: number; // i32, per row
+  readonly r: number; // i32, the row counter
+  /** v128 x of the 4 lanes; only maintained when `usesXv`. */
+  readonly xv: number;
+  usesXv = false;
+  /** The mask of the lanes that matter (x < width, minus lanes that ran out of fuel). */
+  readonly top: number;
+  usesTop = false;
+  /** Loops: per-lane repetition counters, a scalar count of repetitions, the trap record. */
+  readonly counter: number;
+  readonly reps: number;
+  readonly trapNode: number;
+  readonly trapped: number;
+
+  private readonly perCall: Hoisted[] = [];
+  private readonly perRow: Hoisted[] = [];
+  private readonly memo = new Map<string, number>();
+  private labels = 0;
+
+  constructor(m: binaryen.Module, fn: IrFunction, analysis: Analysis) {
+    this.m = m;
+    this.fn = fn;
+    this.analysis = analysis;
+    this.irLocal = fn.locals.map(() => this.local(binaryen.v128));
+    this.x0 = this.local(binaryen.i32);
+    this.y = this.local(binaryen.i32);
+    this.z = this.local(binaryen.i32);
+    this.r = this.local(binaryen.i32);
+    this.xv = this.local(binaryen.v128);
+    this.top = this.local(binaryen.v128);
+    this.counter = this.local(binaryen.v128);
+    this.reps = this.local(binaryen.i32);
+    this.trapNode = this.local(binaryen.v128);
+    this.trapped = this.local(binaryen.i32);
+  }
+
+  /** A new non-parameter local. */
+  local(type: binaryen.Type): number {
+    this.vars.push(type);
+    return 2 + this.vars.length;
+  }
+
+  label(prefix: string): string {
+    return `${prefix}${this.labels++}`;
+  }
+
+  get(i: number, type: binaryen.Type = binaryen.v128): Ref {
+    return this.m.local.get(i, type);
+  }
+
+  set(i: number, value: Ref): Ref {
+    return this.m.local.set(i, value);
+  }
+
+  /** Evaluate `value` into a new local (for values used more than once). */
+  temp(type: binaryen.Type, value: Ref, into: Ref[]): number {
+    const t = this.local(type);
+    into.push(this.set(t, value));
+    return t;
+  }
+
+  i32(v: number): Ref {
+    return this.m.i32.const(v | 0);
+  }
+
+  /** A v128 constant with the same i32 in every lane. */
+  splatI32(v: number): Ref {
+    const b = new Uint8Array(new Int32Array([v, v, v, v]).buffer);
+    return this.m.v128.const(b);
+  }
+
+  splatF32(v: number): Ref {
+    const b = new Uint8Array(new Float32Array([v, v, v, v]).buffer);
+    return this.m.v128.const(b);
+  }
+
+  lanesI32(a: number, b: number, c: number, d: number): Ref {
+    return this.m.v128.const(new Uint8Array(new Int32Array([a, b, c, d]).buffer));
+  }
+
+  zero(): Ref {
+    return this.splatI32(0);
+  }
+
+  ones(): Ref {
+    return this.splatI32(-1);
+  }
+
+  /**
+   * A value computed once per call of `run`, before the row loop. `build` may itself ask for
+   * other hoisted values: they are registered first, so they are computed first.
+   */
+  callValue(key: string, type: binaryen.Type, build: () => Ref): number {
+    return this.hoist(this.perCall, `call:${key}`, type, build);
+  }
+
+  /** A value computed once per row (y and z are set when it runs). */
+  rowValue(key: string, type: binaryen.Type, build: () => Ref): number {
+    return this.hoist(this.perRow, `row:${key}`, type, build);
+  }
+
+  private hoist(list: Hoisted[], key: string, type: binaryen.Type, build: () => Ref): number {
+    const known = this.memo.get(key);
+    if (known !== undefined) return known;
+    const value = build();
+    const local = this.local(type);
+    list.push({ local, type, value });
+    this.memo.set(key, local);
+    return local;
+  }
+
+  callCode(): Ref[] {
+    return this.perCall.map((h) => this.set(h.local, h.value));
+  }
+
+  rowCode(): Ref[] {
+    return this.perRow.map((h) => this.set(h.local, h.value));
+  }
+
+  // --- the argument block ---
+
+  private argWord(offset: number): Ref {
+    return this.m.i32.load(offset, 4, this.get(P_ARGS, binaryen.i32));
+  }
+
+  /** Domain extent along an axis (i32 scalar local). */
+  domainExtent(axis: 0 | 1 | 2): number {
+    const offset = [ARGS.width, ARGS.height, ARGS.depth][axis];
+    return this.callValue(`domain${axis}`, binaryen.i32, () => this.argWord(offset));
+  }
+
+  /** One of a field's six words (i32 scalar local). */
+  fieldWord(f: number, word: keyof typeof FIELD): number {
+    return this.callValue(`field${f}.${word}`, binaryen.i32, () => this.argWord(ARGS.field(f) + FIELD[word]));
+  }
+
+  /** A field's extent along an axis. */
+  fieldExtent(f: number, axis: 0 | 1 | 2): number {
+    return this.fieldWord(f, (['width', 'height', 'depth'] as const)[axis]);
+  }
+
+  /** stride * height: elements per z slice. */
+  fieldSlice(f: number): number {
+    return this.callValue(`field${f}.slice`, binaryen.i32, () =>
+      this.m.i32.mul(this.get(this.fieldWord(f, 'stride'), binaryen.i32), this.get(this.fieldWord(f, 'height'), binaryen.i32)),
+    );
+  }
+
+  /** Byte address of component `c`'s plane of field `f`. */
+  planeAddress(f: number, c: number): number {
+    return this.callValue(`plane${f}.${c}`, binaryen.i32, () => {
+      const base = this.fieldWord(f, 'base');
+      if (c === 0) return this.get(base, binaryen.i32);
+      const pb = this.fieldWord(f, 'planeBytes');
+      return this.m.i32.add(this.get(base, binaryen.i32), this.m.i32.mul(this.i32(c), this.get(pb, binaryen.i32)));
+    });
+  }
+
+  /** The uniform's scalar value (f32 or i32 local; bool as i32). */
+  uniformScalar(slot: number): number {
+    const t = this.fn.uniforms[slot].t;
+    const offset = ARGS.uniform(this.fn.fields.length, slot);
+    return this.callValue(`uniform${slot}`, t === 'f32' ? binaryen.f32 : binaryen.i32, () =>
+      t === 'f32'
+        ? this.m.f32.load(offset, 4, this.get(P_ARGS, binaryen.i32))
+        : this.m.i32.load(offset, 4, this.get(P_ARGS, binaryen.i32)),
+    );
+  }
+
+  /** The uniform in all four lanes (bool: a lane mask). */
+  uniformVector(slot: number): number {
+    const t = this.fn.uniforms[slot].t;
+    return this.callValue(`uniformv${slot}`, binaryen.v128, () => {
+      const s = this.uniformScalar(slot);
+      if (t === 'f32') return this.m.f32x4.splat(this.get(s, binaryen.f32));
+      const v = this.m.i32x4.splat(this.get(s, binaryen.i32));
+      return t === 'bool' ? this.m.i32x4.ne(v, this.zero()) : v;
+    });
+  }
+
+  /** A scalar i32 call value in all four lanes. */
+  splatOf(scalar: number): number {
+    return this.callValue(`splat${scalar}`, binaryen.v128, () => this.m.i32x4.splat(this.get(scalar, binaryen.i32)));
+  }
+
+  /** The y or z of the row in all four lanes. */
+  rowSplat(axis: 1 | 2): number {
+    return this.rowValue(`splat${axis}`, binaryen.v128, () =>
+      this.m.i32x4.splat(this.get(axis === 1 ? this.y : this.z, binaryen.i32)),
+    );
+  }
+
+  /** The current mask of lanes that matter at the top level of the body. */
+  topMask(): number {
+    this.usesTop = true;
+    this.usesXv = true;
+    return this.top;
+  }
+
+  xVector(): Ref {
+    this.usesXv = true;
+    return this.get(this.xv);
+  }
+}

@@ -1,0 +1,280 @@
+// Statements under a lane mask: structured control flow for 4 elements at once.
+//
+// Every statement runs under a current mask (a v128 local: lanes all ones or zero); a statement
+// never runs with an empty mask. At the top level of the body the mask is `g.top` (the lanes with
+// x < width, minus lanes that ran out of fuel) and a `set` may write all 4 lanes: the others do
+// not matter. Elsewhere a `set` blends with v128.bitselect.
+//
+// - varying `if`: the then-branch runs under mask & c, the else-branch under mask & ~c, each
+//   skipped when no lane is left; uniform `if`: a scalar branch on lane 0, the mask unchanged.
+// - varying `block`/`loop`: an alive mask starts as the mask at entry; `break n` removes the
+//   current lanes from the alive masks of the constructs it leaves; a loop repeats its body
+//   under its alive mask while any lane is alive. Uniform constructs (all lanes leave together,
+//   see analysis.ts) are plain WebAssembly blocks and loops, and their breaks plain `br`s.
+// - after a statement that may have lost lanes (a break out of it, or a loop, which stops lanes
+//   that run out of fuel), the mask becomes mask & (alive mask of the innermost varying
+//   construct, or g.top), and the rest of the list is skipped when no lane is left.
+// - fuel: each lane counts the repetitions it runs (a v128 counter); a scalar count of all
+//   repetitions of the vector bounds every lane's, so lanes are only compared when it passes the
+//   limit. A lane over the limit is recorded and stops; lane 0 traps at once, others at the end
+//   of the vector, reporting the lowest lane: the element the interpreter would trap at.
+
+import binaryen from 'binaryen';
+import { ARGS, type Stmt } from '../ir/ir.js';
+import { fuelLimit } from '../ir/interp.js';
+import { containsLoop, escapingBreaks } from './analysis.js';
+import { P_ARGS, type Gen, type Ref } from './context.js';
+import { lane, vector } from './lanes.js';
+
+const v128 = binaryen.v128;
+const i32 = binaryen.i32;
+
+interface Construct {
+  uniform: boolean;
+  /** Uniform constructs: the label a break branches to. */
+  exit?: string;
+  /** Varying constructs: the local holding the alive mask. */
+  alive?: number;
+}
+
+interface Level {
+  /** The local holding the current mask. */
+  mask: number;
+  /** Enclosing constructs, innermost last. */
+  stack: Construct[];
+}
+
+export function compileBody(g: Gen): Ref[] {
+  return list(g, g.fn.body, { mask: g.top, stack: [] });
+}
+
+function getMask(g: Gen, local: number): Ref {
+  return local === g.top ? g.get(g.topMask()) : g.get(local);
+}
+
+function anyLane(g: Gen, local: number): Ref {
+  return g.m.v128.any_true(getMask(g, local));
+}
+
+function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
+  const out: Ref[] = [];
+  for (let i = 0; i < stmts.length; i++) {
+    const s = stmts[i];
+    if (s.k === 'break') {
+      out.push(...breakCode(g, s.depth, lvl));
+      return out; // the rest of the list is unreachable
+    }
+    out.push(...statement(g, s, lvl));
+    if (i < stmts.length - 1 && losesLanes(g, s, lvl)) {
+      const rest = list(g, stmts.slice(i + 1), lvl);
+      out.push(g.m.if(anyLane(g, lvl.mask), g.m.block(null, rest)));
+      return out;
+    }
+  }
+  return out;
+}
+
+/** May lanes of the current mask stop during `s` (break out of it to a varying construct, fuel)? */
+function losesLanes(g: Gen, s: Stmt, lvl: Level): boolean {
+  if (containsLoop(s)) return true;
+  return escapingBreaks(s).some((d) => !lvl.stack[lvl.stack.length - 1 - d].uniform);
+}
+
+/** mask &= alive mask of the innermost varying construct (or the top mask). */
+function restore(g: Gen, lvl: Level): Ref[] {
+  if (lvl.mask === g.top) return [];
+  let alive: number | null = null;
+  for (let j = lvl.stack.length - 1; j >= 0; j--) {
+    if (!lvl.stack[j].uniform) {
+      alive = lvl.stack[j].alive!;
+      break;
+    }
+  }
+  if (alive === null) {
+    if (!g.analysis.hasLoops) return [];
+    alive = g.top;
+  }
+  if (alive === lvl.mask) return [];
+  return [g.set(lvl.mask, g.m.v128.and(g.get(lvl.mask), getMask(g, alive)))];
+}
+
+function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level): Ref[] {
+  const m = g.m;
+  switch (s.k) {
+    case 'set': {
+      const pre: Ref[] = [];
+      const value = vector(g, s.e, pre);
+      const local = g.irLocal[s.local];
+      // Plain set: at the top level, or when no lane outside the mask reads the local again.
+      if (lvl.mask === g.top || !g.analysis.blends(s)) return [...pre, g.set(local, value)];
+      return [...pre, g.set(local, m.v128.bitselect(value, g.get(local), g.get(lvl.mask)))];
+    }
+    case 'if':
+      return g.analysis.uniformIf(s) ? uniformIf(g, s, lvl) : varyingIf(g, s, lvl);
+    case 'block':
+      return g.analysis.uniformConstruct(s) ? uniformBlock(g, s, lvl) : varyingBlock(g, s, lvl);
+    case 'loop':
+      return g.analysis.uniformConstruct(s) ? uniformLoop(g, s, lvl) : varyingLoop(g, s, lvl);
+  }
+}
+
+type If = Extract<Stmt, { k: 'if' }>;
+type Block = Extract<Stmt, { k: 'block' }>;
+type Loop = Extract<Stmt, { k: 'loop' }>;
+
+function uniformIf(g: Gen, s: If, lvl: Level): Ref[] {
+  const m = g.m;
+  const pre: Ref[] = [];
+  const c = m.i32x4.extract_lane(vector(g, s.c, pre), lane(0));
+  const a = list(g, s.then, lvl);
+  const b = list(g, s.else, lvl);
+  const code = m.if(c, m.block(null, a), b.length ? m.block(null, b) : undefined);
+  return [...pre, code, ...(losesLanes(g, s, lvl) ? restore(g, lvl) : [])];
+}
+
+function varyingIf(g: Gen, s: If, lvl: Level): Ref[] {
+  const m = g.m;
+  const out: Ref[] = [];
+  const c = g.temp(v128, vector(g, s.c, out), out);
+  // `if (c) break n`: the lanes where c holds leave; the others go on with mask & ~c.
+  if (s.then.length === 1 && s.then[0].k === 'break' && s.else.length === 0 && lvl.mask !== g.top) {
+    const leaving = g.temp(v128, m.v128.and(getMask(g, lvl.mask), g.get(c)), out);
+    const updated = removeFromAlive(g, lvl, s.then[0].depth, leaving);
+    out.push(...updated.code);
+    if (!updated.locals.includes(lvl.mask)) out.push(g.set(lvl.mask, m.v128.andnot(g.get(lvl.mask), g.get(c))));
+    return out;
+  }
+  const t = g.temp(v128, m.v128.and(getMask(g, lvl.mask), g.get(c)), out);
+  out.push(m.if(m.v128.any_true(g.get(t)), m.block(null, list(g, s.then, { mask: t, stack: lvl.stack }))));
+  if (s.else.length) {
+    const e = g.temp(v128, m.v128.andnot(getMask(g, lvl.mask), g.get(c)), out);
+    out.push(m.if(m.v128.any_true(g.get(e)), m.block(null, list(g, s.else, { mask: e, stack: lvl.stack }))));
+  }
+  if (losesLanes(g, s, lvl)) out.push(...restore(g, lvl));
+  return out;
+}
+
+/**
+ * Lanes in `leaving` leave the constructs 0..depth: drop them from their alive masks, outermost
+ * first (`leaving` may be the innermost alive mask itself).
+ */
+function removeFromAlive(g: Gen, lvl: Level, depth: number, leaving: number): { code: Ref[]; locals: number[] } {
+  const code: Ref[] = [];
+  const locals: number[] = [];
+  for (let d = depth; d >= 0; d--) {
+    const c = lvl.stack[lvl.stack.length - 1 - d];
+    if (c.uniform) continue;
+    code.push(g.set(c.alive!, g.m.v128.andnot(g.get(c.alive!), g.get(leaving))));
+    locals.push(c.alive!);
+  }
+  return { code, locals };
+}
+
+function breakCode(g: Gen, depth: number, lvl: Level): Ref[] {
+  const target = lvl.stack[lvl.stack.length - 1 - depth];
+  if (!target) throw new Error(`internal: break ${depth} has no enclosing construct`);
+  if (target.uniform) return [g.m.br(target.exit!)];
+  return removeFromAlive(g, lvl, depth, lvl.mask === g.top ? g.topMask() : lvl.mask).code;
+}
+
+function uniformBlock(g: Gen, s: Block, lvl: Level): Ref[] {
+  const exit = g.label('block');
+  const body = list(g, s.body, { mask: lvl.mask, stack: [...lvl.stack, { uniform: true, exit }] });
+  return [g.m.block(exit, body), ...(losesLanes(g, s, lvl) ? restore(g, lvl) : [])];
+}
+
+// At the body level of a varying block or loop, the lanes present are exactly the alive ones,
+// so the alive mask serves as the body's mask.
+
+function varyingBlock(g: Gen, s: Block, lvl: Level): Ref[] {
+  const alive = g.local(v128);
+  const body = list(g, s.body, { mask: alive, stack: [...lvl.stack, { uniform: false, alive }] });
+  return [
+    g.set(alive, getMask(g, lvl.mask)),
+    g.m.block(null, body),
+    ...(losesLanes(g, s, lvl) ? restore(g, lvl) : []),
+  ];
+}
+
+function uniformLoop(g: Gen, s: Loop, lvl: Level): Ref[] {
+  const m = g.m;
+  const exit = g.label('exit');
+  const repeat = g.label('loop');
+  const stack = [...lvl.stack, { uniform: true, exit }];
+  const inner: Level = { mask: lvl.mask, stack };
+  // Lanes lost inside the body (breaks to outer varying constructs, fuel) are dropped from the
+  // mask before repeating; the loop ends early when none is left.
+  const bodyLoses =
+    s.body.some(containsLoop) || escapingBreaks(s).some((d) => !lvl.stack[lvl.stack.length - 1 - d].uniform);
+  const body = [
+    ...fuel(g, s.node, inner, exit),
+    ...list(g, s.body, inner),
+    ...(bodyLoses ? restore(g, lvl) : []),
+    bodyLoses ? m.br(repeat, anyLane(g, lvl.mask)) : m.br(repeat),
+  ];
+  return [m.block(exit, [m.loop(repeat, m.block(null, body))]), ...restore(g, lvl)];
+}
+
+function varyingLoop(g: Gen, s: Loop, lvl: Level): Ref[] {
+  const m = g.m;
+  const alive = g.local(v128);
+  const repeat = g.label('loop');
+  const bodyEnd = g.label('body');
+  const inner: Level = { mask: alive, stack: [...lvl.stack, { uniform: false, alive }] };
+  const body = m.block(bodyEnd, [...fuel(g, s.node, inner, bodyEnd), ...list(g, s.body, inner)]);
+  return [
+    g.set(alive, getMask(g, lvl.mask)),
+    m.loop(repeat, m.block(null, [body, m.br(repeat, m.v128.any_true(g.get(alive)))])),
+    ...restore(g, lvl),
+  ];
+}
+
+/**
+ * One repetition's fuel: count it for the lanes of the mask; past the limit, stop the lanes
+ * over it (trapping at once for lane 0) and branch to `out` if no lane is left.
+ */
+function fuel(g: Gen, node: number, lvl: Level, out: string): Ref[] {
+  const m = g.m;
+  const limit = fuelLimit(g.fn.fuel);
+  const over = g.local(v128);
+  const dropOver: Ref[] = [];
+  for (const c of lvl.stack) {
+    if (!c.uniform) dropOver.push(g.set(c.alive!, m.v128.andnot(g.get(c.alive!), g.get(over))));
+  }
+  dropOver.push(g.set(g.topMask(), m.v128.andnot(g.get(g.top), g.get(over))));
+  if (lvl.mask !== g.top && !lvl.stack.some((c) => c.alive === lvl.mask)) dropOver.push(g.set(lvl.mask, m.v128.andnot(g.get(lvl.mask), g.get(over))));
+  const slow = m.block(null, [
+    g.set(over, m.v128.and(m.i32x4.gt_u(g.get(g.counter), g.splatI32(limit)), getMask(g, lvl.mask))),
+    m.if(
+      m.v128.any_true(g.get(over)),
+      m.block(null, [
+        m.if(m.i32x4.extract_lane(g.get(over), lane(0)), trap(g, g.i32(node))),
+        g.set(g.trapNode, m.v128.bitselect(g.splatI32(node), g.get(g.trapNode), g.get(over))),
+        g.set(g.trapped, g.i32(1)),
+        ...dropOver,
+        m.br(out, m.i32.eqz(anyLane(g, lvl.mask))),
+      ]),
+    ),
+  ]);
+  return [
+    g.set(g.reps, m.i32.add(g.get(g.reps, i32), g.i32(1))),
+    g.set(g.counter, m.i32x4.sub(g.get(g.counter), getMask(g, lvl.mask))),
+    m.if(m.i32.gt_u(g.get(g.reps, i32), g.i32(limit)), slow),
+  ];
+}
+
+/** Write the node index into the trap word and trap. */
+export function trap(g: Gen, node: Ref): Ref {
+  const m = g.m;
+  return m.block(null, [m.i32.store(ARGS.trap, 4, g.get(P_ARGS, i32), node), m.unreachable()]);
+}
+
+/** At the end of a vector: if a lane ran out of fuel, trap naming the lowest such lane's node. */
+export function trapCheck(g: Gen): Ref {
+  const m = g.m;
+  const nodeOf = (i: number) => m.i32x4.extract_lane(g.get(g.trapNode), lane(i));
+  const has = (i: number) => m.i32.ge_s(nodeOf(i), g.i32(0));
+  // Lane 0 never gets here (it traps at once).
+  const node = m.select(has(1), nodeOf(1), m.select(has(2), nodeOf(2), nodeOf(3)));
+  return m.if(g.get(g.trapped, i32), trap(g, node));
+}

@@ -1,0 +1,119 @@
+// Memory layout shared by the host and both backends: padded field planes and the argument
+// block (ARGS/FIELD in ir.ts).
+
+import { ARGS, FIELD, type IrFunction, type Scalar } from '../ir/ir.js';
+
+/** Planes start on 16-byte boundaries so a row's v128 loads and stores are aligned. */
+export const PLANE_ALIGN = 16;
+
+export interface Extents {
+  width: number;
+  height: number;
+  depth: number;
+}
+
+/** Where one field lives in memory: its six words in the argument block. */
+export interface FieldPlacement extends Extents {
+  base: number;
+  /** Elements per row, a multiple of 4 (>= width). */
+  stride: number;
+  /** Bytes per component plane, a multiple of 16. */
+  planeBytes: number;
+}
+
+/** The padded layout of a field with `comps` components: stride, plane bytes, total bytes. */
+export function fieldLayout(e: Extents, comps: number): { stride: number; planeBytes: number; bytes: number } {
+  const stride = Math.ceil(Math.max(e.width, 1) / 4) * 4;
+  const planeBytes = stride * Math.max(e.height, 1) * Math.max(e.depth, 1) * 4;
+  return { stride, planeBytes, bytes: planeBytes * Math.max(comps, 1) };
+}
+
+/** Bytes the argument block of `fn` needs. */
+export function argsBytes(fn: IrFunction): number {
+  return ARGS.size(fn.fields.length, fn.uniforms.length);
+}
+
+function bufferOf(memory: WebAssembly.Memory | ArrayBufferLike): ArrayBufferLike {
+  return memory instanceof WebAssembly.Memory ? memory.buffer : memory;
+}
+
+/**
+ * Write the argument block of `fn` at byte address `args`: the domain, the trap word (-1), each
+ * field's placement and each uniform's value (by slot, or by name from a record; missing
+ * uniforms are 0).
+ */
+export function writeArgs(
+  memory: WebAssembly.Memory | ArrayBufferLike,
+  args: number,
+  fn: IrFunction,
+  domain: Extents,
+  fields: readonly FieldPlacement[],
+  uniforms: readonly number[] | Readonly<Record<string, number>> = [],
+): void {
+  if (args % 4 !== 0) throw new Error(`argument block address ${args} is not a multiple of 4`);
+  if (fields.length !== fn.fields.length) {
+    throw new Error(`${fn.fields.length} fields expected, ${fields.length} given`);
+  }
+  const buffer = bufferOf(memory);
+  const words = new Int32Array(buffer, args, argsBytes(fn) / 4);
+  const floats = new Float32Array(buffer, args, argsBytes(fn) / 4);
+  words.fill(0);
+  words[ARGS.width / 4] = domain.width;
+  words[ARGS.height / 4] = domain.height;
+  words[ARGS.depth / 4] = domain.depth;
+  words[ARGS.trap / 4] = -1;
+  fields.forEach((p, f) => {
+    const at = ARGS.field(f) / 4;
+    if (p.stride % 4 !== 0 || p.stride < p.width) throw new Error(`field ${fn.fields[f].name}: bad stride ${p.stride}`);
+    words[at + FIELD.base / 4] = p.base;
+    words[at + FIELD.width / 4] = p.width;
+    words[at + FIELD.height / 4] = p.height;
+    words[at + FIELD.depth / 4] = p.depth;
+    words[at + FIELD.stride / 4] = p.stride;
+    words[at + FIELD.planeBytes / 4] = p.planeBytes;
+  });
+  fn.uniforms.forEach((u, slot) => {
+    const value = Array.isArray(uniforms)
+      ? (uniforms as readonly number[])[slot]
+      : (uniforms as Readonly<Record<string, number>>)[u.name];
+    writeScalar(words, floats, ARGS.uniform(fn.fields.length, slot) / 4, u.t, value ?? 0);
+  });
+}
+
+function writeScalar(words: Int32Array, floats: Float32Array, at: number, t: Scalar, v: number): void {
+  if (t === 'f32') floats[at] = v;
+  else if (t === 'i32') words[at] = v | 0;
+  else words[at] = v ? 1 : 0;
+}
+
+/** The i32 index of element (x, y, z) of a component plane. */
+export function elementIndex(p: FieldPlacement, comp: number, x: number, y = 0, z = 0): number {
+  return (p.base + comp * p.planeBytes) / 4 + x + y * p.stride + z * p.stride * p.height;
+}
+
+/**
+ * Copy one component of a field between memory and a dense array (x fastest, then y, then z):
+ * `read` fills `out` from memory, `write` the other way. f32 components use Float32Array,
+ * i32 and bool Int32Array.
+ */
+export function readPlane(memory: WebAssembly.Memory | ArrayBufferLike, p: FieldPlacement, comp: number, out: Float32Array | Int32Array): void {
+  const buffer = bufferOf(memory);
+  const view = out instanceof Float32Array ? new Float32Array(buffer) : new Int32Array(buffer);
+  let i = 0;
+  for (let z = 0; z < p.depth; z++)
+    for (let y = 0; y < p.height; y++) {
+      const row = elementIndex(p, comp, 0, y, z);
+      for (let x = 0; x < p.width; x++) out[i++] = view[row + x];
+    }
+}
+
+export function writePlane(memory: WebAssembly.Memory | ArrayBufferLike, p: FieldPlacement, comp: number, data: Float32Array | Int32Array): void {
+  const buffer = bufferOf(memory);
+  const view = data instanceof Float32Array ? new Float32Array(buffer) : new Int32Array(buffer);
+  let i = 0;
+  for (let z = 0; z < p.depth; z++)
+    for (let y = 0; y < p.height; y++) {
+      const row = elementIndex(p, comp, 0, y, z);
+      for (let x = 0; x < p.width; x++) view[row + x] = data[i++];
+    }
+}

@@ -1,0 +1,119 @@
+// Bodies (`each`, `fn`, `migrate`): find the closing brace, then parse the JavaScript with acorn.
+//
+// acorn parses the body's own text; then the start/end and loc of every node it made are moved to
+// the document's offsets, lines and columns (the same as handing acorn the document with all but
+// the body blanked out, without scanning the blanks again for every body: that was quadratic).
+
+import { parse as acornParse } from 'acorn';
+import type { Node as AcornNode } from 'acorn';
+import { isLineBreak } from './position.js';
+
+/**
+ * The offset of the `}` that closes the `{` at `open`, or -1 when there is none. Braces inside
+ * strings, comments and template literals don't count (`${ ... }` nests); regular expression
+ * literals are not recognised (bodies have none).
+ */
+export function matchBrace(text: string, open: number): number {
+  const n = text.length;
+  const stack: ('{' | '${')[] = ['{'];
+  let i = open + 1;
+  const template = (from: number): number => {
+    let j = from;
+    while (j < n) {
+      const ch = text[j];
+      if (ch === '\\') j += 2;
+      else if (ch === '`') return j + 1;
+      else if (ch === '$' && text[j + 1] === '{') {
+        stack.push('${');
+        return j + 2;
+      } else j++;
+    }
+    return n;
+  };
+  while (i < n) {
+    const ch = text[i];
+    const next = text[i + 1];
+    if (ch === '/' && next === '/') {
+      i += 2;
+      while (i < n && !isLineBreak(text.charCodeAt(i))) i++;
+    } else if (ch === '/' && next === '*') {
+      const close = text.indexOf('*/', i + 2);
+      if (close < 0) return -1;
+      i = close + 2;
+    } else if (ch === '"' || ch === "'") {
+      i++;
+      while (i < n && text[i] !== ch && !isLineBreak(text.charCodeAt(i))) i += text[i] === '\\' ? 2 : 1;
+      i++;
+    } else if (ch === '`') {
+      i = template(i + 1);
+    } else if (ch === '{') {
+      stack.push('{');
+      i++;
+    } else if (ch === '}') {
+      const top = stack.pop();
+      if (stack.length === 0) return i;
+      i = top === '${' ? template(i + 1) : i + 1;
+    } else i++;
+  }
+  return -1;
+}
+
+export interface ParsedBody {
+  statements: AcornNode[];
+  /** acorn's syntax error, its message without the " (line:column)" suffix. */
+  error?: { message: string; pos: number };
+}
+
+/**
+ * Parse the JavaScript between `start` and `end` (the offsets inside the braces) of `text`.
+ * `line` and `column` (1-based) are the document's position of `start`.
+ */
+export function parseBody(text: string, start: number, end: number, line: number, column: number): ParsedBody {
+  try {
+    const program = acornParse(text.slice(start, end), {
+      ecmaVersion: 2022,
+      sourceType: 'script',
+      locations: true,
+      allowReturnOutsideFunction: true,
+      allowHashBang: false,
+    });
+    const statements = program.body as AcornNode[];
+    shift(statements, start, line - 1, column - 1, new Set());
+    return { statements };
+  } catch (e) {
+    const err = e as { message?: unknown; pos?: unknown };
+    const message = String(err?.message ?? e).replace(/\s*\(\d+:\d+\)$/, '');
+    const pos = typeof err?.pos === 'number' ? start + Math.max(0, Math.min(end - start, err.pos)) : start;
+    return { statements: [], error: { message, pos } };
+  }
+}
+
+/**
+ * Move acorn's positions from the body's text to the document's: offsets by `offset`, lines by
+ * `lines`, columns on the body's first line by `columns`. acorn shares position objects between
+ * a node and its first child (and copies of shorthand properties), so each is moved once.
+ */
+function shift(value: unknown, offset: number, lines: number, columns: number, seen: Set<object>): void {
+  if (Array.isArray(value)) {
+    for (const v of value) shift(v, offset, lines, columns, seen);
+    return;
+  }
+  if (value === null || typeof value !== 'object' || seen.has(value)) return;
+  seen.add(value);
+  const node = value as Record<string, unknown> & { loc?: { start: Pos; end: Pos } };
+  if (typeof node.type !== 'string') return;
+  if (typeof node.start === 'number') node.start += offset;
+  if (typeof node.end === 'number') node.end += offset;
+  for (const p of node.loc ? [node.loc.start, node.loc.end] : []) {
+    if (seen.has(p)) continue;
+    seen.add(p);
+    if (p.line === 1) p.column += columns;
+    p.line += lines;
+  }
+  for (const key in node) if (key !== 'loc') shift(node[key], offset, lines, columns, seen);
+}
+
+interface Pos {
+  line: number;
+  column: number;
+}

@@ -1,0 +1,99 @@
+// `kernel ID { PART* }` and its parts: grants, in/out/state ports, size, each, migrate.
+
+import type { KernelPart, KernelStatement, Literal, PortKind, Token } from './tree.js';
+import type { Tok } from './scan.js';
+import { PART_KEYWORDS } from './forms.js';
+import { closest } from './suggest.js';
+import { orList, type Parser } from './parser.js';
+import type { StatementInfo } from './statement.js';
+import { parseTypeRef, parseLiteral, parseSize } from './values.js';
+
+export function parseKernel(p: Parser, kw: Tok, info: StatementInfo): KernelStatement {
+  const name = p.kernelId('a kernel id `package.name@1` after `kernel`');
+  info.name = name;
+  p.openBrace(`after the kernel id \`${name.value}\``);
+  const parts: KernelPart[] = [];
+  while (!p.closeBrace(`kernel \`${name.value}\``)) parts.push(parsePart(p, name));
+  return { kind: 'kernel', name, parts, span: { start: kw.start, end: p.prevEnd } };
+}
+
+function parsePart(p: Parser, kernel: Token): KernelPart {
+  const t = p.tok;
+  const where = `or \`}\` to close kernel \`${kernel.value}\``;
+  if (t.type !== 'ident' || !PART_KEYWORDS.includes(t.text)) {
+    const guess = t.type === 'ident' ? closest(t.text, PART_KEYWORDS) : undefined;
+    if (guess) p.fail(`unknown kernel part \`${t.text}\`; did you mean \`${guess}\`?`);
+    p.expected(`a kernel part (${orList(PART_KEYWORDS.map((k) => `\`${k}\``))}) ${where}`);
+  }
+  p.advance();
+  switch (t.text) {
+    case 'grants': {
+      const grants: Token[] = [];
+      for (;;) {
+        grants.push(p.dotted('a capability (`field.read`, `time.read`, ...)'));
+        if (!p.isPunct(',')) break;
+        p.advance();
+      }
+      const d = p.semicolon('the grants', ['`,`']);
+      if (d) p.pending.push(d);
+      return { part: 'grants', grants, span: { start: t.start, end: p.prevEnd } };
+    }
+    case 'in':
+    case 'out':
+    case 'state': {
+      const kind = t.text as PortKind;
+      const name = p.name('a port name', `after \`${kind}\``);
+      p.expectPunct(':', `after the port name \`${name.value}\` (\`${kind} NAME: TYPE\`)`);
+      const type = parseTypeRef(p, `for the port \`${name.value}\``);
+      let value: Literal | undefined;
+      if (p.isPunct('=')) {
+        const eq = p.advance();
+        value = parseLiteral(p, `after \`=\``);
+        if (kind === 'out') {
+          p.edits.push({ start: type.span.end, end: value.span.end, text: '' });
+          p.pending.push(p.error('an `out` port takes no value: the body assigns it', eq.start, value.span.end));
+        }
+      }
+      const d = p.semicolon(`the \`${kind}\` port \`${name.value}\``, value || kind === 'out' ? [] : ['`=`']);
+      if (d) p.pending.push(d);
+      return { part: 'port', kind, name, type, ...(value ? { value } : {}), span: { start: t.start, end: p.prevEnd } };
+    }
+    case 'size': {
+      if (p.isPunct('=')) {
+        // A node's size is `size = W x H;`, a kernel's is `size W x H;`: mend it.
+        const eq = p.advance();
+        p.edits.push({ start: eq.start, end: p.tok.start, text: '' });
+        p.pending.push(p.error("a kernel's size takes no `=`: it is written `size W x H;`", eq.start, eq.end));
+      }
+      const size = parseSize(p, 'after `size`');
+      const d = p.semicolon('the kernel size');
+      if (d) p.pending.push(d);
+      return { part: 'size', size, span: { start: t.start, end: p.prevEnd } };
+    }
+    case 'each': {
+      p.expectPunct('(', 'after `each` (`each (x, y) { ... }`)');
+      const coords: Token[] = [];
+      for (;;) {
+        coords.push(p.name('a coordinate name', 'in `each (...)`'));
+        if (!p.isPunct(',')) break;
+        p.advance();
+      }
+      if (!p.isPunct(')')) p.expected('`,` or `)` after a coordinate name of `each`');
+      p.advance();
+      if (coords.length > 3) {
+        const extra = coords[3].span.start;
+        p.error(`\`each\` takes 1 to 3 coordinate names (x, y, z), found ${coords.length}`, extra, coords[coords.length - 1].span.end);
+      }
+      const body = p.body(`the each body of kernel \`${kernel.value}\``);
+      return { part: 'each', coords, body, span: { start: t.start, end: p.prevEnd } };
+    }
+    default: {
+      // migrate
+      if (!p.isWord('from')) p.expected('`from` after `migrate` (`migrate from package.name@1 { ... }`)');
+      p.advance();
+      const from = p.kernelId('the kernel id migrated from');
+      const body = p.body(`the migrate body of kernel \`${kernel.value}\``);
+      return { part: 'migrate', from, body, span: { start: t.start, end: p.prevEnd } };
+    }
+  }
+}

@@ -1,0 +1,126 @@
+// The checker: each mistake is reported at the document's own line and column, says what is
+// wrong, and where one mends it carries a fix (the corrected statement or member text).
+
+import t from 'tap';
+import { textScene } from './helpers.js';
+
+const KERNELS = `kernel demo.rings@1 {
+  grants time.read;
+  in count: f32 = 8.0;
+  out result: field2<vec4>;
+  each (x, y) {
+    const v = 0.5 + 0.5 * sin(x * count + time);
+    result = vec4(v, v, v, 1.0);
+  }
+}
+
+kernel demo.tint@1 {
+  in src: field2<vec4>;
+  in warmth: f32 = 0.5;
+  out result: field2<vec4>;
+  each (x, y) {
+    result = vec4(src.x * warmth, src.y, src.z, src.w);
+  }
+}
+`;
+
+function only(scene: ReturnType<typeof textScene>) {
+  return scene.diagnostics.map((d) => ({ line: d.line, column: d.column, message: d.message, fix: d.fix }));
+}
+
+t.test('a clean scene has no diagnostics', async (t) => {
+  const scene = textScene({ 'scene.esn': `use "k.esn";\nnode a: demo.rings@1 { size = 8 x 8; }\nnode b: demo.tint@1 { src <- a.result; }\noutput o <- b.result;\n`, 'k.esn': KERNELS });
+  t.same(only(scene), []);
+  t.same(scene.nodes.map((n) => n.name), ['a', 'b']);
+});
+
+t.test('a misspelt kernel id: the closest id, and the node with it as the fix', async (t) => {
+  const scene = textScene({ 'scene.esn': `use "k.esn";\n\nnode a: demo.ring@1 { size = 8 x 8; }\noutput o <- a.result;\n`, 'k.esn': KERNELS });
+  const [d] = only(scene);
+  t.equal(d.line, 3);
+  t.equal(d.column, 9);
+  t.match(d.message, /did you mean `demo.rings@1`/);
+  t.same(d.fix, { node: 'a', text: 'node a: demo.rings@1 { size = 8 x 8; }' });
+});
+
+t.test('a missing grant names it and gives the kernel with the grant added', async (t) => {
+  const src = `kernel k.t@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = time;\n  }\n}\nnode n: k.t@1 {}\noutput o <- n.r;\n`;
+  const [d] = only(textScene({ 'scene.esn': src }));
+  t.match(d.message, /time.read/);
+  t.equal(d.line, 1);
+  t.equal(d.column, 8);
+  t.equal(d.fix?.kernel, 'k.t@1');
+  t.match(String(d.fix?.text), /^kernel k.t@1 \{\n  grants time.read;\n  out r/);
+});
+
+t.test('a gather without field.read is refused', async (t) => {
+  const src = `kernel k.g@1 {\n  in s: field2<f32>;\n  out r: field2<f32>;\n  each (x, y) { r = s.at(x + 1, y); }\n}\n`;
+  const [d] = only(textScene({ 'scene.esn': src }));
+  t.match(d.message, /field\.read/);
+  t.match(String(d.fix?.text), /grants field\.read;/);
+});
+
+t.test('a misspelt builtin inside a body: line and column in the document', async (t) => {
+  const src = `kernel k.s@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = sine(x);\n  }\n}\n`;
+  const [d] = only(textScene({ 'scene.esn': src }));
+  t.equal(d.line, 4);
+  t.equal(d.column, 9);
+  t.match(d.message, /unknown function `sine`; did you mean `sin`/);
+});
+
+t.test('an unknown variable suggests the closest name', async (t) => {
+  const src = `kernel k.s@1 {\n  in count: f32 = 1.0;\n  out r: field2<f32>;\n  each (x, y) {\n    r = cuont;\n  }\n}\n`;
+  const [d] = only(textScene({ 'scene.esn': src }));
+  t.equal(d.line, 5);
+  t.equal(d.column, 9);
+  t.match(d.message, /did you mean `count`/);
+});
+
+t.test('types: a vec3 assigned to a vec4 port', async (t) => {
+  const src = `kernel k.s@1 {\n  out r: field2<vec4>;\n  each (x, y) {\n    r = vec3(1.0, 2.0, 3.0);\n  }\n}\n`;
+  const [d] = only(textScene({ 'scene.esn': src }));
+  t.equal(d.line, 4);
+  t.match(d.message, /vec4, not a vec3/);
+});
+
+t.test('wiring: edge types, unknown ports with fixes, unconnected ports, cycles', async (t) => {
+  const k = `kernel k.a@1 {\n  out r: field2<f32>;\n  each (x, y) { r = 1.0; }\n}\nkernel k.b@1 {\n  in s: field2<vec4>;\n  out r: field2<vec4>;\n  each (x, y) { r = s; }\n}\n`;
+  const typeMismatch = only(textScene({ 'scene.esn': k + `node a: k.a@1 {}\nnode b: k.b@1 { s <- a.r; }\noutput o <- b.r;\n` }));
+  t.equal(typeMismatch.length, 1);
+  t.match(typeMismatch[0].message, /field2<vec4>, but `a.r` is a field2<f32>/);
+  t.equal(typeMismatch[0].line, 11);
+
+  const badPort = only(textScene({ 'scene.esn': k + `node a: k.b@1 { s <- b.r; }\nnode b: k.b@1 { ss <- a.r; }\noutput o <- b.r;\n` }));
+  const typo = badPort.find((d) => /did you mean `s`/.test(d.message));
+  t.ok(typo, 'suggests the port');
+  t.same(typo?.fix, { node: 'b', member: 'ss', text: 's <- a.r;' });
+  t.ok(badPort.some((d) => /unconnected/.test(d.message)), 'the unconnected port is named');
+
+  const cycle = only(textScene({ 'scene.esn': k + `node a: k.b@1 { s <- b.r; }\nnode b: k.b@1 { s <- a.r; }\noutput o <- b.r;\n` }));
+  t.ok(cycle.some((d) => /form a cycle/.test(d.message)), 'cycles are refused');
+});
+
+t.test('a pointwise read of a field of another size is refused with what to do', async (t) => {
+  const src = KERNELS + `node a: demo.rings@1 { size = 8 x 8; }\nnode b: demo.tint@1 { size = 16 x 16; src <- a.result; }\noutput o <- b.result;\n`;
+  const [d] = only(textScene({ 'scene.esn': src }));
+  t.match(d.message, /at its own element, but `src` is 8 x 8 while the node's domain is 16 x 16/);
+});
+
+t.test('params: an unknown param named by a node suggests the close one', async (t) => {
+  const src = KERNELS + `param warmth: f32 = 0.5 range 0..1;\nnode a: demo.rings@1 { size = 8 x 8; }\nnode b: demo.tint@1 { src <- a.result; warmth = wamth; }\noutput o <- b.result;\n`;
+  const [d] = only(textScene({ 'scene.esn': src }));
+  t.match(d.message, /did you mean `warmth`/);
+  t.same(d.fix, { node: 'b', member: 'warmth', text: 'warmth = warmth;' });
+});
+
+t.test('a use outside the scene folder is refused', async (t) => {
+  const [d] = only(textScene({ 'scene.esn': `use "../secret.esn";\n` }));
+  t.match(d.message, /leaves the scene's folder/);
+});
+
+t.test('recursion and unsupported forms are refused with reasons', async (t) => {
+  const src = `fn f(a: f32): f32 { return f(a); }\nkernel k.s@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = f(1.0);\n    const s = "text";\n  }\n}\n`;
+  const ds = only(textScene({ 'scene.esn': src }));
+  t.ok(ds.some((d) => /recursion/.test(d.message)));
+  t.ok(ds.some((d) => /strings are not values/.test(d.message) && d.line === 6));
+});

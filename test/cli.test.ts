@@ -1,0 +1,85 @@
+// The command line: render writes a PNG, check reports file:line:column, and no malformed scene
+// ever makes a stack trace reach the user.
+
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodePng } from '../src/main/image.js';
+import { ROOT } from './helpers.js';
+
+const BIN = join(ROOT, 'bin', 'entelechy.js');
+
+function cli(args: string[], cwd = ROOT) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 60000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+t.test('render writes the output as a PNG', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const out = join(dir, 'rings.png');
+  const r = cli(['render', 'examples/rings/scene.esn', '-o', out, '--time', '0.25']);
+  t.equal(r.status, 0, r.stderr);
+  const png = decodePng(readFileSync(out));
+  t.equal(png.width, 256);
+  t.equal(png.height, 256);
+  const px = (x: number, y: number) => Array.from(png.rgba.slice((y * 256 + x) * 4, (y * 256 + x) * 4 + 4));
+  t.equal(px(0, 0)[3], 255, 'opaque');
+  t.notSame(px(128, 128), px(140, 128), 'rings vary along the radius');
+  t.same(px(128, 100), px(100, 128), 'and are round: equal at equal radii');
+
+  const sized = join(dir, 'small.png');
+  t.equal(cli(['render', 'examples/mandelbrot/scene.esn', '-o', sized, '--size', '64x32']).status, 0);
+  const small = decodePng(readFileSync(sized));
+  t.same([small.width, small.height], [64, 32], '--size sets the size');
+});
+
+t.test('render refuses an unknown output, a missing file and a bad size clearly', async (t) => {
+  const a = cli(['render', 'examples/rings/scene.esn', '--output', 'nope', '-o', '/tmp/x.png']);
+  t.equal(a.status, 1);
+  t.match(a.stderr, /has no output `nope`; its outputs: result/);
+  const b = cli(['render', 'examples/nothing/scene.esn']);
+  t.equal(b.status, 1);
+  t.match(b.stderr, /cannot open/);
+  const c = cli(['render', 'examples/rings/scene.esn', '--size', 'big']);
+  t.equal(c.status, 1);
+  t.match(c.stderr, /--size takes WIDTHxHEIGHT/);
+});
+
+t.test('check prints file:line:column and exits 1 on errors', async (t) => {
+  t.equal(cli(['check', 'examples/life/scene.esn']).status, 0);
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  writeFileSync(join(dir, 'scene.esn'), 'kernel k.a@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = sine(x);\n  }\n}\n');
+  const r = cli(['check', join(dir, 'scene.esn')]);
+  t.equal(r.status, 1);
+  t.match(r.stdout, /scene\.esn:4:9: error: unknown function `sine`; did you mean `sin`\?/);
+  const j = cli(['check', join(dir, 'scene.esn'), '--json']);
+  const parsed = JSON.parse(j.stdout);
+  t.equal(parsed.ok, false);
+  t.equal(parsed.diagnostics[0].line, 4);
+  t.equal(parsed.diagnostics[0].column, 9);
+});
+
+t.test('malformed scenes never throw past the CLI', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const sources = ['rings/kernels.esn', 'life/scene.esn', 'castle/scene.esn', 'mandelbrot/scene.esn'].map((p) => readFileSync(join(ROOT, 'examples', p), 'utf8'));
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const garbage = ['{', '}', ';', '<-', '@', '"', '/*', 'x', '(', '1e999', 'kernel', 'node', '\u0000', 'é', '..'];
+  for (let i = 0; i < 16; i++) {
+    let text = sources[i % sources.length];
+    for (let k = 0; k < 3; k++) {
+      const at = Math.floor(rand() * text.length);
+      text = rand() < 0.5 ? text.slice(0, at) + garbage[Math.floor(rand() * garbage.length)] + text.slice(at) : text.slice(0, at) + text.slice(at + Math.floor(rand() * 20));
+    }
+    writeFileSync(join(dir, 'scene.esn'), text);
+    for (const args of [['check', join(dir, 'scene.esn')], ['render', join(dir, 'scene.esn'), '-o', join(dir, 'out.png')]]) {
+      const r = cli(args);
+      const all = r.stdout + r.stderr;
+      t.ok(r.status === 0 || r.status === 1, `exit status 0 or 1 (${args[0]} #${i})`);
+      t.notMatch(all, /internal error|\n\s+at .+:\d+:\d+/, `no stack trace (${args[0]} #${i})`);
+    }
+  }
+  t.notOk(existsSync(join(dir, '.out.png.tmp')), 'no half-written file');
+});

@@ -1,0 +1,46 @@
+// The field allocator: reuse after free, no growth across many scene changes, a clear limit.
+
+import t from 'tap';
+import { FieldMemory } from '../src/main/memory.js';
+
+t.test('freed space is reused and coalesced', async (t) => {
+  const m = new FieldMemory();
+  const a = m.alloc(1000);
+  const b = m.alloc(5000);
+  const c = m.alloc(300);
+  t.equal(a % 16, 0);
+  t.ok(a > 0 && b > a && c > b);
+  m.release(b);
+  const d = m.alloc(4000);
+  t.equal(d, b, 'first fit takes the freed block');
+  m.release(a);
+  m.release(d);
+  m.release(c);
+  t.equal(m.allocations, 0);
+  const e = m.alloc(6000);
+  t.equal(e, a, 'neighbouring free blocks coalesced');
+});
+
+t.test('thousands of allocate/free cycles do not grow the memory', async (t) => {
+  const m = new FieldMemory();
+  const sizes = [1 << 20, 3 << 18, 12345, 1 << 16, 777777];
+  const warm = sizes.map((s) => m.alloc(s));
+  warm.forEach((p) => m.release(p));
+  const before = m.bytes;
+  for (let i = 0; i < 5000; i++) {
+    const ps = sizes.map((s, j) => m.alloc(s + ((i * 7 + j) % 13) * 16));
+    ps.reverse().forEach((p) => m.release(p));
+  }
+  t.equal(m.bytes, before, 'no growth');
+  t.equal(m.allocations, 0, 'no leak');
+});
+
+t.test('the memory grows on demand and refuses past its limit', async (t) => {
+  const m = new FieldMemory(64 << 20);
+  const big = m.alloc(40 << 20, 'a big field');
+  t.ok(m.bytes >= 40 << 20);
+  t.throws(() => m.alloc(40 << 20, 'another big field'), { name: 'MemoryLimitError', message: /limit is 64.0 MiB/ });
+  t.throws(() => m.alloc(1e12, 'an absurd field'), /more than the memory limit/);
+  m.release(big);
+  t.ok(m.alloc(40 << 20) > 0, 'freed space is usable again');
+});

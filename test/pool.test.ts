@@ -1,0 +1,214 @@
+// The evaluation pool: bit-identical results whatever the worker count and band size, fuel traps
+// reported once with the node index, recovery after a trap, no leak over many small runs, and
+// memory growth seen by the workers.
+
+import t, { type Test } from 'tap';
+import binaryen from 'binaryen';
+import { EvalPool, PoolTrap } from '../src/workers/pool.js';
+import { FieldMemory } from '../src/main/memory.js';
+import { ARGS } from '../src/ir/ir.js';
+
+/** Where the test module reads the row to trap at (a reserved word of the ARGS block). */
+const TRAP_ROW = 16;
+const TRAP_NODE = 5;
+
+/**
+ * run(args, r0, r1): for r in [r0, r1), x in [0, width): f32[base + 4 (r * width + x)] =
+ * r * 1000 + x, with base and width the ARGS block's field 0 base and width. With `trap`, row
+ * `i32[args + 16]` writes TRAP_NODE into the trap word and executes `unreachable`.
+ */
+function buildModule(trap: boolean): WebAssembly.Module {
+  const m = new binaryen.Module();
+  m.setFeatures(binaryen.Features.Atomics | binaryen.Features.BulkMemory | binaryen.Features.MutableGlobals);
+  m.setMemory(1, 65536, null, [], true, false, 'mem');
+  m.addMemoryImport('mem', 'env', 'memory', true);
+  const i32 = binaryen.i32;
+  const [ARG, R1, R, X, BASE, W] = [0, 2, 3, 4, 5, 6];
+  const get = (i: number) => m.local.get(i, i32);
+  const c = (v: number) => m.i32.const(v);
+  const rowBody: binaryen.ExpressionRef[] = [];
+  if (trap)
+    rowBody.push(
+      m.if(
+        m.i32.eq(get(R), m.i32.load(TRAP_ROW, 4, get(ARG), 'mem')),
+        m.block(null, [m.i32.store(ARGS.trap, 4, get(ARG), c(TRAP_NODE), 'mem'), m.unreachable()]),
+      ),
+    );
+  rowBody.push(
+    m.local.set(X, c(0)),
+    m.block('xdone', [
+      m.loop(
+        'xl',
+        m.block(null, [
+          m.br('xdone', m.i32.ge_s(get(X), get(W))),
+          m.f32.store(
+            0,
+            4,
+            m.i32.add(get(BASE), m.i32.shl(m.i32.add(m.i32.mul(get(R), get(W)), get(X)), c(2))),
+            m.f32.convert_s.i32(m.i32.add(m.i32.mul(get(R), c(1000)), get(X))),
+            'mem',
+          ),
+          m.local.set(X, m.i32.add(get(X), c(1))),
+          m.br('xl'),
+        ]),
+      ),
+    ]),
+    m.local.set(R, m.i32.add(get(R), c(1))),
+    m.br('rl'),
+  );
+  m.addFunction(
+    'run',
+    binaryen.createType([i32, i32, i32]),
+    binaryen.none,
+    [i32, i32, i32, i32],
+    m.block(null, [
+      m.local.set(BASE, m.i32.load(ARGS.field(0), 4, get(ARG), 'mem')),
+      m.local.set(W, m.i32.load(ARGS.field(0) + 4, 4, get(ARG), 'mem')),
+      m.local.set(R, get(1)),
+      m.block('rdone', [m.loop('rl', m.block(null, [m.br('rdone', m.i32.ge_s(get(R), get(R1))), ...rowBody]))]),
+    ]),
+  );
+  m.addFunctionExport('run', 'run');
+  if (!m.validate()) throw new Error('test module does not validate');
+  const bytes = m.emitBinary();
+  m.dispose();
+  return new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>);
+}
+
+const plain = buildModule(false);
+const trapping = buildModule(true);
+
+function setup(mem: FieldMemory, width: number, rows: number, trapRow = -1) {
+  const args = mem.alloc(ARGS.size(1, 0));
+  const base = mem.alloc(width * rows * 4);
+  const i32 = mem.i32;
+  i32[(args + ARGS.trap) >> 2] = -1;
+  i32[(args + TRAP_ROW) >> 2] = trapRow;
+  i32[(args + ARGS.field(0)) >> 2] = base;
+  i32[(args + ARGS.field(0) + 4) >> 2] = width;
+  mem.f32.fill(NaN, base >> 2, (base >> 2) + width * rows);
+  return { args, base };
+}
+
+function check(t: Test, mem: FieldMemory, base: number, width: number, rows: number, what: string) {
+  const f = mem.f32;
+  let bad = 0;
+  for (let r = 0; r < rows; r++)
+    for (let x = 0; x < width; x++) if (f[(base >> 2) + r * width + x] !== r * 1000 + x) bad++;
+  t.equal(bad, 0, `${what}: every element written as expected`);
+}
+
+t.test('bit-identical with 1, 2, 3 workers and bands of 1, 7, 64 rows', async (t) => {
+  const width = 37;
+  const rows = 301;
+  for (const workers of [1, 2, 3]) {
+    const mem = new FieldMemory();
+    const pool = new EvalPool(mem.memory, { workers });
+    t.equal(pool.workers, workers);
+    try {
+      for (const band of [1, 7, 64]) {
+        const { args, base } = setup(mem, width, rows);
+        const r = await pool.run(plain, 'plain', args, rows, band);
+        t.same(r, { tasks: Math.min(workers, Math.ceil(rows / band)), bands: Math.ceil(rows / band) });
+        check(t, mem, base, width, rows, `${workers} workers, bands of ${band}`);
+      }
+    } finally {
+      await pool.destroy();
+    }
+  }
+});
+
+t.test('a trap rejects once with the node index; the next run succeeds', async (t) => {
+  const mem = new FieldMemory();
+  const pool = new EvalPool(mem.memory, { workers: 2 });
+  try {
+    const width = 16;
+    const rows = 200;
+    for (const band of [1, 8, 64]) {
+      const { args } = setup(mem, width, rows, 123);
+      const err = await pool.run(trapping, 'trapping', args, rows, band).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      t.ok(err instanceof PoolTrap, `bands of ${band}: rejects with PoolTrap`);
+      t.equal((err as PoolTrap).trap, TRAP_NODE);
+      t.equal(pool.pending, 0, 'no task left behind');
+      // The same module (cached instances) without a trap row, then another module.
+      const ok = setup(mem, width, rows);
+      await pool.run(trapping, 'trapping', ok.args, rows, band);
+      check(t, mem, ok.base, width, rows, 'the trapping module after a trap');
+      const ok2 = setup(mem, width, rows);
+      await pool.run(plain, 'plain', ok2.args, rows, band);
+      check(t, mem, ok2.base, width, rows, 'another module after a trap');
+    }
+    // A non-fuel WebAssembly error (out of bounds): a plain Error, trap word untouched.
+    const oob = setup(mem, width, rows);
+    mem.i32[(oob.args + ARGS.field(0)) >> 2] = mem.bytes - 64;
+    await t.rejects(pool.run(plain, 'plain', oob.args, rows, 8), { name: 'Error' });
+    t.equal(mem.i32[(oob.args + ARGS.trap) >> 2], -1);
+    // A module that cannot be instantiated (a missing import): an Error, and the pool still works.
+    const bad = new binaryen.Module();
+    bad.addFunctionImport('f', 'env', 'missing', binaryen.none, binaryen.none);
+    const badModule = new WebAssembly.Module(bad.emitBinary() as Uint8Array<ArrayBuffer>);
+    bad.dispose();
+    await t.rejects(pool.run(badModule, 'bad', oob.args, rows, 8), { name: 'Error' });
+    const after = setup(mem, width, rows);
+    await pool.run(plain, 'plain', after.args, rows, 8);
+    check(t, mem, after.base, width, rows, 'after an instantiation error');
+    t.equal(pool.pending, 0);
+  } finally {
+    await pool.destroy();
+  }
+});
+
+t.test('concurrent runs use separate counters', async (t) => {
+  const mem = new FieldMemory();
+  const pool = new EvalPool(mem.memory, { workers: 2 });
+  try {
+    const jobs = Array.from({ length: 6 }, () => setup(mem, 20, 97));
+    await Promise.all(jobs.map((j) => pool.run(plain, 'plain', j.args, 97, 5)));
+    jobs.forEach((j, i) => check(t, mem, j.base, 20, 97, `concurrent run ${i}`));
+  } finally {
+    await pool.destroy();
+  }
+});
+
+t.test('workers see memory growth', async (t) => {
+  const mem = new FieldMemory(undefined, 2);
+  const pool = new EvalPool(mem.memory, { workers: 2 });
+  try {
+    const a = setup(mem, 8, 8);
+    await pool.run(plain, 'plain', a.args, 8, 1);
+    const before = mem.bytes;
+    const width = 256;
+    const rows = 600; // 600 KiB: past the first 2 pages, so the memory grows
+    const b = setup(mem, width, rows);
+    t.ok(mem.bytes > before, 'the memory grew');
+    t.ok(b.base + width * rows * 4 > before, 'the field lies past the old end');
+    await pool.run(plain, 'plain', b.args, rows, 16);
+    check(t, mem, b.base, width, rows, 'after growth');
+  } finally {
+    await pool.destroy();
+  }
+});
+
+t.test('1000 consecutive small runs do not leak', async (t) => {
+  const mem = new FieldMemory();
+  const pool = new EvalPool(mem.memory, { workers: 2 });
+  try {
+    const { args, base } = setup(mem, 4, 8);
+    for (let i = 0; i < 1000; i++) await pool.run(plain, 'plain', args, 8, 2);
+    t.equal(pool.pending, 0);
+    check(t, mem, base, 4, 8, 'after 1000 runs');
+    const times: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t0 = performance.now();
+      await pool.run(plain, 'plain', args, 8, 2);
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    t.comment(`tiny run, 2 workers: median ${times[100].toFixed(3)} ms, p90 ${times[180].toFixed(3)} ms`);
+  } finally {
+    await pool.destroy();
+  }
+});

@@ -83,3 +83,43 @@ t.test('malformed scenes never throw past the CLI', async (t) => {
   }
   t.notOk(existsSync(join(dir, '.out.png.tmp')), 'no half-written file');
 });
+
+t.test('render --frames writes numbered PNGs and, with --json, a line per frame and a summary', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const r = cli(['render', 'examples/life/scene.esn', '--frames', '3:5', '-o', join(dir, 'out', '%04d.png'), '--json']);
+  t.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  t.same(lines.slice(0, 3).map((l) => l.frame), [3, 4, 5]);
+  t.same(lines.slice(0, 3).map((l) => l.file), [3, 4, 5].map((n) => join(dir, 'out', `000${n}.png`)));
+  t.ok(lines.slice(0, 3).every((l) => typeof l.millis === 'number'));
+  t.equal(lines[3].done, true);
+  t.equal(lines[3].frames, 3);
+  const a = readFileSync(join(dir, 'out', '0003.png'));
+  const b = readFileSync(join(dir, 'out', '0004.png'));
+  t.notSame(a, b, 'life moves between frames');
+  const c = cli(['render', 'examples/life/scene.esn', '--frames', '0:3', '-o', join(dir, 'x.png')]);
+  t.equal(c.status, 1);
+  t.match(c.stderr, /frame number pattern, e\.g\. -o out\/%04d\.png/);
+});
+
+t.test('a failing frame stops the render with a non-zero status naming the frame and the node', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  writeFileSync(join(dir, 'scene.esn'), `kernel t.hang@1 {
+  grants time.read;
+  out r: field2<f32>;
+  each (x, y) {
+    let k = 0;
+    while (frame == 2) { k++; }
+    r = k;
+  }
+}
+node hang: t.hang@1 { size = 8 x 8; }
+output r <- hang.r;
+`);
+  const r = cli(['render', join(dir, 'scene.esn'), '--frames', '0:4', '-o', join(dir, '%02d.png'), '--json']);
+  t.equal(r.status, 1);
+  t.match(r.stderr, /frame 2: node `hang` ran out of fuel/);
+  const last = JSON.parse(r.stdout.trim().split('\n').pop()!);
+  t.same([last.frame, last.node], [2, 'hang']);
+  t.ok(existsSync(join(dir, '01.png')) && !existsSync(join(dir, '02.png')), 'frames before the failure were written, none after');
+});

@@ -207,8 +207,10 @@ export function randomCase(seed: number, options: RandomOptions = {}): RandomCas
         out.push(iff(c, stmts(depth - 1, constructs, 1 + int(3)), chance(0.5) ? stmts(depth - 1, constructs, 1 + int(2)) : []));
       } else if (k === 6) {
         out.push(block(...stmts(depth - 1, constructs + 1, 1 + int(3))));
-      } else if (k <= 8) {
+      } else if (k === 7) {
         out.push(...boundedLoop(depth, constructs));
+      } else if (k === 8) {
+        out.push(...forLoop(depth, constructs));
       } else if (constructs > 0) {
         const b = brk(int(constructs));
         // Mostly conditional: an unconditional break makes the rest of the list dead.
@@ -231,6 +233,30 @@ export function randomCase(seed: number, options: RandomOptions = {}): RandomCas
     }
     body.push(...stmts(depth - 1, constructs + 1, 1 + int(3)));
     return [set(c, i32(0)), loop(int(nodes.length), ...body)];
+  };
+
+  /**
+   * `for (v = c0; v <= c1; v += step) { middle }` as the front end lowers it: a counted loop the
+   * compiler unrolls when the middle breaks only to constructs of its own (mostly the case here).
+   */
+  const forLoop = (depth: number, constructs: number): Stmt[] => {
+    const v = counter();
+    const c0 = int(6) - 3;
+    const c1 = c0 + int(6) - 1;
+    const step = chance(0.8) ? 1 : 2;
+    const exit = pick([
+      op('bool.not', op('i32.le', local(v, 'i32'), i32(c1))),
+      op('i32.gt', local(v, 'i32'), i32(c1)),
+      op('i32.ge', local(v, 'i32'), i32(c1 + 1)),
+    ]);
+    const inner = chance(0.15) ? constructs + 1 : 0; // sometimes breaks may leave the loop
+    const middle: Stmt[] = chance(0.4)
+      ? [block(iff(expr('bool', 2), [brk(0)]), ...stmts(depth - 1, inner + 1, 1 + int(3)))] // with a continue
+      : stmts(depth - 1, inner, 1 + int(3));
+    return [
+      set(v, i32(c0)),
+      loop(int(nodes.length), iff(exit, [brk(0)]), ...middle, set(v, op('i32.add', local(v, 'i32'), i32(step)))),
+    ];
   };
 
   const body = stmts(3, 0, 3 + int(5));

@@ -44,6 +44,13 @@ export class Gen {
   readonly trapNode: number;
   readonly trapped: number;
 
+  /** Locals replaced by constants (the counter of a loop being unrolled, see unroll.ts). */
+  readonly subst = new Map<number, number>();
+  /** Inside an unrolled loop nest whose fuel was charged at once: inner loops charge nothing. */
+  fuelCharged = false;
+  /** Depth of unrolled loops being compiled (inner counted loops then always unroll). */
+  unrolling = 0;
+
   private readonly perCall: Hoisted[] = [];
   private readonly perRow: Hoisted[] = [];
   private readonly memo = new Map<string, number>();

@@ -25,6 +25,7 @@ import { fuelLimit } from '../ir/interp.js';
 import { containsLoop, escapingBreaks } from './analysis.js';
 import { P_ARGS, type Gen, type Ref } from './context.js';
 import { lane, vector } from './lanes.js';
+import { constValue, countedLoop, fixedCharge, withinBudget, withValue, type Counted } from './unroll.js';
 
 const v128 = binaryen.v128;
 const i32 = binaryen.i32;
@@ -64,7 +65,17 @@ function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
       out.push(...breakCode(g, s.depth, lvl));
       return out; // the rest of the list is unreachable
     }
-    out.push(...statement(g, s, lvl));
+    if (s.k === 'loop') {
+      const prev = stmts[i - 1];
+      const counted = countedLoop(g, prev, s);
+      if (counted && (g.unrolling > 0 || withinBudget(g, prev, s))) {
+        out.push(...unrolledLoop(g, counted, s, prev as SetStmt, lvl));
+      } else {
+        out.push(...statement(g, s, lvl));
+      }
+    } else {
+      out.push(...statement(g, s, lvl));
+    }
     if (i < stmts.length - 1 && losesLanes(g, s, lvl)) {
       const rest = list(g, stmts.slice(i + 1), lvl);
       out.push(g.m.if(anyLane(g, lvl.mask), g.m.block(null, rest)));
@@ -98,19 +109,32 @@ function restore(g: Gen, lvl: Level): Ref[] {
   return [g.set(lvl.mask, g.m.v128.and(g.get(lvl.mask), getMask(g, alive)))];
 }
 
+/**
+ * local = value under the mask. A plain set at the top level, or when no lane outside the mask
+ * reads the local again (`blend` false, from the liveness analysis).
+ */
+function assign(g: Gen, lvl: Level, local: number, value: Ref, blend: boolean): Ref {
+  const wasm = g.irLocal[local];
+  if (lvl.mask === g.top || !blend) return g.set(wasm, value);
+  return g.set(wasm, g.m.v128.bitselect(value, g.get(wasm), g.get(lvl.mask)));
+}
+
 function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level): Ref[] {
-  const m = g.m;
   switch (s.k) {
     case 'set': {
       const pre: Ref[] = [];
       const value = vector(g, s.e, pre);
-      const local = g.irLocal[s.local];
-      // Plain set: at the top level, or when no lane outside the mask reads the local again.
-      if (lvl.mask === g.top || !g.analysis.blends(s)) return [...pre, g.set(local, value)];
-      return [...pre, g.set(local, m.v128.bitselect(value, g.get(local), g.get(lvl.mask)))];
+      return [...pre, assign(g, lvl, s.local, value, g.analysis.blends(s))];
     }
-    case 'if':
+    case 'if': {
+      const known = constValue(g, s.c);
+      if (known !== undefined) {
+        // A condition made constant by unrolling: only the branch taken.
+        const taken = list(g, known ? s.then : s.else, lvl);
+        return [g.m.block(null, taken), ...(losesLanes(g, s, lvl) ? restore(g, lvl) : [])];
+      }
       return g.analysis.uniformIf(s) ? uniformIf(g, s, lvl) : varyingIf(g, s, lvl);
+    }
     case 'block':
       return g.analysis.uniformConstruct(s) ? uniformBlock(g, s, lvl) : varyingBlock(g, s, lvl);
     case 'loop':
@@ -119,6 +143,7 @@ function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level): Ref[] 
 }
 
 type If = Extract<Stmt, { k: 'if' }>;
+type SetStmt = Extract<Stmt, { k: 'set' }>;
 type Block = Extract<Stmt, { k: 'block' }>;
 type Loop = Extract<Stmt, { k: 'loop' }>;
 
@@ -230,11 +255,51 @@ function varyingLoop(g: Gen, s: Loop, lvl: Level): Ref[] {
 }
 
 /**
- * One repetition's fuel: count it for the lanes of the mask; past the limit, stop the lanes
- * over it (trapping at once for lane 0) and branch to `out` if no lane is left.
+ * A counted loop, unrolled: each copy of the middle with the counter's value substituted. Every
+ * lane of the mask runs all repetitions, so when the nest's whole fuel is a constant of this
+ * loop's node it is charged once at entry (the same lanes trap, naming the same node); else one
+ * unit per repetition, in the original order.
  */
-function fuel(g: Gen, node: number, lvl: Level, out: string): Ref[] {
+function unrolledLoop(g: Gen, c: Counted, s: Loop, prev: SetStmt, lvl: Level): Ref[] {
   const m = g.m;
+  const out = g.label('unrolled');
+  const code: Ref[] = [];
+  const chargedBefore = g.fuelCharged;
+  let perRepetition = false;
+  if (!g.fuelCharged) {
+    const total = fixedCharge(g, [prev, s], s.node);
+    if (total !== undefined) {
+      code.push(...fuel(g, s.node, lvl, out, total));
+      g.fuelCharged = true;
+    } else {
+      perRepetition = true;
+    }
+  }
+  g.unrolling++;
+  try {
+    const middleLoops = c.middle.some(containsLoop);
+    for (let k = 0; k < c.values.length; k++) {
+      if (perRepetition) code.push(...fuel(g, s.node, lvl, out, 1));
+      if (k === c.values.length - 1) break; // the last repetition only exits
+      code.push(m.block(null, withValue(g, c.v, c.values[k], () => list(g, c.middle, lvl))));
+      // Inner loops may have stopped lanes (fuel): stop when none is left.
+      if (middleLoops) code.push(m.br(out, m.i32.eqz(anyLane(g, lvl.mask))));
+    }
+  } finally {
+    g.unrolling--;
+    g.fuelCharged = chargedBefore;
+  }
+  const last = c.values[c.values.length - 1];
+  return [m.block(out, code), assign(g, lvl, c.v, g.splatI32(last), g.analysis.blends(prev)), ...restore(g, lvl)];
+}
+
+/**
+ * `units` repetitions' fuel: count them for the lanes of the mask; past the limit, stop the
+ * lanes over it (trapping at once for lane 0) and branch to `out` if no lane is left.
+ */
+function fuel(g: Gen, node: number, lvl: Level, out: string, units = 1): Ref[] {
+  const m = g.m;
+  if (g.fuelCharged || units === 0) return [];
   const limit = fuelLimit(g.fn.fuel);
   const over = g.local(v128);
   const dropOver: Ref[] = [];
@@ -256,9 +321,12 @@ function fuel(g: Gen, node: number, lvl: Level, out: string): Ref[] {
       ]),
     ),
   ]);
+  const count = units === 1
+    ? m.i32x4.sub(g.get(g.counter), getMask(g, lvl.mask)) // mask lanes are -1
+    : m.i32x4.add(g.get(g.counter), m.v128.and(getMask(g, lvl.mask), g.splatI32(units)));
   return [
-    g.set(g.reps, m.i32.add(g.get(g.reps, i32), g.i32(1))),
-    g.set(g.counter, m.i32x4.sub(g.get(g.counter), getMask(g, lvl.mask))),
+    g.set(g.reps, m.i32.add(g.get(g.reps, i32), g.i32(units))),
+    g.set(g.counter, count),
     m.if(m.i32.gt_u(g.get(g.reps, i32), g.i32(limit)), slow),
   ];
 }

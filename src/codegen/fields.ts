@@ -129,14 +129,24 @@ function loadLanes(g: Gen, base: number, index: number): Ref {
 }
 
 /** Is the expression the same for every element of a row (so its use can be hoisted per row)? */
-function rowInvariant(e: Expr): boolean {
+function rowInvariant(g: Gen, e: Expr): boolean {
   switch (e.k) {
     case 'const': case 'uniform': case 'extent': return true;
+    case 'local': return g.subst.has(e.i);
     case 'coord': return e.axis !== 0;
-    case 'op': return e.args.every(rowInvariant);
-    case 'select': return rowInvariant(e.c) && rowInvariant(e.a) && rowInvariant(e.b);
+    case 'op': return e.args.every((a) => rowInvariant(g, a));
+    case 'select': return rowInvariant(g, e.c) && rowInvariant(g, e.a) && rowInvariant(g, e.b);
     default: return false;
   }
+}
+
+/** A key for a row-invariant expression (substituted locals written as their constants). */
+function exprKey(g: Gen, e: unknown): string {
+  return JSON.stringify(e, (_key, value: unknown) => {
+    const x = value as Expr;
+    if (x && typeof x === 'object' && x.k === 'local' && g.subst.has(x.i)) return { k: 'const', v: g.subst.get(x.i) };
+    return value;
+  });
 }
 
 /** The x coordinate as `x + d` with d uniform: d's expression and sign, or null. */
@@ -172,8 +182,8 @@ function uniformRowBase(g: Gen, e: Load, from: number, pre: Ref[]): Ref {
     return offset ? m.i32.add(plane, m.i32.shl(offset, g.i32(2))) : plane;
   };
   const coords = at.coords.slice(from);
-  if (coords.every(rowInvariant)) {
-    const key = `gather${e.field}.${e.comp}.${at.mode}.${from}:${JSON.stringify(coords)}`;
+  if (coords.every((c) => rowInvariant(g, c))) {
+    const key = `gather${e.field}.${e.comp}.${at.mode}.${from}:${exprKey(g, coords)}`;
     return g.get(g.rowValue(key, i32, () => {
       const into: Ref[] = [];
       const value = build(into);

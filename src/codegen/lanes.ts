@@ -21,8 +21,10 @@ export function vector(g: Gen, e: Expr, pre: Ref[]): Ref {
       if (e.t === 'f32') return g.splatF32(e.v);
       if (e.t === 'i32') return g.splatI32(e.v);
       return e.v ? g.ones() : g.zero();
-    case 'local':
-      return g.get(g.irLocal[e.i]);
+    case 'local': {
+      const known = g.subst.get(e.i);
+      return known === undefined ? g.get(g.irLocal[e.i]) : g.splatI32(known);
+    }
     case 'coord':
       if (e.axis === 0) return g.xVector();
       return g.get(g.rowSplat(e.axis));
@@ -52,6 +54,11 @@ export function scalarI32(g: Gen, e: Expr, pre: Ref[]): Ref {
   switch (e.k) {
     case 'const':
       return g.i32(e.v);
+    case 'local': {
+      const known = g.subst.get(e.i);
+      if (known !== undefined) return g.i32(known);
+      break;
+    }
     case 'coord':
       if (e.axis === 1) return g.get(g.y, i32);
       if (e.axis === 2) return g.get(g.z, i32);

@@ -1,0 +1,7 @@
+// compose, the text side: edits of a document that change only their bytes (edits.ts), and the
+// versions and all-or-none writes of documents under the scene's folder (main/documents.ts).
+
+export { applyEdits, validateEditItem, EditError, EDIT_KINDS } from './edits.js';
+export type { EditItem } from './edits.js';
+export { versionOf, writeDocuments, recoverJournal, resolveUnder, PathError, JOURNAL_NAME } from '../main/documents.js';
+export type { WriteOptions } from '../main/documents.js';

@@ -1,0 +1,149 @@
+// The engine on the worker pool: bit-identical results whatever the workers and band size, state
+// that commits only when a whole frame succeeds, unchanged frames not recomputed, large fields
+// announced, the memory limit refused clearly, and a dead worker replaced.
+
+import t from 'tap';
+import { Engine, EvaluationError } from '../src/main/engine.js';
+import { readField } from '../src/main/field.js';
+import { FieldMemory } from '../src/main/memory.js';
+import { EvalPool } from '../src/workers/pool.js';
+import { EXAMPLES, exampleScene, firstDifference, run, textScene } from './helpers.js';
+
+const pools = new Map<string, { memory: FieldMemory; pool: EvalPool }>();
+function poolOf(workers: number) {
+  const key = String(workers);
+  let p = pools.get(key);
+  if (!p) {
+    const memory = new FieldMemory();
+    p = { memory, pool: new EvalPool(memory.memory, { workers }) };
+    pools.set(key, p);
+  }
+  return p;
+}
+t.teardown(async () => {
+  for (const { pool } of pools.values()) await pool.destroy();
+});
+
+t.test('results are bit-identical whatever the number of workers and the band size', async (t) => {
+  for (const name of EXAMPLES) {
+    const scene = exampleScene(name, [67, 45]);
+    const frames = name === 'life' ? 3 : 1;
+    const direct = await run(scene, { backend: 'jit' }, frames);
+    for (const workers of [1, 2, 3]) {
+      for (const bandRows of [1, 5, 64]) {
+        const { memory, pool } = poolOf(workers);
+        const pooled = await run(scene, { backend: 'jit', memory, pool, bandRows, poolThreshold: 0 }, frames);
+        t.equal(firstDifference(direct, pooled), undefined, `${name}: ${workers} workers, bands of ${bandRows} rows`);
+      }
+    }
+  }
+});
+
+const SPIN = `param spin: f32 = 0.0;
+kernel t.count@1 {
+  grants field.write;
+  state n: field2<f32> = 0.0;
+  in spin: f32 = 0.0;
+  out r: field2<f32>;
+  each (x, y) {
+    let k = 0;
+    while (spin > 0.5) { k++; }
+    n = n + 1.0;
+    r = n + k;
+  }
+}
+node counter: t.count@1 { size = 64 x 32; spin = spin; }
+output r <- counter.r;
+`;
+
+t.test('a failed frame leaves state and frame as they were; the next frame works', async (t) => {
+  for (const backend of ['jit', 'interp'] as const) {
+    for (const pooled of backend === 'jit' ? [false, true] : [false]) {
+      const scene = textScene({ 'scene.esn': SPIN });
+      const { memory, pool } = poolOf(2);
+      const engine = new Engine(scene, pooled ? { backend, memory, pool, poolThreshold: 0 } : { backend });
+      await engine.evaluate();
+      await engine.evaluate();
+      t.equal(engine.frame, 2);
+      engine.params.set('spin', [1]);
+      const err = await engine.evaluate().catch((e) => e);
+      t.ok(err instanceof EvaluationError, `${backend}${pooled ? ' on the pool' : ''}: the frame fails`);
+      t.equal(err.node, 'counter', 'the error names the node');
+      t.match(err.message, /node `counter` ran out of fuel/);
+      t.equal(engine.frame, 2, 'the frame counter did not advance');
+      engine.params.set('spin', [0]);
+      await engine.evaluate();
+      t.equal(engine.frame, 3);
+      const [r] = readField(engine.memory, engine.outputField('r')!);
+      t.equal(r[0], 3, 'the state counted three good frames, not the failed one');
+      t.equal(r[r.length - 1], 3);
+      engine.dispose();
+    }
+  }
+});
+
+t.test('an unchanged frame is not recomputed; a changed param or time is', async (t) => {
+  const engine = new Engine(exampleScene('rings'));
+  const a = await engine.evaluate({ time: 0.5 });
+  t.same(a.executed, ['rings', 'tint']);
+  t.equal(a.cached, false);
+  t.same(a.placements.map((p) => [p.node, p.backend, p.group]), [['rings', 'jit', 0], ['tint', 'jit', 0]], 'rings fused into tint: one group');
+  t.equal(a.timings.length, 1);
+  const b = await engine.evaluate({ time: 0.5 });
+  t.equal(b.cached, true);
+  t.same(b.executed, []);
+  engine.params.set('warmth', [0.9]);
+  t.equal((await engine.evaluate({ time: 0.5 })).cached, false, 'a param change recomputes');
+  t.equal((await engine.evaluate({ time: 0.75 })).cached, false, 'a time change recomputes');
+  engine.dispose();
+});
+
+t.test('large fields raise an event; past the memory limit the request is refused clearly', async (t) => {
+  const big = new Engine(exampleScene('rings', [1024, 1024]), { largeBytes: 8 << 20 });
+  t.equal(big.events.length, 1);
+  t.equal(big.events[0].kind, 'large');
+  t.match(big.events[0].message, /1024 x 1024 \(16 MiB\)/);
+  big.dispose();
+
+  const memory = new FieldMemory(32 << 20);
+  t.throws(() => new Engine(exampleScene('blur', [2048, 2048]), { memory }), { name: 'MemoryLimitError', message: /memory limit/ });
+  t.equal(memory.allocations, 0, 'nothing stays allocated after the refusal');
+  const small = new Engine(exampleScene('blur', [64, 64]), { memory });
+  await small.evaluate();
+  t.pass('the same memory still serves a scene that fits');
+  small.dispose();
+});
+
+t.test('8192 x 8192 renders of the examples work', { skip: process.env.ENTELECHY_QUICK ? 'quick run' : false }, async (t) => {
+  const { memory, pool } = poolOf(2);
+  for (const name of ['rings', 'mandelbrot']) {
+    const engine = new Engine(exampleScene(name, [8192, 8192]), { memory, pool });
+    const report = await engine.evaluate();
+    const f = engine.outputField(engine.scene.outputs[0].name)!;
+    t.same([f.width, f.height], [8192, 8192], `${name} at 8192 x 8192 in ${report.timings.map((x) => x.millis).join('+')} ms`);
+    t.ok(report.placements[0].tiles > 100, 'computed in many bands');
+    engine.dispose();
+  }
+});
+
+t.test('a worker that dies is replaced and the next frame works', async (t) => {
+  const memory = new FieldMemory();
+  const pool = new EvalPool(memory.memory, { workers: 2 });
+  const scene = exampleScene('mandelbrot', [2048, 2048]);
+  const engine = new Engine(scene, { memory, pool, poolThreshold: 0, bandRows: 1 });
+  const reference = await run(exampleScene('mandelbrot', [2048, 2048]), { backend: 'jit' });
+  const frame = engine.evaluate({ time: 1 });
+  // Kill a worker thread while the frame runs.
+  await new Promise((r) => setTimeout(r, 30));
+  const threads = (pool as unknown as { piscina: { threads: { terminate(): Promise<number> }[] } }).piscina.threads;
+  await threads[0].terminate();
+  const err = await frame.then(() => undefined, (e) => e);
+  t.ok(err === undefined || err instanceof EvaluationError, 'the frame fails with an evaluation error (or had finished)');
+  t.equal(engine.frame, err ? 0 : 1);
+  await engine.evaluate({ time: 2 });
+  const [plane] = readField(memory, engine.outputField('image')!);
+  const ref = reference.get('image')![0];
+  t.ok(new Uint32Array(plane.buffer).every((v, i) => v === ref[i]), 'the next frame is complete and right');
+  engine.dispose();
+  await pool.destroy();
+});

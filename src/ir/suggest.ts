@@ -13,19 +13,25 @@ export function editDistance(a: string, b: string): number {
   return d[a.length][b.length];
 }
 
-/** The closest candidate within a distance that still reads as a typo, or undefined. */
+/**
+ * The candidate closest to `name`, if close enough to be a likely misspelling: at most 1 edit
+ * for words of up to 3 letters, 2 for longer ones (compared without case).
+ */
 export function closest(name: string, candidates: Iterable<string>): string | undefined {
+  if (name.length > 40) return undefined;
+  const w = name.toLowerCase();
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const c of candidates) {
     if (c === name) continue;
-    const d = editDistance(name.toLowerCase(), c.toLowerCase());
+    const d = editDistance(w, c.toLowerCase());
     if (d < bestDistance) {
       best = c;
       bestDistance = d;
     }
   }
-  return best !== undefined && bestDistance <= Math.max(1, Math.floor(Math.max(name.length, best.length) / 3)) ? best : undefined;
+  const limit = name.length <= 3 ? 1 : 2;
+  return best !== undefined && bestDistance <= limit && bestDistance < name.length ? best : undefined;
 }
 
 /** Candidates within typo distance, closest first. */

@@ -3,7 +3,7 @@
 import type { KernelPart, KernelStatement, Literal, PortKind, Token } from './tree.js';
 import type { Tok } from './scan.js';
 import { PART_KEYWORDS } from './forms.js';
-import { closest } from './suggest.js';
+import { closest } from '../suggest.js';
 import { orList, type Parser } from './parser.js';
 import type { StatementInfo } from './statement.js';
 import { parseTypeRef, parseLiteral, parseSize } from './values.js';

@@ -4,7 +4,7 @@
 import type { Literal, SizeLiteral, Statement, StatementKind, Token, TypeRef, Trivia } from './tree.js';
 import { describe, type Tok } from './scan.js';
 import { PART_KEYWORDS, STATEMENT_KEYWORDS } from './forms.js';
-import { closest } from './suggest.js';
+import { closest } from '../suggest.js';
 import { Failure, orList, type Parser } from './parser.js';
 import { parseKernel } from './kernel.js';
 import { parseNode } from './node.js';

@@ -35,6 +35,11 @@ const echo: LineHandler = async (line, conn) => {
   if (line === 'none') return undefined;
   const slow = /^slow:(\d+)/.exec(line);
   if (slow) await delay(Number(slow[1]));
+  const big = /^big:(\d+)$/.exec(line);
+  if (big) {
+    setImmediate(() => conn.send(JSON.stringify({ event: 'after big' })));
+    return { answer: JSON.stringify({ pad: 'z'.repeat(Number(big[1])) }) };
+  }
   if (line === 'event') setTimeout(() => conn.send(JSON.stringify({ event: 'tick', conn: conn.id })), 5);
   return { answer };
 };
@@ -433,6 +438,18 @@ t.test('a client that never reads is dropped once its unread output passes the b
   t.equal(await other.lines.next(), echoed('fine', 'tcp'));
   other.socket.destroy();
   lazy.socket.destroy();
+});
+
+t.test('a big answer being read does not get its client dropped by the next event', async (t) => {
+  const { listener } = await start(t, { maxBufferedBytes: 64 * 1024 });
+  const c = await tcp(listener.port);
+  c.socket.write('big:8000000\n');
+  const answer = await c.lines.next(5000);
+  t.equal(answer?.length, 8000000 + '{"pad":""}'.length);
+  t.same(JSON.parse((await c.lines.next())!), { event: 'after big' });
+  c.socket.write('more\n');
+  t.equal(await c.lines.next(), echoed('more', 'tcp'));
+  c.socket.destroy();
 });
 
 t.test('a client that sends but never reads only stalls itself', async (t) => {

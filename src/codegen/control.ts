@@ -3,7 +3,8 @@
 // Every statement runs under a current mask (a v128 local: lanes all ones or zero); a statement
 // never runs with an empty mask. At the top level of the body the mask is `g.top` (the lanes with
 // x < width, minus lanes that ran out of fuel) and a `set` may write all 4 lanes: the others do
-// not matter. Elsewhere a `set` blends with v128.bitselect.
+// not matter. Elsewhere a `set` blends with v128.bitselect, unless no lane outside the mask reads
+// the local again (liveness, analysis.ts).
 //
 // - varying `if`: the then-branch runs under mask & c, the else-branch under mask & ~c, each
 //   skipped when no lane is left; uniform `if`: a scalar branch on lane 0, the mask unchanged.
@@ -14,6 +15,8 @@
 // - after a statement that may have lost lanes (a break out of it, or a loop, which stops lanes
 //   that run out of fuel), the mask becomes mask & (alive mask of the innermost varying
 //   construct, or g.top), and the rest of the list is skipped when no lane is left.
+// - counted loops (`for (d = -1; d <= 1; d++)`) are unrolled with the counter as a constant
+//   (unroll.ts).
 // - fuel: each lane counts the repetitions it runs (a v128 counter); a scalar count of all
 //   repetitions of the vector bounds every lane's, so lanes are only compared when it passes the
 //   limit. A lane over the limit is recorded and stops; lane 0 traps at once, others at the end

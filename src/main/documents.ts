@@ -22,6 +22,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readdirSync,
   realpathSync,
   renameSync,
   statSync,
@@ -321,6 +322,10 @@ function readJournal(realRoot: string): Journal | undefined {
  */
 export function recoverJournal(root: string): { recovered: string[]; rolledBack: string[] } {
   const realRoot = realRootOf(root);
+  // A journal being written when the crash came is a temp file beside it: never in force.
+  for (const name of readdirSync(realRoot)) {
+    if (name.startsWith(`${JOURNAL_NAME}.`) && name.endsWith(TEMP_SUFFIX)) removeIfPresent(join(realRoot, name));
+  }
   const journal = readJournal(realRoot);
   if (!journal) return { recovered: [], rolledBack: [] };
   // The journal's paths are checked like any other: a journal must not lead a write outside.

@@ -5,7 +5,6 @@
 // the next state, which becomes current only when every group of the frame has succeeded.
 
 import { createHash } from 'node:crypto';
-import { setFlagsFromString } from 'node:v8';
 import { compileFunction, instantiate, moduleMeta } from '../codegen/index.js';
 import type { SceneNode } from '../ir/check/graph.js';
 import type { Scene } from '../ir/check/scene.js';
@@ -84,11 +83,6 @@ export class EvaluationError extends Error {
 
 type Runner = (args: number, r0: number, r1: number) => void;
 
-// V8 runs a new module first with its baseline compiler (Liftoff) and only later with its
-// optimising one: first frames ran up to 10x slower. Compile our modules optimised from the start
-// (set here, after binaryen's own module has loaded, so its start-up is not slowed).
-setFlagsFromString('--no-liftoff');
-
 /** Compiled modules by the digest of their IR: a scene change recompiles only what changed. */
 const moduleCache = new Map<string, WebAssembly.Module>();
 
@@ -100,7 +94,7 @@ export function compileModule(ir: IrFunction, useCache = true): { module: WebAss
   const digest = irDigest(ir);
   const hit = useCache ? moduleCache.get(digest) : undefined;
   if (hit) return { module: hit, digest, cached: true };
-  const module = new WebAssembly.Module(compileFunction(ir));
+  const module = new WebAssembly.Module(compileFunction(ir) as Uint8Array<ArrayBuffer>);
   moduleCache.set(digest, module);
   return { module, digest, cached: false };
 }

@@ -194,6 +194,8 @@ class Door implements Connection {
   private running = false;
   private paused = false;
   private inputEnded = false;
+  /** The last answer's size: a big answer being read is not a reason to drop the client. */
+  private allowance = 0;
   /** open: serving; ending: finish the answer in flight, then end; closed: gone. */
   private state: 'open' | 'ending' | 'closed' = 'open';
 
@@ -272,7 +274,7 @@ class Door implements Connection {
   }
 
   private write(line: string): boolean {
-    if (this.io.backlog() > this.limits.maxBufferedBytes) {
+    if (this.io.backlog() > this.limits.maxBufferedBytes + this.allowance) {
       this.drop(`dropped: more than ${this.limits.maxBufferedBytes} bytes unread`);
       return false;
     }
@@ -319,6 +321,7 @@ class Door implements Connection {
         if (this.stateNow() === 'closed') break;
         if (result !== undefined) {
           if (!this.write(result.answer)) break;
+          this.allowance = result.answer.length;
           if (result.close) this.state = 'ending';
         }
         // A client that does not read its answers waits for them before the next one is made.
@@ -712,7 +715,14 @@ export async function listen(
           }),
         pause: () => socket.pause(),
         resume: () => socket.resume(),
-        end: () => socket.end(),
+        end: () => {
+          socket.end();
+          // Discard what the client still sends; a client that never closes its side goes later.
+          socket.resume();
+          const timer = setTimeout(() => socket.destroy(), 10_000);
+          timer.unref();
+          socket.once('close', () => clearTimeout(timer));
+        },
         destroy: () => socket.destroy(),
       },
       limits,

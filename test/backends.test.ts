@@ -3,6 +3,8 @@
 // trap on the same inputs with the same node.
 
 import t, { type Test } from 'tap';
+import binaryen from 'binaryen';
+import { finishModule, newModule } from '../src/codegen/module.js';
 import { ARGS, type IrFunction, type Scalar } from '../src/ir/ir.js';
 import { FuelTrap, interpret } from '../src/ir/interp.js';
 import { compileFunction, instantiate, type RunFunction } from '../src/codegen/index.js';
@@ -597,6 +599,21 @@ t.test('fuel traps: same node, same trap word, in both backends', (tt) => {
   tt.end();
 });
 
+t.test('errors: an invalid module is an internal error; other traps pass through', (tt) => {
+  const m = newModule({ nodes: [], fuel: 1 });
+  m.addFunction('bad', binaryen.none, binaryen.i32, [], m.f32.const(1));
+  tt.throws(() => finishModule(m, true), { name: 'InternalCompileError', message: /does not validate: .*function body type must match/s });
+
+  // A field placed outside the memory: the engine's RuntimeError, not a FuelTrap.
+  const f = fn({ locals: ['f32'], fields: [field('in', 'read', 2, ['f32']), field('out', 'write', 2, ['f32'])], body: [set(0, load(0, 0, 'f32'))], stores: [{ field: 1, comp: 0, local: 0 }] });
+  const run = compiled(f, true);
+  const domain = { width: 4, height: 1, depth: 1 };
+  const far = { base: memory.buffer.byteLength + 65536, ...domain, stride: 4, planeBytes: 16 };
+  writeArgs(memory, ARGS_WASM, f, domain, [far, { ...far, base: HEAP }]);
+  tt.throws(() => run(ARGS_WASM, 0, 1), WebAssembly.RuntimeError);
+  tt.end();
+});
+
 // ---------------------------------------------------------------------------------------------
 // Property test
 
@@ -645,9 +662,9 @@ t.test('every module validates', (tt) => {
 // Throughput, for interest
 
 /** Mpix/s of a compiled function over a domain (median of timed runs after warm-up). */
-function throughput(f: IrFunction, domain: Extents, uniforms: number[] = [], runs = 7): number {
+function throughput(f: IrFunction, domain: Extents, uniforms: number[] = [], runs = 7, optimize = true): number {
   prepare({ fn: f, domain, uniforms });
-  const run = compiled(f, true);
+  const run = compiled(f, optimize);
   const rows = domain.height * domain.depth;
   const times: number[] = [];
   for (let i = 0; i < runs + 2; i++) {
@@ -667,6 +684,10 @@ t.test('throughput (comment only)', (tt) => {
   tt.comment(`life step (8 wrapped gathers in uniform loops): ${throughput(life(), mega).toFixed(0)} Mpix/s`);
   tt.comment(`blur 5x5 rgba (100 clamped gathers in uniform loops): ${throughput(blur(), mega).toFixed(0)} Mpix/s`);
   tt.comment(`mandelbrot 256 iterations, 512x512: ${throughput(mandelbrot(256), { width: 512, height: 512, depth: 1 }, [], 5).toFixed(1)} Mpix/s`);
+  if (process.env.BACKENDS_UNOPTIMISED) {
+    tt.comment(`unoptimised: rings ${throughput(ringsTint(), mega, [8, 0.5, 0.9], 7, false).toFixed(0)}, life ${throughput(life(), mega, [], 7, false).toFixed(0)}, ` +
+      `blur ${throughput(blur(), mega, [], 7, false).toFixed(0)}, mandelbrot ${throughput(mandelbrot(256), { width: 512, height: 512, depth: 1 }, [], 5, false).toFixed(1)} Mpix/s`);
+  }
   tt.pass('measured');
   tt.end();
 });

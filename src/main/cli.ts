@@ -11,6 +11,8 @@ import { PathError, SceneFolder } from './files.js';
 import { ImageError } from './image.js';
 import { defaultWorkers, parseFrames, render, RenderError } from './render.js';
 import { bench, defaultBenchWorkers } from '../../bench/run.js';
+import { serve } from './serve.js';
+import { printHelp, replayFiles, sessionGrants, ToolError } from './tools.js';
 import { isPipelineName, type PipelineName } from '../../bench/reference/measurement.js';
 import { MemoryLimitError } from './memory.js';
 
@@ -147,7 +149,39 @@ export async function main(args: string[]): Promise<number> {
         await bench({ size: argv.size, pipelines: pipelines as PipelineName[], runs: argv.runs, workers: Math.max(1, argv.workers), c: argv.c, js: argv.js, json: argv.json });
       },
     )
-    .demandCommand(1, 'name a command: render, check or bench (entelechy --help lists them)')
+    .command(
+      'serve <scene>',
+      'run a session: protocol lines on stdin (answers on stdout), and with --listen over TCP and WebSocket',
+      (y) =>
+        y
+          .positional('scene', { type: 'string', demandOption: true })
+          .option('listen', { type: 'string', describe: 'host:port for TCP and WebSocket (127.0.0.1:7788; port 0 picks a free one)' })
+          .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
+          .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
+          .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
+      async (argv) => {
+        const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
+        const listenSpec = argv.listen === '' ? '127.0.0.1:7788' : (argv.listen as string | undefined);
+        await serve(String(argv.scene), { listen: listenSpec, grants, workers: Math.max(1, argv.workers as number) });
+      },
+    )
+    .command(
+      'help [name]',
+      'describe an operation, type, builtin, form, grant, event or replay line (the same as the protocol\'s help)',
+      (y) => y.positional('name', { type: 'string' }).option('json', { type: 'boolean', default: false }),
+      (argv) => {
+        status = printHelp(argv.name as string | undefined, Boolean(argv.json));
+      },
+    )
+    .command(
+      'test [paths..]',
+      'replay .replay files (requests and expected answers) against a fresh session each',
+      (y) => y.positional('paths', { type: 'string', array: true, describe: 'replay files or folders (default: examples/)' }),
+      async (argv) => {
+        status = await replayFiles((argv.paths as string[] | undefined) ?? ['examples']);
+      },
+    )
+    .demandCommand(1, 'name a command: render, check, serve, help, test or bench (entelechy --help lists them)')
     .strict()
     .help()
     .fail((msg, err) => {
@@ -159,7 +193,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 export function isUserError(e: unknown): e is Error {
-  return e instanceof UserError || e instanceof RenderError || e instanceof EvaluationError || e instanceof MemoryLimitError || e instanceof ImageError || e instanceof PathError;
+  return e instanceof UserError || e instanceof RenderError || e instanceof ToolError || e instanceof EvaluationError || e instanceof MemoryLimitError || e instanceof ImageError || e instanceof PathError;
 }
 
 export async function run(args: string[]): Promise<void> {

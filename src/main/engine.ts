@@ -99,6 +99,21 @@ export function compileModule(ir: IrFunction, useCache = true): { module: WebAss
   return { module, digest, cached: false };
 }
 
+export function hasModule(digest: string): boolean {
+  return moduleCache.has(digest);
+}
+
+/** Put a module compiled elsewhere (the compile worker) into the cache. */
+export function seedModule(digest: string, module: WebAssembly.Module): void {
+  moduleCache.set(digest, module);
+}
+
+/** The groups an engine for this scene runs (what the compile worker compiles ahead). */
+export function sceneGroups(scene: Scene, pins: string[], fuse: boolean): Group[] {
+  const keep = new Set([...scene.outputs.map((o) => o.node), ...pins]);
+  return planGroups(neededNodes(scene, pins), keep, fuse).map(buildGroup);
+}
+
 export class Engine {
   readonly memory: FieldMemory;
   readonly backend: Backend;
@@ -139,10 +154,8 @@ export class Engine {
     this.cacheFrames = options.cacheFrames ?? true;
     this.cacheModules = options.cacheModules ?? true;
     for (const [name, p] of scene.params) this.params.set(name, [...p.value]);
-    const needed = neededNodes(scene, options.pins ?? []);
-    const keep = new Set([...scene.outputs.map((o) => o.node), ...(options.pins ?? [])]);
-    this.groups = planGroups(needed, keep, options.fuse ?? true).map(buildGroup);
-    this.stateful = needed.some((n) => n.kernel.ports.some((p) => p.kind === 'state'));
+    this.groups = sceneGroups(scene, options.pins ?? [], options.fuse ?? true);
+    this.stateful = this.groups.some((g) => g.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state')));
     try {
       this.allocate();
       const t0 = performance.now();

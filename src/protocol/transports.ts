@@ -374,9 +374,10 @@ export function serveStdio(
   return new Promise<void>((resolve) => {
     const out = output as NodeJS.WritableStream & { writableLength?: number; writableNeedDrain?: boolean };
     let done = false;
+    let outputFailed = false;
     const waitDrain = (): Promise<void> =>
       new Promise<void>((r) => {
-        if (done || !out.writableNeedDrain) return r();
+        if (outputFailed || !out.writableNeedDrain) return r();
         const finish = () => {
           out.off('drain', finish);
           out.off('error', finish);
@@ -442,6 +443,7 @@ export function serveStdio(
       onEnd();
     }
     function onOutputError() {
+      outputFailed = true;
       door.gone('output failed');
     }
     input.on('data', onData);

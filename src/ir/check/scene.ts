@@ -1,5 +1,6 @@
 // Checking a whole scene: its documents, the kernels, and the graph of nodes that run them.
 
+import type { Grant } from '../grants.js';
 import { DEFAULT_FUEL } from '../ir.js';
 import type { Env } from '../lower/context.js';
 import { LowerError } from '../lower/context.js';
@@ -56,8 +57,13 @@ export interface SceneOptions {
   /** Replace the size of every node whose domain has as many axes (`render --size`). */
   size?: number[];
   fuel?: number;
-  /** Kernels the world holds beyond the documents' (published over the protocol). */
-  extraKernels?: Map<string, KernelInfo>;
+  /**
+   * Kernels published over the protocol, as source texts: each replaces the documents' kernel of
+   * the same id in the running world (their fns, structs and types join the scene's).
+   */
+  overrides?: { path: string; text: string }[];
+  /** The grants the session holds; a kernel needing another is refused. Default: all. */
+  grants?: readonly Grant[];
 }
 
 /** Load, parse and check a scene. The result holds diagnostics; it is usable when there are none. */
@@ -81,15 +87,31 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
       table.set(st.name.value, { doc, st });
     }
   }
+  for (const { path, text } of options.overrides ?? []) {
+    const { doc, diagnostics: parsed } = parseDocument(path, text);
+    diagnostics.push(...parsed);
+    for (const st of doc.statements) {
+      if (st.kind === 'use') continue;
+      let table = byKind.get(st.kind);
+      if (!table) byKind.set(st.kind, (table = new Map()));
+      if (st.kind === 'kernel' || !table.has(st.name.value)) table.set(st.name.value, { doc, st });
+    }
+  }
   const all = <T extends Statement>(kind: T['kind']) => [...(byKind.get(kind)?.values() ?? [])] as { doc: Document; st: T }[];
 
   const env = makeEnv(all<StructStatement>('struct'), all<TypeStatement>('type'), all<FnStatement>('fn'), diagnostics);
 
-  const kernels = new Map<string, KernelInfo>(options.extraKernels ?? []);
+  const kernels = new Map<string, KernelInfo>();
   for (const { doc, st } of all<Extract<Statement, { kind: 'kernel' }>>('kernel')) {
     const result = checkKernel(doc, st, env, options.fuel ?? DEFAULT_FUEL);
     diagnostics.push(...result.diagnostics);
-    if (result.kernel) kernels.set(result.kernel.id, result.kernel);
+    if (!result.kernel) continue;
+    const lacking = options.grants ? result.kernel.grants.filter((g) => !options.grants!.includes(g)) : [];
+    if (lacking.length) {
+      diagnostics.push(diagnostic(doc, st.name.span, `kernel ${result.kernel.id} needs ${lacking.join(', ')}, which this session does not grant (its grants: ${options.grants!.join(', ') || 'none'}); start the session with --grant ${lacking[0]}, or change the kernel not to need it`));
+      continue;
+    }
+    kernels.set(result.kernel.id, result.kernel);
   }
 
   const params = new Map<string, ParamInfo>();

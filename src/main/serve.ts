@@ -1,0 +1,36 @@
+// `entelechy serve`: the session behind its doors — stdin, and with --listen, TCP and WebSocket.
+
+import { listen, serveStdio, type LineHandler } from '../protocol/transports.js';
+import { Session, type SessionOptions } from './session.js';
+
+/** The handler every door uses: the session answers; `quit` closes the door it came through. */
+export function doorHandler(session: Session): LineHandler {
+  return async (line, conn) => {
+    const answer = await session.request(line, conn);
+    let close = false;
+    try {
+      const req = JSON.parse(line);
+      close = req?.op === 'quit' && answer.includes('"ok"');
+    } catch {
+      // not JSON: the answer says so
+    }
+    return { answer, close };
+  };
+}
+
+export async function serve(scenePath: string, options: SessionOptions & { listen?: string }): Promise<void> {
+  const session = await Session.open(scenePath, options);
+  const handler = doorHandler(session);
+  if (session.refused) process.stderr.write(`entelechy: ${session.refused.message}\n(the session runs; mend the scene with compose)\n`);
+  const listener = options.listen !== undefined ? await listen(options.listen, handler) : undefined;
+  await serveStdio(handler);
+  // stdin ended or quit: without a listener the process ends; with one, a quit on stdin ends it too.
+  if (listener) {
+    if (!process.stdin.readableEnded) {
+      await listener.close();
+    } else {
+      await new Promise<void>(() => undefined); // serve sockets until killed
+    }
+  }
+  await session.close();
+}

@@ -1,0 +1,273 @@
+// The session: owns the documents, the world (registry, graph, params, state, clock) and the
+// authority rules. Every door (stdin, TCP, WebSocket, in process) reaches it through `request`.
+//
+// Rules: a change is prepared (parsed, checked, compiled on the compile worker) before it is
+// published; publication swaps the world at once; a rejected change leaves the running world as it
+// was; state commits only when a whole frame succeeds (the engine's double buffers); one change is
+// made at a time (the `changes` queue), while frames and other connections go on.
+
+import { availableParallelism } from 'node:os';
+import { basename } from 'node:path';
+import type { Grant } from '../ir/grants.js';
+import { ALL_GRANTS } from '../ir/grants.js';
+import { loadScene, type Scene } from '../ir/check/scene.js';
+import type { Diagnostic } from '../ir/syntax/tree.js';
+import { errorLine, okLine, parseRequest, ProtocolError } from '../protocol/envelope.js';
+import { HANDLERS } from '../protocol/handlers/index.js';
+import { EvalPool } from '../workers/pool.js';
+import { CompileWorker } from './compiler.js';
+import { versionOf } from './documents.js';
+import { Engine, EvaluationError, type FrameReport } from './engine.js';
+import { copyField } from './field.js';
+import { SceneFolder } from './files.js';
+import { FieldMemory } from './memory.js';
+
+export interface SessionOptions {
+  grants?: Grant[];
+  workers?: number;
+  fuse?: boolean;
+  /** Start without the compile worker (compile on this thread): for tools that only inspect. */
+  inline?: boolean;
+}
+
+export interface SessionEvent {
+  kind: string;
+  [k: string]: unknown;
+}
+
+export interface DocumentVersion {
+  version: string;
+  origin: 'load' | 'compose' | 'disk' | 'rollback';
+  at: string;
+  bytes: number;
+  text: string;
+}
+
+/** A kernel the registry holds: its generation counts publications of its id. */
+export interface RegistryEntry {
+  id: string;
+  generation: number;
+  origin: string;
+  source: string;
+}
+
+/** A failed check or compile, as an error the client can act on. */
+export function diagnosticsError(what: string, diagnostics: Diagnostic[]): ProtocolError {
+  const first = diagnostics[0];
+  const data: Record<string, unknown> = {
+    diagnostics: diagnostics.map((d) => ({ path: d.path, line: d.line, column: d.column, message: d.message, ...(d.fix ? { fix: d.fix } : {}) })),
+    path: first.path, line: first.line, column: first.column,
+  };
+  if (first.fix) data.fix = first.fix;
+  return new ProtocolError(`${what}: ${first.path}:${first.line}:${first.column}: ${first.message}${diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more)` : ''}`, data);
+}
+
+export class Session {
+  readonly folder: SceneFolder;
+  readonly entry: string;
+  readonly grants: Grant[];
+  readonly memory = new FieldMemory();
+  readonly pool?: EvalPool;
+  readonly compiler?: CompileWorker;
+  readonly fuse: boolean;
+  /** What the session last loaded of each document, and every version it has seen. */
+  readonly texts = new Map<string, string>();
+  readonly history = new Map<string, DocumentVersion[]>();
+  /** Kernel sources published over the protocol, by id. */
+  readonly published = new Map<string, string>();
+  readonly registry = new Map<string, RegistryEntry>();
+  readonly pins = new Set<string>();
+  scene!: Scene;
+  engine!: Engine;
+  revision = 0;
+  paused = false;
+  lastFrame?: FrameReport;
+  /** The last refused change, or null. */
+  refused: { message: string; at: string } | null = null;
+  /** Events waiting for `sync`. */
+  pending: SessionEvent[] = [];
+  /** Changes run one at a time, in order. */
+  private changes: Promise<unknown> = Promise.resolve();
+  /** Frames run one at a time; a world swap waits for the running one before freeing memory. */
+  private frames: Promise<unknown> = Promise.resolve();
+  /** A saved edit compiling in the background (sync). */
+  syncing?: Promise<void>;
+
+  private constructor(scenePath: string, options: SessionOptions) {
+    this.folder = new SceneFolder(scenePath);
+    this.entry = basename(scenePath);
+    this.grants = options.grants ?? [...ALL_GRANTS];
+    this.fuse = options.fuse ?? true;
+    const workers = options.workers ?? availableParallelism();
+    if (workers > 1) this.pool = new EvalPool(this.memory.memory, { workers });
+    if (!options.inline) this.compiler = new CompileWorker();
+  }
+
+  /** Open a session on a scene; a scene that does not check still opens (status says refused). */
+  static async open(scenePath: string, options: SessionOptions = {}): Promise<Session> {
+    const s = new Session(scenePath, options);
+    const texts = s.readAll();
+    const scene = s.check(texts);
+    for (const [path, text] of texts) s.remember(path, text, 'load');
+    if (scene.diagnostics.length) {
+      // Run an empty world and say why: the agent mends the scene with compose.
+      s.refused = { message: diagnosticsError('the scene does not check', scene.diagnostics).message, at: new Date().toISOString() };
+      s.scene = loadScene('(empty)', { read: () => '' });
+      s.engine = new Engine(s.scene, { memory: s.memory });
+      return s;
+    }
+    await s.compiler?.ready;
+    await s.compiler?.compileScene(scene, [...s.pins], s.fuse);
+    s.install(scene, []);
+    return s;
+  }
+
+  /** The documents of the scene as they are on disk (entry and what it uses, transitively). */
+  readAll(overrides: Map<string, string> = new Map()): Map<string, string> {
+    const texts = new Map<string, string>();
+    const scene = loadScene(this.entry, {
+      read: (p) => {
+        const t = overrides.get(p) ?? this.folder.read(p);
+        if (t !== undefined) texts.set(p, t);
+        return t;
+      },
+    });
+    void scene;
+    return texts;
+  }
+
+  /** Parse and check documents (with the protocol's kernels); nothing changes. */
+  check(texts: Map<string, string>, published = this.published): Scene {
+    return loadScene(this.entry, {
+      read: (p) => (texts.has(p) ? texts.get(p) : this.folder.read(p)),
+      overrides: [...published].map(([id, text]) => ({ path: `(protocol ${id})`, text })),
+      grants: this.grants,
+    });
+  }
+
+  remember(path: string, text: string, origin: DocumentVersion['origin']): void {
+    this.texts.set(path, text);
+    const list = this.history.get(path) ?? [];
+    const version = versionOf(text);
+    if (list[list.length - 1]?.version === version) return;
+    const seen = list.some((v) => v.version === version);
+    list.push({ version, origin: seen && origin !== 'load' ? 'rollback' : origin, at: new Date().toISOString(), bytes: Buffer.byteLength(text), text });
+    this.history.set(path, list);
+  }
+
+  /** Run a change after the ones before it; its failure does not stop the next. */
+  change<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.changes.then(f, f);
+    this.changes = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Run a frame after the one before it. */
+  frame<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.frames.then(f, f);
+    this.frames = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Compile a checked scene on the compile worker, then swap it in at once: state carried where
+   * its layout is unchanged, params kept, the clock kept. Returns the events of the swap.
+   */
+  async publishScene(scene: Scene, reason: string): Promise<SessionEvent[]> {
+    await this.compiler?.compileScene(scene, [...this.pins], this.fuse);
+    return this.install(scene, [reason]);
+  }
+
+  private install(scene: Scene, _reasons: string[]): SessionEvent[] {
+    const events: SessionEvent[] = [];
+    const old = this.engine;
+    const engine = new Engine(scene, { memory: this.memory, pool: this.pool, pins: [...this.pins], fuse: this.fuse });
+    if (old) {
+      engine.frame = old.frame;
+      engine.time = old.time;
+      for (const [name, value] of old.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
+      for (const node of scene.nodes) {
+        for (const port of node.kernel.ports) {
+          if (port.kind !== 'state') continue;
+          const key = `${node.name}.${port.name}`;
+          const from = old.fields.get(key);
+          const to = engine.fields.get(key);
+          if (!from || !to) continue;
+          if (from.planeBytes === to.planeBytes && from.comps.join() === to.comps.join()) copyField(this.memory, from, to);
+          else events.push({ kind: 'state_reset', node: node.name, port: port.name, message: `the layout of \`${key}\` changed and the kernel has no migration for it: it starts from its declared value` });
+        }
+      }
+    }
+    for (const e of engine.events) events.push({ ...e });
+    // Generations: a kernel whose source changed (or is new) is published anew.
+    const seen = new Set<string>();
+    for (const k of scene.kernels.values()) {
+      seen.add(k.id);
+      const doc = scene.documents.find((d) => d.path === k.path);
+      const source = this.published.get(k.id) ?? (doc ? doc.text.slice(k.statement.span.start, k.statement.span.end) : '');
+      const origin = this.published.has(k.id) ? 'protocol' : k.path;
+      const entry = this.registry.get(k.id);
+      if (!entry || entry.source !== source || entry.origin !== origin) {
+        const generation = (entry?.generation ?? 0) + 1;
+        this.registry.set(k.id, { id: k.id, generation, origin, source });
+        if (old) events.push({ kind: 'published', kernel: k.id, generation, origin });
+      }
+    }
+    for (const id of [...this.registry.keys()]) {
+      if (seen.has(id)) continue;
+      this.registry.delete(id);
+      events.push({ kind: 'retired', kernel: id });
+    }
+    const previous = this.scene;
+    this.scene = scene;
+    this.engine = engine;
+    this.revision++;
+    this.refused = null;
+    this.lastFrame = undefined;
+    if (previous && JSON.stringify(order(previous)) !== JSON.stringify(order(scene))) events.push({ kind: 'routed', order: order(scene) });
+    events.push({ kind: 'scene_loaded', revision: this.revision });
+    for (const n of scene.nodes) if (!engine.groups.some((g) => g.nodes.includes(n))) events.push({ kind: 'unrun', node: n.name });
+    // Free the old world once no frame runs on it.
+    if (old) void this.frame(async () => old.dispose());
+    return events;
+  }
+
+  /** Evaluate a frame on the running world (paused: the last frame, nothing runs). */
+  evaluate(input: Parameters<Engine['evaluate']>[0]): Promise<{ report: FrameReport; events: SessionEvent[] }> {
+    return this.frame(async () => {
+      const engine = this.engine;
+      if (this.paused && this.lastFrame) return { report: { ...this.lastFrame, executed: [], timings: [], cached: true }, events: [{ kind: 'idle', reason: 'paused' }] };
+      const report = await engine.evaluate(input);
+      this.lastFrame = report;
+      const events: SessionEvent[] = report.cached ? [{ kind: 'idle', reason: 'nothing changed since the last frame' }] : [];
+      return { report, events };
+    });
+  }
+
+  /** One request line in, one answer line out: the in-process door. */
+  async request(line: string, conn: { kind: string; id: number } = { kind: 'in-process', id: 0 }): Promise<string> {
+    const req = parseRequest(line);
+    if ('error' in req) return errorLine(req.id, req.error);
+    try {
+      const ok = await HANDLERS[req.op](this, req.fields, conn);
+      return okLine(req.id, ok);
+    } catch (e) {
+      if (e instanceof ProtocolError) return errorLine(req.id, e);
+      if (e instanceof EvaluationError) return errorLine(req.id, new ProtocolError(e.message, { node: e.node }));
+      const err = e as Error;
+      const known = err && ['MemoryLimitError', 'PathError', 'EditError', 'ImageError'].includes(err.name);
+      return errorLine(req.id, new ProtocolError(known ? err.message : `internal error in \`${req.op}\`: ${err?.message ?? err} (the session goes on)`, known ? {} : { internal: true }));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.frames;
+    this.engine?.dispose();
+    await this.pool?.destroy();
+    await this.compiler?.close();
+  }
+}
+
+function order(scene: Scene): string[] {
+  return scene.nodes.map((n) => n.name);
+}

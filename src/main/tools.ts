@@ -1,0 +1,96 @@
+// Small CLI tools beside the session: `help`, `test` (replay files), grant options.
+
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative } from 'node:path';
+import { ALL_GRANTS, isGrant, type Grant } from '../ir/grants.js';
+import { ProtocolError } from '../protocol/envelope.js';
+import { helpEntry } from '../protocol/help.js';
+import { parseReplay, ReplayError, runReplay } from '../protocol/replay.js';
+import { Session } from './session.js';
+
+export class ToolError extends Error {
+  override name = 'ToolError';
+}
+
+export function sessionGrants(grant?: string[], deny?: string[]): Grant[] {
+  for (const g of [...(grant ?? []), ...(deny ?? [])]) {
+    if (!isGrant(g)) throw new ToolError(`\`${g}\` is not a grant; the grants are ${ALL_GRANTS.join(', ')}`);
+  }
+  const base = grant?.length ? (grant as Grant[]) : ALL_GRANTS;
+  return base.filter((g) => !(deny ?? []).includes(g));
+}
+
+export function printHelp(name: string | undefined, json: boolean): number {
+  try {
+    const entry = helpEntry(name);
+    if (json) process.stdout.write(JSON.stringify(entry) + '\n');
+    else process.stdout.write(formatHelp(entry) + '\n');
+    return 0;
+  } catch (e) {
+    if (!(e instanceof ProtocolError)) throw e;
+    if (json) process.stdout.write(JSON.stringify({ error: { message: e.message, ...e.data } }) + '\n');
+    else process.stderr.write(`entelechy: ${e.message}\n`);
+    return 1;
+  }
+}
+
+function formatHelp(entry: Record<string, unknown>): string {
+  if (entry.index) {
+    return Object.entries(entry.index as Record<string, string[]>).map(([kind, names]) => `${kind}:\n  ${names.join(', ')}`).join('\n') + `\n\n${entry.usage}`;
+  }
+  const list = (entry.entries as Record<string, unknown>[] | undefined) ?? [entry];
+  return list
+    .map((e) => {
+      const lines = [`${e.name} (${e.kind})${e.signature ? `: ${e.signature}` : ''}${e.syntax ? `\n  ${e.syntax}` : ''}`, `  ${e.summary ?? ''}`];
+      if (Array.isArray(e.fields) && e.fields.length) {
+        for (const f of e.fields as { name: string; type: string; required?: boolean; meaning: string }[]) lines.push(`  ${f.name}${f.required ? '' : '?'}: ${f.type} — ${f.meaning}`);
+      }
+      if (e.answer) lines.push(`  answers: ${e.answer}`);
+      if (e.example) lines.push(`  e.g. ${e.example}`);
+      return lines.join('\n');
+    })
+    .join('\n\n');
+}
+
+function replayFilesUnder(path: string): string[] {
+  if (!existsSync(path)) throw new ToolError(`no such file or folder: ${path}`);
+  if (statSync(path).isFile()) return [path];
+  return readdirSync(path, { withFileTypes: true })
+    .filter((d) => !d.name.startsWith('.') && d.name !== 'node_modules')
+    .flatMap((d) => (d.isDirectory() ? replayFilesUnder(join(path, d.name)) : d.name.endsWith('.replay') ? [join(path, d.name)] : []))
+    .sort();
+}
+
+/** Replay each file against a fresh session on a copy of its scene's folder. */
+export async function replayFiles(paths: string[]): Promise<number> {
+  const files = paths.flatMap(replayFilesUnder);
+  let failed = 0;
+  for (const file of files) {
+    const scratch = mkdtempSync(join(tmpdir(), 'entelechy-replay-'));
+    let session: Session | undefined;
+    try {
+      const script = parseReplay(readFileSync(file, 'utf8'), file);
+      cpSync(dirname(file), scratch, { recursive: true });
+      session = await Session.open(join(scratch, script.scene ?? 'scene.esn'), { workers: 1 });
+      const results = await runReplay(script, (line) => session!.request(line));
+      const bad = results.filter((r) => r.failure);
+      if (bad.length) {
+        failed++;
+        process.stdout.write(`FAIL ${file} (${results.length - bad.length}/${results.length} steps)\n`);
+        for (const r of bad) process.stdout.write(`  ${file}:${r.line}: ${r.failure}\n    answer: ${r.answer.slice(0, 300)}\n`);
+      } else {
+        process.stdout.write(`ok   ${file} (${results.length} steps)\n`);
+      }
+    } catch (e) {
+      failed++;
+      const message = e instanceof ReplayError ? e.message : `${relative('.', file)}: ${(e as Error).message}`;
+      process.stdout.write(`FAIL ${basename(file)}: ${message}\n`);
+    } finally {
+      await session?.close();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+  process.stdout.write(`${files.length - failed} passed, ${failed} failed\n`);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,123 @@
+// The envelope: one JSON object a line in, `{"id","ok"}` or `{"error","id"}` out. Requests are
+// validated against the operations table, and every error carries what acts on it as data.
+
+import { closest } from '../ir/suggest.js';
+import { OPERATION_NAMES, operation, type FieldSpec, type OperationSpec } from './operations.js';
+
+/** An error for the client: a message and the data that acts on it (fields, fix, node, ...). */
+export class ProtocolError extends Error {
+  override name = 'ProtocolError';
+  constructor(
+    message: string,
+    readonly data: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface Request {
+  id?: unknown;
+  op: string;
+  spec: OperationSpec;
+  fields: Record<string, unknown>;
+}
+
+/** Parse and validate one request line; a ProtocolError says what is wrong (and keeps the id). */
+export function parseRequest(line: string): Request | { id?: unknown; error: ProtocolError } {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    return { error: jsonError(line, e as Error) };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { error: new ProtocolError('a request is one JSON object a line, such as {"id": 1, "op": "status"}', { expected: 'object' }) };
+  const { id, op, ...fields } = value as Record<string, unknown>;
+  if (id !== undefined && typeof id !== 'string' && typeof id !== 'number')
+    return { error: new ProtocolError('`id` must be a string or a number (it is echoed back)', { field: 'id', expected: 'string or number', fields: ['id', 'op'] }) };
+  if (typeof op !== 'string')
+    return { id, error: new ProtocolError(op === undefined ? 'the request has no `op`; say which operation, e.g. {"op": "status"}' : '`op` must be a string', { field: 'op', expected: 'string', operations: OPERATION_NAMES }) };
+  const spec = operation(op);
+  if (!spec) {
+    const near = closest(op, OPERATION_NAMES);
+    return { id, error: new ProtocolError(`unknown op \`${op}\`${near ? ` (did you mean \`${near}\`?)` : ''}; the operations are ${OPERATION_NAMES.join(', ')}`, { operations: OPERATION_NAMES }) };
+  }
+  const problem = checkFields(spec, fields);
+  if (problem) return { id, error: problem };
+  return { id, op, spec, fields };
+}
+
+function jsonError(line: string, e: Error): ProtocolError {
+  const m = /position (\d+)/.exec(e.message);
+  const token = /Unexpected token '(.)'/.exec(e.message);
+  const position = m ? Number(m[1]) : token ? Math.max(0, line.indexOf(token[1])) : line.length;
+  let lineNo = 1;
+  let column = 1;
+  for (let i = 0; i < position && i < line.length; i++) {
+    if (line[i] === '\n') {
+      lineNo++;
+      column = 1;
+    } else column++;
+  }
+  const reason = e.message.replace(/^Unexpected /, 'unexpected ').replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/, '');
+  return new ProtocolError(`not JSON at line ${lineNo}, column ${column}: ${reason}; send one JSON object a line`, { line: lineNo, column });
+}
+
+function typeOk(t: FieldSpec['type'], v: unknown): boolean {
+  switch (t) {
+    case 'string': return typeof v === 'string';
+    case 'number': return typeof v === 'number' && Number.isFinite(v);
+    case 'integer': return typeof v === 'number' && Number.isInteger(v);
+    case 'boolean': return typeof v === 'boolean';
+    case 'object': return typeof v === 'object' && v !== null && !Array.isArray(v);
+    case 'array': return Array.isArray(v);
+    case 'string|null': return typeof v === 'string' || v === null;
+    case 'number|array': return (typeof v === 'number' && Number.isFinite(v)) || (Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isFinite(x)));
+    case 'any': return true;
+  }
+}
+
+const TYPE_WORDS: Record<FieldSpec['type'], string> = {
+  string: 'a string', number: 'a number', integer: 'an integer', boolean: 'true or false', object: 'an object', array: 'an array',
+  'string|null': 'a string or null', 'number|array': 'a number or an array of numbers', any: 'any value',
+};
+
+/** A field of the wrong type, one not taken, or one missing: answers fields, field, expected. */
+function checkFields(spec: OperationSpec, fields: Record<string, unknown>): ProtocolError | undefined {
+  const names = spec.fields.map((f) => f.name);
+  for (const [name, value] of Object.entries(fields)) {
+    const fs = spec.fields.find((f) => f.name === name);
+    if (!fs) {
+      const near = closest(name, names);
+      return new ProtocolError(
+        `\`${spec.name}\` takes no field \`${name}\`${near ? `; did you mean \`${near}\`?` : names.length ? `; its fields are ${names.join(', ')}` : '; it takes no fields'}`,
+        { fields: names, field: name, expected: near ?? null },
+      );
+    }
+    if (!typeOk(fs.type, value))
+      return new ProtocolError(`\`${name}\` of \`${spec.name}\` must be ${TYPE_WORDS[fs.type]}: ${fs.meaning}`, { fields: names, field: name, expected: fs.type });
+  }
+  const missing = spec.fields.find((f) => f.required && !(f.name in fields));
+  if (missing) return new ProtocolError(`\`${spec.name}\` needs \`${missing.name}\` (${TYPE_WORDS[missing.type]}): ${missing.meaning}`, { fields: names, field: missing.name, expected: missing.type });
+  return undefined;
+}
+
+/** Objects with their keys in order, all the way down, so answers read the same every time. */
+function sorted(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sorted);
+  if (v && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) if ((v as Record<string, unknown>)[k] !== undefined) out[k] = sorted((v as Record<string, unknown>)[k]);
+    return out;
+  }
+  return v;
+}
+
+export function okLine(id: unknown, ok: object): string {
+  return JSON.stringify(id === undefined ? { ok: sorted(ok) } : { id, ok: sorted(ok) });
+}
+
+export function errorLine(id: unknown, e: ProtocolError): string {
+  const error = sorted({ ...e.data, message: e.message });
+  return JSON.stringify(id === undefined ? { error } : { error, id });
+}

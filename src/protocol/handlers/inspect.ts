@@ -1,0 +1,104 @@
+// Inspect: status, kernels, kernel, graph, document, history, help.
+
+import type { Session } from '../../main/session.js';
+import { LineIndex } from '../../ir/syntax/position.js';
+import { parseDocument } from '../../ir/syntax/index.js';
+import { components } from '../../ir/types.js';
+import { IR_VERSION } from '../../ir/ir.js';
+import { ProtocolError } from '../envelope.js';
+import { helpEntry } from '../help.js';
+import { versionOf } from '../../main/documents.js';
+
+type Fields = Record<string, unknown>;
+
+export const VERSIONS = { api: 1, entelechy: '0.1.0', ir: IR_VERSION, language: 1, package: 1 };
+
+function portsOf(s: Session, id: string) {
+  const k = s.scene.kernels.get(id)!;
+  return k.ports.map((p) => ({ name: p.name, kind: p.kind, type: p.dims ? `field${p.dims}<${p.type.name}>` : p.type.name, ...(p.value ? { default: p.value } : {}) }));
+}
+
+export async function status(s: Session) {
+  const e = s.engine;
+  return {
+    backend: e.backend, frame: e.frame, time: e.time, paused: s.paused, fusion: s.fuse, grants: s.grants,
+    kernels: s.scene.kernels.size, loaded: s.refused === null, natives: 0, nodes: s.scene.nodes.length,
+    outputs: s.scene.outputs.map((o) => o.name), params: Object.fromEntries(e.params), pins: [...s.pins],
+    refused: s.refused, revision: s.revision, scene: s.entry, versions: VERSIONS, workers: s.pool?.workers ?? 1,
+    memory: { bytes: s.memory.bytes, allocated: s.memory.allocatedBytes },
+  };
+}
+
+export async function kernels(s: Session) {
+  return {
+    kernels: [...s.scene.kernels.values()].map((k) => {
+      const r = s.registry.get(k.id);
+      return { id: k.id, generation: r?.generation ?? 1, origin: r?.origin ?? k.path, ports: portsOf(s, k.id), grants: k.grants };
+    }),
+  };
+}
+
+function needKernel(s: Session, id: string) {
+  const k = s.scene.kernels.get(id);
+  if (!k) {
+    const ids = [...s.scene.kernels.keys()];
+    throw new ProtocolError(`no kernel \`${id}\` in the registry; it holds ${ids.join(', ') || 'none'}`, { kernels: ids });
+  }
+  return k;
+}
+
+export async function kernel(s: Session, f: Fields) {
+  const k = needKernel(s, String(f.kernel));
+  const r = s.registry.get(k.id)!;
+  const state = k.ports.filter((p) => p.kind === 'state').map((p) => ({ port: p.name, type: p.type.name, components: components(p.type).length }));
+  return { id: k.id, generation: r.generation, origin: r.origin, source: r.source, ports: portsOf(s, k.id), grants: k.grants, state };
+}
+
+export async function graph(s: Session) {
+  const scene = s.scene;
+  return {
+    nodes: scene.nodes.map((n) => ({
+      name: n.name, kernel: n.kernel.id, size: n.domain,
+      members: Object.fromEntries([...n.values].map(([port, v]) => [port, 'param' in v ? { param: v.param } : v.value])),
+      edges: Object.fromEntries([...n.edges].map(([port, src]) => [port, 'input' in src ? src.input : `${src.node}.${src.port}`])),
+    })),
+    outputs: scene.outputs.map((o) => ({ name: o.name, node: o.node, port: o.port })),
+    params: [...scene.params.values()].map((p) => ({ name: p.name, type: p.type.name, value: s.engine.params.get(p.name), default: p.value, ...(p.range ? { range: [p.range.lo, p.range.hi] } : {}) })),
+    inputs: [...scene.inputs.values()].map((i) => ({ name: i.name, type: `field${i.dims}<${i.type.name}>`, size: i.size })),
+    order: scene.nodes.map((n) => n.name),
+    groups: s.engine.groups.map((g) => g.nodes.map((n) => n.name)),
+  };
+}
+
+function docPath(s: Session, f: Fields): string {
+  return typeof f.path === 'string' ? f.path : s.entry;
+}
+
+export async function document(s: Session, f: Fields) {
+  const path = docPath(s, f);
+  let text: string | undefined;
+  if (typeof f.version === 'string') {
+    text = s.history.get(path)?.find((v) => v.version === f.version)?.text;
+    if (text === undefined) throw new ProtocolError(`\`${path}\` has no version ${f.version} in this session's history; \`history\` lists them`, { field: 'version' });
+  } else {
+    text = s.texts.get(path) ?? s.folder.read(path);
+    if (text === undefined) throw new ProtocolError(`no document \`${path}\` under the scene's folder`, { field: 'path' });
+  }
+  const { doc } = parseDocument(path, text);
+  const index = new LineIndex(text);
+  return {
+    path, version: versionOf(text), text,
+    statements: doc.statements.map((st) => ({ kind: st.kind, name: st.name.value, ...index.positionAt(st.span.start) })),
+  };
+}
+
+export async function history(s: Session, f: Fields) {
+  const path = docPath(s, f);
+  const list = s.history.get(path);
+  if (!list) throw new ProtocolError(`this session has seen no document \`${path}\`; its documents: ${[...s.history.keys()].join(', ')}`, { field: 'path' });
+  return { path, versions: list.map(({ version, origin, at, bytes }) => ({ version, origin, at, bytes })) };
+}
+
+export async function help(_s: Session, f: Fields) {
+  return helpEntry(typeof f.name === 'string' ? f.name : undefined);
+}

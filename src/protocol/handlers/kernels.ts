@@ -1,0 +1,85 @@
+// Kernels: prepare (validate only), publish (change the running world, not a file), retire.
+
+import type { Session } from '../../main/session.js';
+import { diagnosticsError } from '../../main/session.js';
+import { parseDocument } from '../../ir/syntax/index.js';
+import { ProtocolError } from '../envelope.js';
+
+type Fields = Record<string, unknown>;
+
+/** The kernel id a source declares (exactly one kernel). */
+function kernelId(source: string): string {
+  const { doc, diagnostics } = parseDocument('(protocol)', source);
+  if (diagnostics.length) throw diagnosticsError('the source does not parse', diagnostics);
+  const ks = doc.statements.filter((st) => st.kind === 'kernel');
+  if (ks.length !== 1) throw new ProtocolError(`\`source\` must declare exactly one kernel (with any fn, struct or type it needs); it declares ${ks.length}`, { field: 'source' });
+  return ks[0].name.value;
+}
+
+/** Check a protocol kernel within the scene; the scene as it would run with it. */
+function prepared(s: Session, id: string, source: string) {
+  const published = new Map(s.published);
+  published.set(id, source);
+  const scene = s.check(s.texts, published);
+  if (scene.diagnostics.length) throw diagnosticsError(`${id} does not check`, scene.diagnostics);
+  return scene;
+}
+
+function describe(s: Session, id: string, scene = s.scene) {
+  const k = scene.kernels.get(id)!;
+  return {
+    id,
+    ports: k.ports.map((p) => ({ name: p.name, kind: p.kind, type: p.dims ? `field${p.dims}<${p.type.name}>` : p.type.name })),
+    grants: k.grants,
+  };
+}
+
+export async function prepare(s: Session, f: Fields) {
+  const source = String(f.source);
+  const id = kernelId(source);
+  const scene = prepared(s, id, source);
+  // Compile it too: a kernel no node runs yet still has to compile.
+  await s.compiler?.compileIrs([scene.kernels.get(id)!.ir]);
+  return describe(s, id, scene);
+}
+
+function checkExpect(s: Session, id: string, expect: unknown): void {
+  if (expect === undefined) return;
+  const held = s.registry.get(id)?.generation ?? 0;
+  if (held !== expect) throw new ProtocolError(`cannot replace ${id} g${expect}: the registry holds g${held}`, { kernel: id, generation: held, expected: expect });
+}
+
+export async function publish(s: Session, f: Fields) {
+  return s.change(async () => {
+    const source = String(f.source);
+    const id = kernelId(source);
+    checkExpect(s, id, f.expect);
+    const scene = prepared(s, id, source);
+    s.published.set(id, source);
+    try {
+      const events = await s.publishScene(scene, 'publish');
+      return { id, generation: s.registry.get(id)?.generation ?? 1, events };
+    } catch (e) {
+      s.published.delete(id);
+      throw e;
+    }
+  });
+}
+
+export async function retire(s: Session, f: Fields) {
+  return s.change(async () => {
+    const id = String(f.kernel);
+    if (!s.published.has(id)) {
+      const origin = s.registry.get(id)?.origin;
+      throw new ProtocolError(origin ? `${id} comes from ${origin}, not the protocol: remove it there with compose ({"kernel": "${id}", "text": null})` : `no kernel \`${id}\` was published over the protocol`, { kernel: id });
+    }
+    checkExpect(s, id, f.expect);
+    const published = new Map(s.published);
+    published.delete(id);
+    const scene = s.check(s.texts, published);
+    if (scene.diagnostics.length) throw diagnosticsError(`retiring ${id} would leave the scene broken; the kernel stays`, scene.diagnostics);
+    s.published.delete(id);
+    const events = await s.publishScene(scene, 'retire');
+    return { id, generation: s.registry.get(id)?.generation ?? 0, events };
+  });
+}

@@ -1,0 +1,193 @@
+// Running: param, evaluate, read, pause, trace, pin, unpin.
+
+import type { Session } from '../../main/session.js';
+import { Engine } from '../../main/engine.js';
+import { readField, type Field } from '../../main/field.js';
+import { encodePng, fieldToRgba } from '../../main/image.js';
+import { components } from '../../ir/types.js';
+import { closest } from '../../ir/suggest.js';
+import { ProtocolError } from '../envelope.js';
+
+type Fields = Record<string, unknown>;
+
+export async function param(s: Session, f: Fields) {
+  const name = String(f.name);
+  const p = s.scene.params.get(name);
+  if (!p) {
+    // The seed's model: say why, and what to do next.
+    const owner = s.scene.nodes.find((n) => n.values.has(name) && 'value' in n.values.get(name)!);
+    const params = [...s.scene.params.keys()];
+    if (owner)
+      throw new ProtocolError(
+        `\`${name}\` is not a param the scene declares; node \`${owner.name}\` sets its own \`${name}\`, which is the document's: change it there (over the protocol, \`compose\` with \`edits\`, node \`${owner.name}\`, member \`${name}\`), or declare a \`param\` there for the node to name`,
+        { params, fix: { node: owner.name, member: name, text: `${name} = ${JSON.stringify(f.value)};` } },
+      );
+    const near = closest(name, params);
+    throw new ProtocolError(`\`${name}\` is not a param the scene declares${near ? `; did you mean \`${near}\`?` : ''}; its params: ${params.join(', ') || 'none'}`, { params });
+  }
+  const n = components(p.type).length;
+  const value = Array.isArray(f.value) ? (f.value as number[]) : new Array(n).fill(f.value as number);
+  if (value.length !== n) throw new ProtocolError(`\`${name}\` is a ${p.type.name}: give ${n} number${n > 1 ? 's' : ''}`, { field: 'value', expected: n > 1 ? `array of ${n} numbers` : 'number' });
+  if (p.range && value.some((v) => v < p.range!.lo || v > p.range!.hi))
+    throw new ProtocolError(`\`${name}\` keeps to ${p.range.lo}..${p.range.hi} (its range); got ${JSON.stringify(f.value)}`, { field: 'value', expected: `${p.range.lo}..${p.range.hi}` });
+  if (p.type.kind === 'scalar' && p.type.name === 'i32' && value.some((v) => !Number.isInteger(v)))
+    throw new ProtocolError(`\`${name}\` is an i32: give an integer`, { field: 'value', expected: 'integer' });
+  s.engine.params.set(name, value);
+  return { events: [], name, value: f.value };
+}
+
+export async function evaluate(s: Session, f: Fields) {
+  const wanted = Array.isArray(f.outputs) ? (f.outputs as string[]) : undefined;
+  for (const o of wanted ?? []) {
+    if (!s.scene.outputs.some((x) => x.name === o)) throw new ProtocolError(`no output \`${o}\`; the outputs: ${s.scene.outputs.map((x) => x.name).join(', ')}`, { field: 'outputs' });
+  }
+  const pointer = f.pointer as { x?: number; y?: number; down?: boolean } | undefined;
+  const { report, events } = await s.evaluate({
+    time: typeof f.time === 'number' ? f.time : undefined,
+    pointer: pointer ? { x: Number(pointer.x ?? 0), y: Number(pointer.y ?? 0), down: Boolean(pointer.down) } : undefined,
+    keys: Array.isArray(f.keys) ? (f.keys as string[]) : undefined,
+  });
+  const outputs = s.scene.outputs
+    .filter((o) => !wanted || wanted.includes(o.name))
+    .map((o) => {
+      const field = s.engine.outputField(o.name)!;
+      return { name: o.name, width: field.width, height: field.height, ...(field.dims === 3 ? { depth: field.depth } : {}) };
+    });
+  return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, events: [...events, ...s.engine.events.splice(0)] };
+}
+
+function crop(field: Field, planes: Float32Array[], region: Fields | undefined) {
+  if (!region) return { width: field.width, height: field.height, planes };
+  const x = Number(region.x ?? 0);
+  const y = Number(region.y ?? 0);
+  const w = Number(region.width ?? field.width - x);
+  const h = Number(region.height ?? field.height - y);
+  if (![x, y, w, h].every(Number.isInteger) || x < 0 || y < 0 || w < 1 || h < 1 || x + w > field.width || y + h > field.height)
+    throw new ProtocolError(`region {x: ${x}, y: ${y}, width: ${w}, height: ${h}} is not inside the ${field.width} x ${field.height} field`, { field: 'region', expected: '{x, y, width, height} inside the field' });
+  return {
+    width: w, height: h,
+    planes: planes.map((p) => {
+      const out = new Float32Array(w * h);
+      for (let r = 0; r < h; r++) out.set(p.subarray((y + r) * field.width + x, (y + r) * field.width + x + w), r * w);
+      return out;
+    }),
+  };
+}
+
+/** The field a read names: an output, or a pinned node's port. */
+function readable(s: Session, f: Fields): { name: string; field: Field } {
+  if (typeof f.node === 'string') {
+    const node = s.scene.nodes.find((n) => n.name === f.node);
+    if (!node) throw new ProtocolError(`no node \`${f.node}\``, { field: 'node' });
+    const ports = node.kernel.ports.filter((p) => p.kind !== 'in').map((p) => p.name);
+    const port = typeof f.port === 'string' ? f.port : ports[0];
+    if (!ports.includes(port)) throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${port}\`; its ports: ${ports.join(', ')}`, { field: 'port' });
+    const field = s.engine.fields.get(`${node.name}.${port}`);
+    if (!field) throw new ProtocolError(`\`${node.name}.${port}\` is not kept: fusion computes it inside another loop. Pin it first: {"op": "pin", "node": "${node.name}"}`, { fix: { op: 'pin', node: node.name } });
+    return { name: `${node.name}.${port}`, field };
+  }
+  const name = typeof f.output === 'string' ? f.output : s.scene.outputs[0]?.name;
+  const field = name ? s.engine.outputField(name) : undefined;
+  if (!name || !field) throw new ProtocolError(name ? `no output \`${name}\`; the outputs: ${s.scene.outputs.map((o) => o.name).join(', ')}` : 'the scene has no output', { field: 'output' });
+  return { name, field };
+}
+
+export async function read(s: Session, f: Fields) {
+  const format = typeof f.format === 'string' ? f.format : 'png';
+  if (format !== 'png' && format !== 'f32') throw new ProtocolError('`format` is png or f32', { field: 'format', expected: 'png | f32' });
+  return s.frame(async () => {
+    const { name, field } = readable(s, f);
+    const region = f.region as Fields | undefined;
+    const { width, height, planes } = crop(field, readField(s.memory, field), region);
+    const frame = s.engine.frame;
+    if (format === 'f32') {
+      const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));
+      let o = 0;
+      for (const p of planes) {
+        all.set(p, o);
+        o += p.length;
+      }
+      return { name, width, height, ...(field.dims === 3 ? { depth: field.depth } : {}), components: planes.length, format, frame, data: Buffer.from(all.buffer).toString('base64') };
+    }
+    const sub: Field = { ...field, width, height };
+    const rgba = region ? rgbaOf(sub, planes) : fieldToRgba(s.memory, field, name);
+    return { name, width, height, format, frame, data: encodePng(width, height, rgba).toString('base64') };
+  });
+}
+
+function rgbaOf(field: Field, planes: Float32Array[]): Uint8Array {
+  // The same mapping as fieldToRgba, for a cropped region already read out.
+  const n = field.width * field.height;
+  const out = new Uint8Array(n * 4);
+  const b = (c: number, v: number) => (field.comps[c] === 'bool' ? (v ? 255 : 0) : field.comps[c] === 'i32' ? Math.max(0, Math.min(255, v)) : Math.round(Math.max(0, Math.min(1, v || 0)) * 255));
+  const k = Math.min(4, planes.length);
+  for (let i = 0; i < n; i++) {
+    for (let c = 0; c < 4; c++) out[i * 4 + c] = k === 1 ? (c === 3 ? 255 : b(0, planes[0][i])) : c < k ? b(c, planes[c][i]) : c === 3 ? 255 : 0;
+  }
+  return out;
+}
+
+export async function pause(s: Session, f: Fields) {
+  s.paused = typeof f.paused === 'boolean' ? f.paused : !s.paused;
+  return { paused: s.paused };
+}
+
+export async function trace(s: Session, f: Fields) {
+  const x = Number(f.x);
+  const y = Number(f.y ?? 0);
+  const z = Number(f.z ?? 0);
+  return s.frame(async () => {
+    // Run the frame again unfused on a copy of the world, and read every port at the element.
+    const scene = s.scene;
+    const copy = new Engine(scene, { memory: s.memory, fuse: false, pins: scene.nodes.map((n) => n.name), cacheFrames: false });
+    try {
+      copy.copyStateFrom(s.engine);
+      for (const [k, v] of s.engine.params) copy.params.set(k, v);
+      copy.frame = s.engine.frame;
+      await copy.evaluate({ time: s.engine.time });
+      const values: { node: string; port: string; value: number | number[] }[] = [];
+      for (const node of scene.nodes) {
+        for (const port of node.kernel.ports) {
+          if (port.kind === 'in') continue;
+          const field = copy.fields.get(`${node.name}.${port.name}`);
+          if (!field) continue;
+          if (x < 0 || y < 0 || z < 0 || x >= field.width || y >= field.height || z >= field.depth) continue;
+          const at = (field.ptr + 4 * (x + y * field.stride + z * field.stride * field.height)) / 4;
+          const comps = field.comps.map((t, c) => (t === 'f32' ? s.memory.f32 : s.memory.i32)[at + (c * field.planeBytes) / 4]);
+          values.push({ node: node.name, port: port.name, value: comps.length === 1 ? comps[0] : comps });
+        }
+      }
+      if (!values.length) throw new ProtocolError(`(${x}, ${y}${f.z !== undefined ? `, ${z}` : ''}) is outside every field of the scene`, { field: 'x' });
+      return { frame: s.engine.frame, x, y, ...(f.z !== undefined ? { z } : {}), values };
+    } finally {
+      copy.dispose();
+    }
+  });
+}
+
+async function repin(s: Session): Promise<void> {
+  await s.publishScene(s.scene, 'pin');
+}
+
+export async function pin(s: Session, f: Fields) {
+  return s.change(async () => {
+    const node = s.scene.nodes.find((n) => n.name === f.node);
+    if (!node) throw new ProtocolError(`no node \`${f.node}\`; the nodes: ${s.scene.nodes.map((n) => n.name).join(', ')}`, { field: 'node' });
+    if (typeof f.port === 'string' && !node.kernel.ports.some((p) => p.name === f.port && p.kind !== 'in'))
+      throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${f.port}\``, { field: 'port' });
+    if (!s.pins.has(node.name)) {
+      s.pins.add(node.name);
+      await repin(s);
+    }
+    return { pins: [...s.pins] };
+  });
+}
+
+export async function unpin(s: Session, f: Fields) {
+  return s.change(async () => {
+    if (!s.pins.has(String(f.node))) throw new ProtocolError(`\`${f.node}\` is not pinned; the pins: ${[...s.pins].join(', ') || 'none'}`, { field: 'node' });
+    s.pins.delete(String(f.node));
+    await repin(s);
+    return { pins: [...s.pins] };
+  });
+}

@@ -1,0 +1,185 @@
+// State: write, reset, snapshot, restore; and quit.
+
+import type { Session } from '../../main/session.js';
+import { diagnosticsError } from '../../main/session.js';
+import { fillField, type Field } from '../../main/field.js';
+import { writeDocuments } from '../../main/documents.js';
+import { ProtocolError } from '../envelope.js';
+
+type Fields = Record<string, unknown>;
+
+/** The field a write targets: a node's state port (current state) or a scene input. */
+function writable(s: Session, f: Fields): { key: string; field: Field } {
+  const name = String(f.node);
+  if (s.scene.inputs.has(name) && f.port === undefined) return { key: `input:${name}`, field: s.engine.fields.get(`input:${name}`)! };
+  const node = s.scene.nodes.find((n) => n.name === name);
+  if (!node) throw new ProtocolError(`no node or input \`${name}\`; the nodes: ${s.scene.nodes.map((n) => n.name).join(', ')}; the inputs: ${[...s.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'node' });
+  const states = node.kernel.ports.filter((p) => p.kind === 'state').map((p) => p.name);
+  const port = typeof f.port === 'string' ? f.port : states[0];
+  if (!port || !states.includes(port))
+    throw new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has ${states.length ? `the state ports ${states.join(', ')}` : 'no state'}`, { field: 'port', expected: states.join(' | ') || null });
+  const field = s.engine.fields.get(`${name}.${port}`);
+  if (!field) throw new ProtocolError(`node \`${name}\` does not run (no output needs it), so its state is not held`, { field: 'node' });
+  return { key: `${name}.${port}`, field };
+}
+
+export async function write(s: Session, f: Fields) {
+  if (!s.grants.includes('field.write')) {
+    s.pending.push({ kind: 'write_refused', node: f.node, reason: 'the session does not grant field.write' });
+    throw new ProtocolError('`write` needs the grant field.write, which this session does not hold (start it with --grant field.write)', { grant: 'field.write' });
+  }
+  return s.frame(async () => {
+    const { key, field } = writable(s, f);
+    const n = field.comps.length;
+    const region = (f.region as Fields | undefined) ?? {};
+    const x0 = Number(region.x ?? 0), y0 = Number(region.y ?? 0), z0 = Number(region.z ?? 0);
+    const w = Number(region.width ?? field.width - x0), h = Number(region.height ?? field.height - y0), d = Number(region.depth ?? field.depth - z0);
+    if (![x0, y0, z0, w, h, d].every(Number.isInteger) || x0 < 0 || y0 < 0 || z0 < 0 || w < 1 || h < 1 || d < 1 || x0 + w > field.width || y0 + h > field.height || z0 + d > field.depth)
+      throw new ProtocolError(`region is not inside the ${field.width} x ${field.height}${field.dims === 3 ? ` x ${field.depth}` : ''} field \`${key}\``, { field: 'region' });
+    let values: Float32Array;
+    if (typeof f.data === 'string') {
+      const bytes = Buffer.from(f.data, 'base64');
+      const want = w * h * d * n * 4;
+      if (bytes.length !== want) throw new ProtocolError(`data holds ${bytes.length} bytes; ${w} x ${h}${field.dims === 3 ? ` x ${d}` : ''} elements of ${n} f32 need ${want} (component-major planes, little-endian)`, { field: 'data', expected: `${want} bytes` });
+      values = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+    } else if (f.value !== undefined) {
+      const v = Array.isArray(f.value) ? (f.value as number[]) : new Array(n).fill(f.value as number);
+      if (v.length !== n) throw new ProtocolError(`\`${key}\` has ${n} component${n > 1 ? 's' : ''}: give ${n} numbers`, { field: 'value' });
+      if (!f.region) {
+        fillField(s.memory, field, v);
+        s.engine.version++;
+        return { events: [{ kind: 'wrote', field: key }] };
+      }
+      values = new Float32Array(w * h * d * n);
+      for (let c = 0; c < n; c++) values.fill(v[c], c * w * h * d, (c + 1) * w * h * d);
+    } else {
+      throw new ProtocolError('`write` needs `data` (base64 f32) or `value`', { fields: ['node', 'port', 'data', 'value', 'region'], field: 'value', expected: 'number | array' });
+    }
+    const plane = w * h * d;
+    for (let c = 0; c < n; c++) {
+      const base = (field.ptr + c * field.planeBytes) / 4;
+      const view = field.comps[c] === 'f32' ? s.memory.f32 : s.memory.i32;
+      for (let z = 0; z < d; z++)
+        for (let y = 0; y < h; y++)
+          for (let x = 0; x < w; x++) {
+            const v = values[c * plane + (z * h + y) * w + x];
+            view[base + (x0 + x) + (y0 + y) * field.stride + (z0 + z) * field.stride * field.height] = field.comps[c] === 'f32' ? v : field.comps[c] === 'bool' ? (v ? 1 : 0) : v | 0;
+          }
+    }
+    s.engine.version++;
+    return { events: [{ kind: 'wrote', field: key }] };
+  });
+}
+
+export async function reset(s: Session, f: Fields) {
+  return s.frame(async () => {
+    if (typeof f.node === 'string') {
+      const node = s.scene.nodes.find((n) => n.name === f.node);
+      if (!node) throw new ProtocolError(`no node \`${f.node}\``, { field: 'node' });
+      for (const port of node.kernel.ports) {
+        const field = port.kind === 'state' ? s.engine.fields.get(`${node.name}.${port.name}`) : undefined;
+        if (field) fillField(s.memory, field, port.value ?? field.comps.map(() => 0));
+      }
+      s.engine.version++;
+      return { events: [{ kind: 'state_reset', node: node.name }] };
+    }
+    s.engine.reset();
+    s.lastFrame = undefined;
+    return { events: [{ kind: 'state_reset', node: null }] };
+  });
+}
+
+interface Snapshot {
+  format: 'entelechy-snapshot';
+  version: 1;
+  scene: string;
+  published: Record<string, string>;
+  params: Record<string, number[]>;
+  clock: { time: number; frame: number };
+  state: { key: string; comps: string[]; size: number[]; data: string }[];
+}
+
+export async function snapshot(s: Session, f: Fields) {
+  return s.frame(async () => {
+    const state: Snapshot['state'] = [];
+    for (const node of s.scene.nodes) {
+      for (const port of node.kernel.ports) {
+        if (port.kind !== 'state') continue;
+        const key = `${node.name}.${port.name}`;
+        const field = s.engine.fields.get(key);
+        if (!field) continue;
+        const bytes = s.memory.u8.slice(field.ptr, field.ptr + field.planeBytes * field.comps.length);
+        state.push({ key, comps: field.comps, size: [field.width, field.height, field.depth], data: Buffer.from(bytes).toString('base64') });
+      }
+    }
+    const snap: Snapshot = {
+      format: 'entelechy-snapshot', version: 1, scene: s.entry, published: Object.fromEntries(s.published),
+      params: Object.fromEntries(s.engine.params), clock: { time: s.engine.time, frame: s.engine.frame }, state,
+    };
+    const text = JSON.stringify(snap);
+    if (typeof f.path === 'string') {
+      writeDocuments(s.folder.root, [{ path: f.path, text }]);
+      return { path: f.path, bytes: Buffer.byteLength(text) };
+    }
+    return { data: text, bytes: Buffer.byteLength(text) };
+  });
+}
+
+export async function restore(s: Session, f: Fields) {
+  return s.change(async () => {
+    let text: string | undefined;
+    if (typeof f.path === 'string') {
+      text = s.folder.read(f.path);
+      if (text === undefined) throw new ProtocolError(`no snapshot \`${f.path}\` under the scene's folder`, { field: 'path' });
+    } else if (typeof f.data === 'string') text = f.data;
+    else throw new ProtocolError('`restore` needs `path` or `data`', { fields: ['path', 'data'], field: 'path', expected: 'string' });
+    let snap: Snapshot;
+    try {
+      snap = JSON.parse(text);
+    } catch {
+      throw new ProtocolError('the snapshot is not JSON: nothing was restored', {});
+    }
+    if (snap?.format !== 'entelechy-snapshot' || snap.version !== 1 || !Array.isArray(snap.state))
+      throw new ProtocolError('not an entelechy snapshot (version 1): nothing was restored', {});
+    // Check everything before changing anything: kernels, params, state shapes.
+    const published = new Map(Object.entries(snap.published ?? {}));
+    const scene = s.check(s.texts, published);
+    if (scene.diagnostics.length) throw diagnosticsError('the snapshot\'s kernels do not check with the scene: nothing was restored', scene.diagnostics);
+    for (const [name, value] of Object.entries(snap.params ?? {})) {
+      const p = scene.params.get(name);
+      if (!p || !Array.isArray(value) || value.length !== p.value.length) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene: nothing was restored`, {});
+    }
+    await s.compiler?.compileScene(scene, [...s.pins], s.fuse);
+    const before = new Map(s.published);
+    s.published.clear();
+    for (const [id, src] of published) s.published.set(id, src);
+    let events;
+    try {
+      events = await s.publishScene(scene, 'restore');
+    } catch (e) {
+      s.published.clear();
+      for (const [id, src] of before) s.published.set(id, src);
+      throw e;
+    }
+    const missing: string[] = [];
+    for (const st of snap.state) {
+      const field = s.engine.fields.get(st.key);
+      const bytes = Buffer.from(st.data, 'base64');
+      if (!field || field.comps.join() !== st.comps.join() || bytes.length !== field.planeBytes * field.comps.length) {
+        missing.push(st.key);
+        continue;
+      }
+      s.memory.u8.set(bytes, field.ptr);
+    }
+    for (const [name, value] of Object.entries(snap.params ?? {})) s.engine.params.set(name, value);
+    s.engine.time = snap.clock?.time ?? 0;
+    s.engine.frame = snap.clock?.frame ?? 0;
+    s.engine.version++;
+    for (const key of missing) events.push({ kind: 'state_reset', field: key, message: `the snapshot's \`${key}\` does not fit the running layout` });
+    return { events };
+  });
+}
+
+export async function quit() {
+  return {};
+}

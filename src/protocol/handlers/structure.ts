@@ -1,0 +1,114 @@
+// Structure: compose (the one door for documents) and sync (edits saved on disk).
+
+import type { Session, SessionEvent } from '../../main/session.js';
+import { diagnosticsError } from '../../main/session.js';
+import { versionOf, writeDocuments } from '../../main/documents.js';
+import { parseDocument } from '../../ir/syntax/index.js';
+import { ProtocolError } from '../envelope.js';
+import { applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
+
+type Fields = Record<string, unknown>;
+
+/** One document of a compose: its new text from `text`, or from `edits` of the text on disk. */
+function target(s: Session, path: string, item: Fields, index?: number): { path: string; text: string; before?: string } {
+  const before = s.folder.read(path);
+  const where = index === undefined ? '' : ` (documents[${index}])`;
+  if (typeof item.expect === 'string' && item.expect !== (before === undefined ? 'none' : versionOf(before))) {
+    const current = before === undefined ? null : versionOf(before);
+    throw new ProtocolError(`\`${path}\` is at version ${current ?? '(absent)'}, not ${item.expect}${where}: nothing was written; read it again (document) and compose against version ${current}`, { path, version: current, expected: item.expect });
+  }
+  if (typeof item.text === 'string') return { path, text: item.text, before };
+  if (Array.isArray(item.edits)) {
+    if (before === undefined) throw new ProtocolError(`\`${path}\` does not exist${where}: compose it with \`text\` first`, { field: 'edits' });
+    let edits: EditItem[];
+    try {
+      edits = item.edits.map((e, i) => validateEditItem(e, i));
+      return { path, text: applyEdits(path, before, edits), before };
+    } catch (e) {
+      if (e instanceof EditError) throw new ProtocolError(`${e.message}${where}`, { edit: e.edit, field: e.field, expected: e.expected, fields: ['node', 'output', 'param', 'input', 'kernel', 'struct', 'type', 'fn', 'use', 'member', 'text'] });
+      throw e;
+    }
+  }
+  throw new ProtocolError(`compose needs \`text\` (the whole document) or \`edits\`${where}`, { fields: ['text', 'edits', 'documents', 'path', 'expect'], field: 'text', expected: 'string' });
+}
+
+export async function compose(s: Session, f: Fields) {
+  return s.change(async () => {
+    const targets: { path: string; text: string; before?: string }[] = [];
+    if (Array.isArray(f.documents)) {
+      if (f.text !== undefined || f.edits !== undefined) throw new ProtocolError('give `documents` or `text`/`edits`, not both', { field: 'documents' });
+      f.documents.forEach((d, i) => {
+        if (!d || typeof d !== 'object' || typeof (d as Fields).path !== 'string')
+          throw new ProtocolError(`documents[${i}] must be {path, text} or {path, edits}`, { field: 'documents', expected: '{path, text | edits}' });
+        targets.push(target(s, (d as Fields).path as string, d as Fields, i));
+      });
+    } else {
+      targets.push(target(s, typeof f.path === 'string' ? f.path : s.entry, f));
+    }
+    for (const t of targets) s.folder.resolve(t.path); // a path outside the folder is refused before anything
+    // Check everything together (the scene with every changed document); write nothing on failure.
+    const overrides = new Map(targets.filter((t) => !t.path.endsWith('.replay')).map((t) => [t.path, t.text]));
+    // A kernel published over the protocol and now composed into a document belongs to it.
+    const composedIds = new Set([...overrides].flatMap(([path, text]) => parseDocument(path, text).doc.statements.filter((st) => st.kind === 'kernel').map((st) => st.name.value)));
+    const published = new Map([...s.published].filter(([id]) => !composedIds.has(id)));
+    const scene = s.check(s.readAll(overrides), published);
+    if (scene.diagnostics.length) {
+      s.pending.push({ kind: 'scene_rejected', message: scene.diagnostics[0].message });
+      const err = diagnosticsError('compose refused: nothing was written', scene.diagnostics);
+      (err.data as Record<string, unknown>).written = false;
+      throw err;
+    }
+    await s.compiler?.compileScene(scene, [...s.pins], s.fuse);
+    for (const id of composedIds) s.published.delete(id);
+    writeDocuments(s.folder.root, targets.map(({ path, text }) => ({ path, text })));
+    const events: SessionEvent[] = targets.map((t) => ({ kind: 'wrote', path: t.path, version: versionOf(t.text) }));
+    for (const t of targets) s.remember(t.path, t.text, 'compose');
+    events.push(...(await s.publishScene(scene, 'compose')));
+    const main = targets[0];
+    return { path: main.path, version: versionOf(main.text), written: true, events };
+  });
+}
+
+/** What changed on disk since the session last saw each of its documents. */
+function diskChanges(s: Session): { texts: Map<string, string>; changed: string[] } {
+  const texts = s.readAll();
+  const changed: string[] = [];
+  for (const [path, text] of texts) {
+    const seen = s.history.get(path);
+    if (!seen || seen[seen.length - 1].version !== versionOf(text)) changed.push(path);
+  }
+  return { texts, changed };
+}
+
+export async function sync(s: Session) {
+  const events = s.pending.splice(0);
+  if (!s.syncing) {
+    const { texts, changed } = diskChanges(s);
+    if (changed.length) {
+      for (const path of changed) {
+        s.remember(path, texts.get(path)!, 'disk');
+        events.push({ kind: 'preparing', path, version: versionOf(texts.get(path)!) });
+      }
+      s.syncing = s
+        .change(async () => {
+          const scene = s.check(texts);
+          if (scene.diagnostics.length) {
+            const err = diagnosticsError('the saved edit does not check; the previous version keeps running', scene.diagnostics);
+            s.refused = { message: err.message, at: new Date().toISOString() };
+            s.pending.push({ kind: 'rejected', paths: changed, message: err.message, ...err.data });
+            return;
+          }
+          try {
+            s.pending.push(...(await s.publishScene(scene, 'disk')));
+            for (const path of changed) s.texts.set(path, texts.get(path)!);
+          } catch (e) {
+            s.pending.push({ kind: 'rejected', paths: changed, message: (e as Error).message });
+          }
+        })
+        .finally(() => {
+          s.syncing = undefined;
+        });
+    }
+  }
+  return { events };
+}

@@ -1,0 +1,121 @@
+// The operations table: the one source of request validation, `help`, the unknown-op list, the
+// MCP tool schemas and docs/protocol.md. Each entry names its group, its fields (type, whether
+// required, meaning) and what it answers; the session supplies the handlers by name.
+
+export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'string|null' | 'number|array' | 'any';
+
+export interface FieldSpec {
+  name: string;
+  type: FieldType;
+  required?: boolean;
+  meaning: string;
+}
+
+export type Group = 'Inspect' | 'Structure' | 'Kernels' | 'Parameters' | 'Running' | 'State' | 'Session';
+
+export interface OperationSpec {
+  name: string;
+  group: Group;
+  summary: string;
+  fields: FieldSpec[];
+  /** What `ok` holds. */
+  answer: string;
+}
+
+const f = (name: string, type: FieldType, meaning: string, required = false): FieldSpec => ({ name, type, meaning, required });
+
+/** In the order the protocol lists them (an unknown op's error lists them so). */
+export const OPERATIONS: OperationSpec[] = [
+  { name: 'status', group: 'Inspect', summary: 'The world at a glance.', fields: [],
+    answer: 'backend, frame, time, paused, fusion, grants, kernels, loaded, natives, nodes, outputs, params, pins, refused, revision, scene, versions, workers' },
+  { name: 'kernels', group: 'Inspect', summary: 'Every kernel the registry holds.', fields: [],
+    answer: 'kernels: [{id, generation, origin (a document path or "protocol"), ports, grants}]' },
+  { name: 'kernel', group: 'Inspect', summary: 'One kernel: its source, ports, grants and state.', fields: [f('kernel', 'string', 'the kernel id, e.g. demo.tint@1', true)],
+    answer: 'id, generation, origin, source, ports, grants, state' },
+  { name: 'graph', group: 'Inspect', summary: 'The nodes, their members and edges, the outputs, params, the evaluation order and fused groups.', fields: [],
+    answer: 'nodes (name, kernel, members, edges, size), outputs, params, order, groups' },
+  { name: 'document', group: 'Inspect', summary: "A document's text and statements (the scene's, or another under its folder).",
+    fields: [f('path', 'string', "a document path under the scene's folder (default: the scene)"), f('version', 'string', 'an earlier version digest (from history)')],
+    answer: 'path, version, text, statements (kind, name, line, column)' },
+  { name: 'history', group: 'Inspect', summary: "A document's versions this session has seen.", fields: [f('path', 'string', 'a document path (default: the scene)')],
+    answer: 'path, versions (version, origin: load/compose/disk/rollback, at, bytes)' },
+  { name: 'compose', group: 'Structure', summary: 'Change documents: a whole text, or edits of statements and node members; checked and compiled before anything is written.',
+    fields: [
+      f('text', 'string', 'the whole new text of the document'),
+      f('edits', 'array', 'edit items: {node|output|param|input|kernel|struct|type|fn|use: NAME, member?: NAME, text: TEXT or null to remove}'),
+      f('documents', 'array', 'several documents at once, all written or none: [{path, text | edits}] (.replay files are written as they are)'),
+      f('path', 'string', "the document to change (default: the scene)"),
+      f('expect', 'string', "the document's version you read: write only if it still is"),
+    ],
+    answer: 'path, version, written, events' },
+  { name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync.', fields: [],
+    answer: 'events since the last sync' },
+  { name: 'prepare', group: 'Kernels', summary: 'Check and compile a kernel without changing anything.',
+    fields: [f('source', 'string', 'the kernel statement (and any fn/struct/type it needs)', true), f('path', 'string', 'the document it is meant for (for messages)')],
+    answer: 'id, ports, grants' },
+  { name: 'publish', group: 'Kernels', summary: 'Replace or add a kernel in the running world (not in a file).',
+    fields: [f('source', 'string', 'the kernel statement', true), f('expect', 'integer', 'the generation you expect the registry to hold (optimistic concurrency)')],
+    answer: 'id, generation, events' },
+  { name: 'retire', group: 'Kernels', summary: 'Withdraw a kernel published over the protocol (the document version, if any, runs again).',
+    fields: [f('kernel', 'string', 'the kernel id', true), f('expect', 'integer', 'the generation you expect')],
+    answer: 'id, generation, events' },
+  { name: 'param', group: 'Parameters', summary: 'Set a graph param (a `param` statement of the scene) for the running world.',
+    fields: [f('name', 'string', 'the param', true), f('value', 'number|array', 'a number, or numbers for a vector', true)],
+    answer: 'name, value, events' },
+  { name: 'evaluate', group: 'Running', summary: 'Evaluate a frame.',
+    fields: [f('time', 'number', 'the world clock in seconds (default: as it is)'), f('outputs', 'array', 'output names to report (default: all)'),
+      f('pointer', 'object', 'pointer {x, y, down} for kernels holding input.read'), f('keys', 'array', 'names of keys held')],
+    answer: 'frame, time, executed, outputs (name, width, height[, depth]), placements, timings, events' },
+  { name: 'read', group: 'Running', summary: "An output's field, or a pinned node's port: a PNG (base64) or raw f32.",
+    fields: [f('output', 'string', 'the output (default: the first)'), f('node', 'string', 'a pinned node (with port)'), f('port', 'string', "the node's port"),
+      f('format', 'string', 'png (default) or f32 (little-endian floats, component-major planes)'), f('region', 'object', '{x, y, width, height} to read part of it')],
+    answer: 'name, width, height, format, data (base64), frame' },
+  { name: 'write', group: 'State', summary: "Write into a node's state or a scene input (needs field.write).",
+    fields: [f('node', 'string', 'the node (or an input name)', true), f('port', 'string', 'the state port (omit for an input)'),
+      f('data', 'string', 'base64 little-endian f32, component-major planes'), f('value', 'number|array', 'one value (a number or components) for every element'),
+      f('region', 'object', '{x, y, width, height}')],
+    answer: 'events' },
+  { name: 'snapshot', group: 'State', summary: 'Save the whole world: protocol-published kernels, params, state, clock.',
+    fields: [f('path', 'string', "a file under the scene's folder (default: answer the data)")], answer: 'path or data, bytes' },
+  { name: 'restore', group: 'State', summary: 'Load a snapshot; a snapshot that does not load leaves the world as it was.',
+    fields: [f('path', 'string', "a snapshot file under the scene's folder"), f('data', 'string', 'snapshot data as snapshot answered it')], answer: 'events' },
+  { name: 'pause', group: 'Running', summary: 'Pause or resume the clock and frames.', fields: [f('paused', 'boolean', 'true to pause, false to resume (default: toggle)')],
+    answer: 'paused' },
+  { name: 'reset', group: 'State', summary: 'Reset state to its declared values (one node, or all) and the clock to zero.', fields: [f('node', 'string', 'one node')],
+    answer: 'events' },
+  { name: 'help', group: 'Inspect', summary: 'Describe an operation, field, type, builtin, form, grant, event or replay line; without a name, the index.',
+    fields: [f('name', 'string', 'what to describe')], answer: 'the entry, or the index of names' },
+  { name: 'trace', group: 'Running', summary: 'What each node computed at one element (for debugging).',
+    fields: [f('x', 'integer', 'x', true), f('y', 'integer', 'y'), f('z', 'integer', 'z'), f('output', 'string', 'trace the nodes this output needs (default: all)')],
+    answer: 'frame, values (node, port, value)' },
+  { name: 'pin', group: 'Running', summary: "Keep a node's ports materialised and readable even where fusion would skip them.",
+    fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port (default: all)')], answer: 'pins' },
+  { name: 'unpin', group: 'Running', summary: 'Undo a pin.', fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port')], answer: 'pins' },
+  { name: 'quit', group: 'Session', summary: 'End this connection (on stdin: the process).', fields: [], answer: '{} (then the door closes)' },
+];
+
+export const OPERATION_NAMES = OPERATIONS.map((o) => o.name);
+
+export function operation(name: string): OperationSpec | undefined {
+  return OPERATIONS.find((o) => o.name === name);
+}
+
+/** The events answers carry, for help and docs. */
+export const EVENTS: { kind: string; meaning: string }[] = [
+  { kind: 'preparing', meaning: 'a saved edit was read and is compiling on the compile worker' },
+  { kind: 'published', meaning: 'a kernel or scene change now runs (with its generation)' },
+  { kind: 'rejected', meaning: 'a change did not check or compile: the previous version keeps running (diagnostics say why)' },
+  { kind: 'retired', meaning: 'a kernel published over the protocol was withdrawn' },
+  { kind: 'scene_loaded', meaning: 'the scene (re)loaded: a new revision runs' },
+  { kind: 'scene_rejected', meaning: 'a scene change was refused; the previous revision keeps running' },
+  { kind: 'routed', meaning: 'edges changed: the evaluation order or fused groups are new' },
+  { kind: 'large', meaning: 'a field past the large-field size was allocated' },
+  { kind: 'idle', meaning: 'evaluate ran nothing: the world is paused or nothing changed' },
+  { kind: 'unrun', meaning: 'a node is in the scene but no output or pin needs it' },
+  { kind: 'wrote', meaning: 'compose wrote a document (path, version)' },
+  { kind: 'removed', meaning: 'a statement or member was removed by compose' },
+  { kind: 'renamed', meaning: 'a document was renamed on disk' },
+  { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved)' },
+  { kind: 'state_reset', meaning: "a node's state could not be carried to a new layout and was reset" },
+  { kind: 'migrated', meaning: "a node's state was carried to a new layout by its kernel's migration" },
+];

@@ -1,0 +1,22 @@
+// The compile worker: binaryen codegen and optimisation off the coordinator, so frames go on and
+// other connections are answered while an edit compiles. Reached through comlink.
+
+import { expose } from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { parentPort } from 'node:worker_threads';
+import { compileFunction } from '../codegen/index.js';
+import type { IrFunction } from '../ir/ir.js';
+
+const api = {
+  /** Compile each function to a WebAssembly module (modules pass between threads without copies). */
+  compile(irs: IrFunction[]): WebAssembly.Module[] {
+    return irs.map((ir) => new WebAssembly.Module(compileFunction(ir) as Uint8Array<ArrayBuffer>));
+  },
+  ping(): true {
+    return true;
+  },
+};
+
+export type CompileApi = typeof api;
+
+expose(api, nodeEndpoint(parentPort!));

@@ -51,9 +51,6 @@ export class Gen {
   /** Depth of unrolled loops being compiled (inner counted loops then always unroll). */
   unrolling = 0;
 
-  /** Helper functions already added to the module. */
-  readonly functions = new Set<string>();
-
   private readonly perCall: Hoisted[] = [];
   private readonly perRow: Hoisted[] = [];
   private readonly memo = new Map<string, number>();

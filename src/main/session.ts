@@ -236,8 +236,20 @@ export class Session {
   evaluate(input: Parameters<Engine['evaluate']>[0]): Promise<{ report: FrameReport; events: SessionEvent[] }> {
     return this.frame(async () => {
       const engine = this.engine;
-      if (this.paused && this.lastFrame) return { report: { ...this.lastFrame, executed: [], timings: [], cached: true }, events: [{ kind: 'idle', reason: 'paused' }] };
-      const report = await engine.evaluate(input);
+      if (this.paused) {
+        // Paused: nothing runs, not even a first frame; the answer is the last frame (if any).
+        const last = this.lastFrame ?? { frame: engine.frame, time: engine.time, placements: [] };
+        return { report: { ...last, executed: [], timings: [], cached: true }, events: [{ kind: 'idle', reason: 'paused' }] };
+      }
+      // A failed frame commits nothing: the engine keeps state and frame; the clock goes back too.
+      const time = engine.time;
+      let report: FrameReport;
+      try {
+        report = await engine.evaluate(input);
+      } catch (e) {
+        engine.time = time;
+        throw e;
+      }
       this.lastFrame = report;
       const events: SessionEvent[] = report.cached ? [{ kind: 'idle', reason: 'nothing changed since the last frame' }] : [];
       return { report, events };

@@ -25,13 +25,14 @@ export async function param(s: Session, f: Fields) {
     const near = closest(name, params);
     throw new ProtocolError(`\`${name}\` is not a param the scene declares${near ? `; did you mean \`${near}\`?` : ''}; its params: ${params.join(', ') || 'none'}`, { params });
   }
+  const fields = ['name', 'value'];
   const n = components(p.type).length;
   const value = Array.isArray(f.value) ? (f.value as number[]) : new Array(n).fill(f.value as number);
-  if (value.length !== n) throw new ProtocolError(`\`${name}\` is a ${p.type.name}: give ${n} number${n > 1 ? 's' : ''}`, { field: 'value', expected: n > 1 ? `array of ${n} numbers` : 'number' });
+  if (value.length !== n) throw new ProtocolError(`\`${name}\` is a ${p.type.name}: give ${n} number${n > 1 ? 's' : ''}`, { fields, field: 'value', expected: n > 1 ? `array of ${n} numbers` : 'number' });
   if (p.range && value.some((v) => v < p.range!.lo || v > p.range!.hi))
-    throw new ProtocolError(`\`${name}\` keeps to ${p.range.lo}..${p.range.hi} (its range); got ${JSON.stringify(f.value)}`, { field: 'value', expected: `${p.range.lo}..${p.range.hi}` });
+    throw new ProtocolError(`\`${name}\` keeps to ${p.range.lo}..${p.range.hi} (its range); got ${JSON.stringify(f.value)}`, { fields, field: 'value', expected: `${p.range.lo}..${p.range.hi}` });
   if (p.type.kind === 'scalar' && p.type.name === 'i32' && value.some((v) => !Number.isInteger(v)))
-    throw new ProtocolError(`\`${name}\` is an i32: give an integer`, { field: 'value', expected: 'integer' });
+    throw new ProtocolError(`\`${name}\` is an i32: give an integer`, { fields, field: 'value', expected: 'integer' });
   s.engine.params.set(name, value);
   return { events: [], name, value: f.value };
 }

@@ -86,7 +86,11 @@ export async function sync(s: Session) {
     const { texts, changed } = diskChanges(s);
     if (changed.length) {
       for (const path of changed) {
+        // History records the saved version; `texts` (what runs) changes only once it is published.
+        const running = s.texts.get(path);
         s.remember(path, texts.get(path)!, 'disk');
+        if (running !== undefined) s.texts.set(path, running);
+        else s.texts.delete(path);
         events.push({ kind: 'preparing', path, version: versionOf(texts.get(path)!) });
       }
       s.syncing = s
@@ -99,10 +103,13 @@ export async function sync(s: Session) {
             return;
           }
           try {
-            s.pending.push(...(await s.publishScene(scene, 'disk')));
+            const published = await s.publishScene(scene, 'disk');
             for (const path of changed) s.texts.set(path, texts.get(path)!);
+            s.pending.push(...published, { kind: 'published', paths: changed, revision: s.revision });
           } catch (e) {
-            s.pending.push({ kind: 'rejected', paths: changed, message: (e as Error).message });
+            const message = `the saved edit does not compile; the previous version keeps running: ${(e as Error).message}`;
+            s.refused = { message, at: new Date().toISOString() };
+            s.pending.push({ kind: 'rejected', paths: changed, message });
           }
         })
         .finally(() => {

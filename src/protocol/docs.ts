@@ -1,0 +1,58 @@
+// docs/protocol.md, generated from the operations table (a test fails when the file is stale):
+// `npm run docs` writes it.
+
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { EVENTS, OPERATIONS, type Group } from './operations.js';
+import { REPLAY_LINES } from './replay.js';
+
+const GROUPS: Group[] = ['Inspect', 'Structure', 'Kernels', 'Parameters', 'Running', 'State', 'Session'];
+
+export function renderProtocolDoc(): string {
+  const out: string[] = [];
+  out.push('# The agent protocol', '');
+  out.push('<!-- Generated from src/protocol/operations.ts by `npm run docs`; do not edit by hand. -->', '');
+  out.push(
+    'One JSON object a line: `{"id": 1, "op": "status", ...fields}`. The answer is `{"id", "ok": {...}}` or',
+    '`{"error": {"message", ...}, "id"}`; `id` is optional and echoed back. Errors carry what acts on them as data:',
+    'an unknown op lists `operations`; an unknown help name lists `similar` ones; a field of the wrong type, one not',
+    'taken, or one missing answers `fields`, `field` and `expected`; a failed evaluation names its `node`; a line that',
+    'is not JSON answers `line` and `column`; where one mends it, `fix` is an edit item to hand back to `compose`.',
+    '',
+    'Doors: `entelechy serve SCENE` reads requests on stdin and writes answers on stdout (`quit` ends the process);',
+    'with `--listen host:port` (default 127.0.0.1:7788; port 0 picks a free one and stderr says `listening on HOST:PORT`)',
+    'the same lines are served over every TCP connection, and over WebSocket (one request per text message) by HTTP',
+    'upgrade on the same port; `quit` ends only that connection. WebSocket upgrades from foreign browser origins are',
+    'refused. In process, `Session.request(line)` answers a line (see docs/architecture.md).',
+    '',
+  );
+  out.push('| group | operations |', '|---|---|');
+  for (const g of GROUPS) out.push(`| ${g} | ${OPERATIONS.filter((o) => o.group === g).map((o) => o.name).join(', ')} |`);
+  out.push('');
+  for (const g of GROUPS) {
+    out.push(`## ${g}`, '');
+    for (const o of OPERATIONS.filter((x) => x.group === g)) {
+      out.push(`### \`${o.name}\``, '', o.summary, '');
+      if (o.fields.length) {
+        out.push('| field | type | required | meaning |', '|---|---|---|---|');
+        for (const f of o.fields) out.push(`| \`${f.name}\` | ${f.type} | ${f.required ? 'yes' : ''} | ${f.meaning.replace(/\|/g, '\\|')} |`);
+        out.push('');
+      } else out.push('No fields.', '');
+      out.push(`Answers: ${o.answer}.`, '');
+    }
+  }
+  out.push('## Events', '', 'Answers carry `events` wherever something happened; `sync` returns those queued since the last `sync`.', '');
+  out.push('| kind | meaning |', '|---|---|');
+  for (const e of EVENTS) out.push(`| \`${e.kind}\` | ${e.meaning} |`);
+  out.push('', '## Replay files', '', '`.replay` files hold requests and the answers expected of them; `entelechy test [paths]` replays each against a fresh session on a copy of its scene\'s folder.', '');
+  out.push('| line | form | meaning |', '|---|---|---|');
+  for (const r of REPLAY_LINES) out.push(`| \`${r.name}\` | \`${r.syntax}\` | ${r.summary} |`);
+  out.push('');
+  return out.join('\n');
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const target = new URL('../../../docs/protocol.md', import.meta.url);
+  writeFileSync(target, renderProtocolDoc());
+  process.stdout.write(`wrote ${fileURLToPath(target)}\n`);
+}

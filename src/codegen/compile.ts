@@ -45,6 +45,7 @@ function buildRun(g: Gen): void {
     vectorStart.push(g.set(g.counter, g.zero()), g.set(g.reps, g.i32(0)));
   }
   for (const local of g.irLocal) vectorStart.push(g.set(local, g.zero()));
+  for (const local of g.scalarLocal) if (local !== undefined) vectorStart.push(g.set(local, g.i32(0)));
   const width = g.domainExtent(0);
   const height = g.domainExtent(1);
   if (g.usesTop) {

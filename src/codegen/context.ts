@@ -26,6 +26,11 @@ export class Gen {
   readonly vars: binaryen.Type[] = [];
   /** IR local i lives in WASM local irLocal[i] (a v128). */
   readonly irLocal: number[];
+  /**
+   * Uniform i32 locals (loop counters, mostly) also live in a scalar i32 local, kept equal to
+   * their lane 0, so that control flow and addresses built from them stay scalar.
+   */
+  readonly scalarLocal: (number | undefined)[];
 
   // Per-vector state (fixed locals).
   readonly x0: number; // i32: x of lane 0
@@ -61,6 +66,7 @@ export class Gen {
     this.fn = fn;
     this.analysis = analysis;
     this.irLocal = fn.locals.map(() => this.local(binaryen.v128));
+    this.scalarLocal = fn.locals.map((t, i) => (t === 'i32' && analysis.uniformLocal[i] ? this.local(binaryen.i32) : undefined));
     this.x0 = this.local(binaryen.i32);
     this.y = this.local(binaryen.i32);
     this.z = this.local(binaryen.i32);

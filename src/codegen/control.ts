@@ -23,11 +23,11 @@
 //   of the vector, reporting the lowest lane: the element the interpreter would trap at.
 
 import binaryen from 'binaryen';
-import { ARGS, type Stmt } from '../ir/ir.js';
+import { ARGS, type Expr, type Stmt } from '../ir/ir.js';
 import { fuelLimit } from '../ir/interp.js';
 import { containsLoop, escapingBreaks } from './analysis.js';
 import { P_ARGS, type Gen, type Ref } from './context.js';
-import { lane, vector } from './lanes.js';
+import { lane, scalarCondition, scalarI32, vector } from './lanes.js';
 import { constValue, countedLoop, fixedCharge, withinBudget, withValue, type Counted } from './unroll.js';
 
 const v128 = binaryen.v128;
@@ -113,22 +113,31 @@ function restore(g: Gen, lvl: Level): Ref[] {
 }
 
 /**
- * local = value under the mask. A plain set at the top level, or when no lane outside the mask
- * reads the local again (`blend` false, from the liveness analysis).
+ * local = e under the mask. A plain set at the top level, or when no lane outside the mask reads
+ * the local again (`blend` false, from the liveness analysis). Uniform i32 locals are computed as
+ * scalars and splatted (they are only set at the top level: see analysis.ts).
  */
-function assign(g: Gen, lvl: Level, local: number, value: Ref, blend: boolean): Ref {
+function setLocal(g: Gen, lvl: Level, local: number, e: Expr, blend: boolean): Ref[] {
+  const m = g.m;
+  const pre: Ref[] = [];
   const wasm = g.irLocal[local];
-  if (lvl.mask === g.top || !blend) return g.set(wasm, value);
-  return g.set(wasm, g.m.v128.bitselect(value, g.get(wasm), g.get(lvl.mask)));
+  const scalar = g.scalarLocal[local];
+  if (scalar !== undefined && lvl.mask === g.top) {
+    const value = scalarI32(g, e, pre); // (fills `pre` first)
+    return [...pre, g.set(scalar, value), g.set(wasm, m.i32x4.splat(g.get(scalar, i32)))];
+  }
+  const value = vector(g, e, pre);
+  const code = lvl.mask === g.top || !blend
+    ? g.set(wasm, value)
+    : g.set(wasm, m.v128.bitselect(value, g.get(wasm), g.get(lvl.mask)));
+  const keepScalar = scalar === undefined ? [] : [g.set(scalar, m.i32x4.extract_lane(g.get(wasm), lane(0)))];
+  return [...pre, code, ...keepScalar];
 }
 
 function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level): Ref[] {
   switch (s.k) {
-    case 'set': {
-      const pre: Ref[] = [];
-      const value = vector(g, s.e, pre);
-      return [...pre, assign(g, lvl, s.local, value, g.analysis.blends(s))];
-    }
+    case 'set':
+      return setLocal(g, lvl, s.local, s.e, g.analysis.blends(s));
     case 'if': {
       const known = constValue(g, s.c);
       if (known !== undefined) {
@@ -153,7 +162,7 @@ type Loop = Extract<Stmt, { k: 'loop' }>;
 function uniformIf(g: Gen, s: If, lvl: Level): Ref[] {
   const m = g.m;
   const pre: Ref[] = [];
-  const c = m.i32x4.extract_lane(vector(g, s.c, pre), lane(0));
+  const c = scalarCondition(g, s.c, pre);
   const a = list(g, s.then, lvl);
   const b = list(g, s.else, lvl);
   const code = m.if(c, m.block(null, a), b.length ? m.block(null, b) : undefined);
@@ -293,7 +302,8 @@ function unrolledLoop(g: Gen, c: Counted, s: Loop, prev: SetStmt, lvl: Level): R
     g.fuelCharged = chargedBefore;
   }
   const last = c.values[c.values.length - 1];
-  return [m.block(out, code), assign(g, lvl, c.v, g.splatI32(last), g.analysis.blends(prev)), ...restore(g, lvl)];
+  const final: Expr = { k: 'const', t: 'i32', v: last };
+  return [m.block(out, code), ...setLocal(g, lvl, c.v, final, g.analysis.blends(prev)), ...restore(g, lvl)];
 }
 
 /**

@@ -57,6 +57,8 @@ export function scalarI32(g: Gen, e: Expr, pre: Ref[]): Ref {
     case 'local': {
       const known = g.subst.get(e.i);
       if (known !== undefined) return g.i32(known);
+      const scalar = g.scalarLocal[e.i];
+      if (scalar !== undefined) return g.get(scalar, i32);
       break;
     }
     case 'coord':
@@ -76,6 +78,36 @@ export function scalarI32(g: Gen, e: Expr, pre: Ref[]): Ref {
       break;
   }
   return m.i32x4.extract_lane(vector(g, e, pre), 0 as unknown as Ref);
+}
+
+/**
+ * A uniform bool expression as a scalar i32 0 or 1: comparisons of scalar i32s and their
+ * combinations directly, else lane 0 of its vector.
+ */
+export function scalarCondition(g: Gen, e: Expr, pre: Ref[]): Ref {
+  const m = g.m;
+  if (e.k === 'const') return g.i32(e.v ? 1 : 0);
+  if (e.k === 'op') {
+    const [a, b] = e.args;
+    const si = (x: Expr) => scalarI32(g, x, pre);
+    const sb = (x: Expr) => scalarCondition(g, x, pre);
+    switch (e.op) {
+      case 'i32.eq': return m.i32.eq(si(a), si(b));
+      case 'i32.ne': return m.i32.ne(si(a), si(b));
+      case 'i32.lt': return m.i32.lt_s(si(a), si(b));
+      case 'i32.le': return m.i32.le_s(si(a), si(b));
+      case 'i32.gt': return m.i32.gt_s(si(a), si(b));
+      case 'i32.ge': return m.i32.ge_s(si(a), si(b));
+      case 'i32.to_bool': return m.i32.ne(si(a), g.i32(0));
+      case 'bool.not': return m.i32.eqz(sb(a));
+      case 'bool.and': return m.i32.and(sb(a), sb(b));
+      case 'bool.or': return m.i32.or(sb(a), sb(b));
+      case 'bool.xor': case 'bool.ne': return m.i32.xor(sb(a), sb(b));
+      case 'bool.eq': return m.i32.eq(sb(a), sb(b));
+      default: break;
+    }
+  }
+  return m.i32.ne(m.i32x4.extract_lane(vector(g, e, pre), lane(0)), g.i32(0));
 }
 
 /** Lane index argument: binaryen takes a plain number although the .d.ts says ExpressionRef. */

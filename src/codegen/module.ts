@@ -49,6 +49,9 @@ export function finishModule(m: binaryen.Module, optimize: boolean): Uint8Array<
       binaryen.setOptimizeLevel(3);
       binaryen.setShrinkLevel(0);
       binaryen.setFastMath(false);
+      // -O3 does not hoist loop-invariant code; uniform loops (blur with a uniform radius)
+      // recompute row addresses otherwise.
+      m.runPasses(['licm']);
       m.optimize();
     }
     // binaryen copies the bytes out of its heap into a fresh ArrayBuffer.

@@ -6,18 +6,19 @@ import { hideBin } from 'yargs/helpers';
 import { formatDiagnostic } from '../ir/check/report.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
 import type { Diagnostic } from '../ir/syntax/tree.js';
-import { EvaluationError, type Backend } from './engine.js';
-import { PathError, SceneFolder } from './files.js';
-import { ImageError } from './image.js';
-import { defaultWorkers, parseFrames, render, RenderError } from './render.js';
-import { bench, defaultBenchWorkers } from '../../bench/run.js';
-import { serve } from './serve.js';
-import { printHelp, replayFiles, sessionGrants, ToolError } from './tools.js';
+import { availableParallelism } from 'node:os';
+import type { Backend } from './engine.js';
+import { SceneFolder } from './files.js';
 import { isPipelineName, type PipelineName } from '../../bench/reference/measurement.js';
-import { MemoryLimitError } from './memory.js';
+
+// The commands that compile load binaryen (about a second): they are imported when they run, so
+// `check` and `help` start at once.
+const defaultWorkers = () => availableParallelism();
 
 /** A mistake of the user's: printed as a message, never as a stack trace. */
-export class UserError extends Error {}
+export class UserError extends Error {
+  override name = 'UserError';
+}
 
 export function parseSize(text: string): number[] {
   const m = /^\s*(\d+)\s*x\s*(\d+)(?:\s*x\s*(\d+))?\s*$/i.exec(text);
@@ -61,7 +62,6 @@ async function renderCommand(argv: {
   frames?: string; fps: number; workers: number; json: boolean;
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
-  const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
   if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${argv.fps}`);
   const { scene } = loadSceneFile(argv.scene, { size });
   const prefix = dirname(argv.scene) === '.' ? '' : `${dirname(argv.scene)}/`;
@@ -73,6 +73,8 @@ async function renderCommand(argv: {
   if (!output) throw new UserError(`${argv.scene} declares no output: add \`output NAME <- NODE.PORT;\``);
   if (!scene.outputs.some((o) => o.name === output))
     throw new UserError(`${argv.scene} has no output \`${output}\`; its outputs: ${scene.outputs.map((o) => o.name).join(', ')}`);
+  const { parseFrames, render } = await import('./render.js');
+  const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
   const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
   await render(scene, {
     output, file, time: argv.time, frames, fps: argv.fps, workers: argv.workers, backend: argv.backend as Backend, fuse: argv.fuse,
@@ -136,7 +138,7 @@ export async function main(args: string[]): Promise<number> {
           .option('size', { type: 'number', default: 4096, describe: 'fields are SIZE x SIZE' })
           .option('pipelines', { type: 'string', default: 'P1,P2,P3,P4', describe: 'which pipelines, e.g. P1,P3' })
           .option('runs', { type: 'number', default: 5, describe: 'timed runs after a warm-up (the median is reported)' })
-          .option('workers', { type: 'number', default: defaultBenchWorkers(), describe: 'workers (and C threads) for the parallel runs' })
+          .option('workers', { type: 'number', default: defaultWorkers(), describe: 'workers (and C threads) for the parallel runs' })
           .option('c', { type: 'boolean', default: true, describe: 'include the C reference (--no-c to skip)' })
           .option('js', { type: 'boolean', default: true, describe: 'include plain JavaScript (--no-js to skip)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON object per measurement' }),
@@ -146,6 +148,7 @@ export async function main(args: string[]): Promise<number> {
         if (bad) throw new UserError(`--pipelines: \`${bad}\` is not a pipeline; they are P1, P2, P3, P4`);
         if (!(argv.size >= 16 && argv.size <= 16384)) throw new UserError(`--size must be between 16 and 16384; got ${argv.size}`);
         if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${argv.runs}`);
+        const { bench } = await import('../../bench/run.js');
         await bench({ size: argv.size, pipelines: pipelines as PipelineName[], runs: argv.runs, workers: Math.max(1, argv.workers), c: argv.c, js: argv.js, json: argv.json });
       },
     )
@@ -160,6 +163,8 @@ export async function main(args: string[]): Promise<number> {
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
       async (argv) => {
+        const { sessionGrants } = await import('./tools.js');
+        const { serve } = await import('./serve.js');
         const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
         const listenSpec = argv.listen === '' ? '127.0.0.1:7788' : (argv.listen as string | undefined);
         await serve(String(argv.scene), { listen: listenSpec, grants, workers: Math.max(1, argv.workers as number) });
@@ -169,7 +174,8 @@ export async function main(args: string[]): Promise<number> {
       'help [name]',
       'describe an operation, type, builtin, form, grant, event or replay line (the same as the protocol\'s help)',
       (y) => y.positional('name', { type: 'string' }).option('json', { type: 'boolean', default: false }),
-      (argv) => {
+      async (argv) => {
+        const { printHelp } = await import('./tools.js');
         status = printHelp(argv.name as string | undefined, Boolean(argv.json));
       },
     )
@@ -178,6 +184,7 @@ export async function main(args: string[]): Promise<number> {
       'replay .replay files (requests and expected answers) against a fresh session each',
       (y) => y.positional('paths', { type: 'string', array: true, describe: 'replay files or folders (default: examples/)' }),
       async (argv) => {
+        const { replayFiles } = await import('./tools.js');
         status = await replayFiles((argv.paths as string[] | undefined) ?? ['examples']);
       },
     )
@@ -192,8 +199,11 @@ export async function main(args: string[]): Promise<number> {
   return status;
 }
 
+/** Errors that are the user's to mend: printed as a message, never with a stack trace. */
+const USER_ERRORS = new Set(['UserError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
+
 export function isUserError(e: unknown): e is Error {
-  return e instanceof UserError || e instanceof RenderError || e instanceof ToolError || e instanceof EvaluationError || e instanceof MemoryLimitError || e instanceof ImageError || e instanceof PathError;
+  return e instanceof Error && USER_ERRORS.has(e.name);
 }
 
 export async function run(args: string[]): Promise<void> {

@@ -73,6 +73,7 @@ export interface FrameReport {
 
 /** A failed evaluation: names the node; the world is as it was before the frame. */
 export class EvaluationError extends Error {
+  override name = 'EvaluationError';
   constructor(
     message: string,
     readonly node?: string,

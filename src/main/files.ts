@@ -3,7 +3,9 @@
 import { existsSync, lstatSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
-export class PathError extends Error {}
+export class PathError extends Error {
+  override name = 'PathError';
+}
 
 export class SceneFolder {
   readonly root: string;

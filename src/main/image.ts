@@ -5,7 +5,9 @@ import type { Field } from './field.js';
 import { readField } from './field.js';
 import type { FieldMemory } from './memory.js';
 
-export class ImageError extends Error {}
+export class ImageError extends Error {
+  override name = 'ImageError';
+}
 
 /**
  * RGBA bytes of a 2-D field: vec4 is RGBA, vec3 RGB, vec2 RG, one component gray; f32 values in

@@ -22,7 +22,7 @@ export async function status(s: Session) {
   const e = s.engine;
   return {
     backend: e.backend, frame: e.frame, time: e.time, paused: s.paused, fusion: s.fuse, grants: s.grants,
-    kernels: s.scene.kernels.size, loaded: s.revision > 0, // a scene runs (a later refused change leaves it running: see `refused`) natives: 0, nodes: s.scene.nodes.length,
+    kernels: s.scene.kernels.size, loaded: s.revision > 0, natives: 0, nodes: s.scene.nodes.length,
     outputs: s.scene.outputs.map((o) => o.name), params: Object.fromEntries(e.params), pins: [...s.pins],
     refused: s.refused, revision: s.revision, scene: s.entry, versions: VERSIONS, workers: s.pool?.workers ?? 1,
     memory: { bytes: s.memory.bytes, allocated: s.memory.allocatedBytes },

@@ -1,0 +1,784 @@
+// The agent protocol end to end, in process (Session.request): every operation with its answer's
+// fields, the error forms the seed shows, the authority rules (a rejected change leaves the running
+// version alive, a failed frame commits nothing) and a fuzz of malformed lines. Every session runs
+// on a copy of an example folder in a temp dir: compose and sync write files.
+
+import t, { type Test } from 'tap';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { PNG } from 'pngjs';
+import { Session, type SessionOptions } from '../src/main/session.js';
+import { versionOf } from '../src/main/documents.js';
+import { OPERATION_NAMES } from '../src/protocol/operations.js';
+import { ROOT } from './helpers.js';
+
+type Answer = { id?: unknown; ok?: any; error?: any };
+
+const temps: string[] = [];
+t.teardown(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+/** A copy of examples/NAME in a temp dir; returns the folder. */
+function copyExample(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `entelechy-protocol-${name}-`));
+  temps.push(dir);
+  cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
+  return dir;
+}
+
+async function open(name: string, options: SessionOptions = { workers: 1 }): Promise<{ s: Session; dir: string }> {
+  const dir = copyExample(name);
+  const s = await Session.open(join(dir, 'scene.esn'), options);
+  t.teardown(() => s.close());
+  return { s, dir };
+}
+
+/** One request (an object or a raw line) and its parsed answer. */
+async function ask(s: Session, req: object | string): Promise<Answer> {
+  const line = await s.request(typeof req === 'string' ? req : JSON.stringify(req));
+  t.notOk(line.includes('\n'), 'an answer is one line');
+  return JSON.parse(line);
+}
+
+/** The answer's ok, failing the test (with the error) when it is an error. */
+async function ok(t2: Test, s: Session, req: object): Promise<any> {
+  const a = await ask(s, req);
+  if (!('ok' in a)) t2.fail(`${JSON.stringify(req).slice(0, 200)} answered ${JSON.stringify(a.error).slice(0, 400)}`);
+  return a.ok;
+}
+
+async function err(t2: Test, s: Session, req: object | string): Promise<any> {
+  const a = await ask(s, req);
+  if (!('error' in a)) t2.fail(`${JSON.stringify(req).slice(0, 200)} should fail, answered ${JSON.stringify(a.ok).slice(0, 300)}`);
+  return a.error ?? {};
+}
+
+/** An output's (or pinned port's) field as raw f32, base64. */
+async function f32(t2: Test, s: Session, req: object = {}): Promise<string> {
+  return (await ok(t2, s, { op: 'read', format: 'f32', ...req })).data;
+}
+
+const TINT = (body: string) =>
+  `kernel demo.tint@1 {\n  in src: field2<vec4>;\n  in warmth: f32 = 0.5;\n  out result: field2<vec4>;\n  each (x, y) {\n    ${body}\n  }\n}`;
+
+const LIFE_LOOP = `kernel life.step@2 {
+  grants field.read, field.write, input.read, time.read;
+  state cells: field2<f32> = 0.0;
+  out result: field2<vec4>;
+  each (x, y) {
+    let n = 0.0;
+    while (true) { n = n + 1.0; }
+    cells = n;
+    result = vec4(n);
+  }
+}`;
+
+// ---------------------------------------------------------------------------------------------
+// The rings scene: inspect, help, param, evaluate, read, pin, trace, pause, kernels, errors.
+
+const rings = await open('rings');
+const R = rings.s;
+
+t.test('status answers the fields the seed lists', async (t) => {
+  const st = await ok(t, R, { id: 1, op: 'status' });
+  for (const k of ['backend', 'frame', 'fusion', 'grants', 'kernels', 'loaded', 'natives', 'nodes', 'refused', 'revision', 'scene', 'versions', 'time', 'paused', 'outputs', 'params', 'pins', 'workers'])
+    t.ok(k in st, `status has ${k}`);
+  t.equal(st.scene, 'scene.esn');
+  t.equal(st.kernels, 2);
+  t.equal(st.nodes, 2);
+  t.equal(st.loaded, true);
+  t.equal(st.refused, null);
+  t.equal(st.frame, 0);
+  t.equal(st.fusion, true);
+  t.same(st.grants, ['field.read', 'field.write', 'time.read', 'input.read']);
+  t.same(st.outputs, ['result']);
+  t.same(st.params, { warmth: [0.5] });
+  t.same(Object.keys(st.versions).sort(), ['api', 'entelechy', 'ir', 'language', 'package']);
+  t.equal(typeof st.revision, 'number');
+  // The seed's answer: id first, then ok; keys in order.
+  const line = await R.request('{"id":1,"op":"status"}');
+  t.match(line, /^\{"id":1,"ok":\{"backend":/);
+});
+
+t.test('kernels, kernel, graph', async (t) => {
+  const { kernels } = await ok(t, R, { op: 'kernels' });
+  t.same(kernels.map((k: any) => k.id), ['demo.rings@1', 'demo.tint@1']);
+  const tint = kernels.find((k: any) => k.id === 'demo.tint@1');
+  t.equal(tint.generation, 1);
+  t.equal(tint.origin, 'kernels.esn');
+  t.same(tint.ports.map((p: any) => `${p.kind} ${p.name}: ${p.type}`), ['in src: field2<vec4>', 'in warmth: f32', 'out result: field2<vec4>']);
+  t.same(kernels[0].grants, ['time.read']);
+
+  const k = await ok(t, R, { op: 'kernel', kernel: 'demo.rings@1' });
+  t.equal(k.id, 'demo.rings@1');
+  t.equal(k.origin, 'kernels.esn');
+  t.equal(k.generation, 1);
+  t.match(k.source, /^kernel demo\.rings@1 \{/);
+  t.match(k.source, /result = vec4\(v, 0\.8 \* v, 0\.6 \* v, 1\.0\);/);
+  t.same(k.state, []);
+  const missing = await err(t, R, { op: 'kernel', kernel: 'demo.nope@1' });
+  t.same(missing.kernels, ['demo.rings@1', 'demo.tint@1']);
+
+  const g = await ok(t, R, { op: 'graph' });
+  t.same(g.order, ['rings', 'tint']);
+  t.same(g.nodes.map((n: any) => [n.name, n.kernel]), [['rings', 'demo.rings@1'], ['tint', 'demo.tint@1']]);
+  t.same(g.nodes[0].members, { count: [8] });
+  t.same(g.nodes[0].size, [256, 256]);
+  t.same(g.nodes[1].members, { warmth: { param: 'warmth' } });
+  t.same(g.nodes[1].edges, { src: 'rings.result' });
+  t.same(g.outputs, [{ name: 'result', node: 'tint', port: 'result' }]);
+  t.same(g.params[0], { name: 'warmth', type: 'f32', value: [0.5], default: [0.5], range: [0, 1] });
+  t.same(g.groups, [['rings', 'tint']]);
+});
+
+t.test('document: text, version and statements with line/column', async (t) => {
+  const d = await ok(t, R, { op: 'document' });
+  const onDisk = readFileSync(join(rings.dir, 'scene.esn'), 'utf8');
+  t.equal(d.path, 'scene.esn');
+  t.equal(d.text, onDisk);
+  t.equal(d.version, versionOf(onDisk));
+  t.same(d.statements, [
+    { kind: 'use', name: 'kernels.esn', line: 2, column: 1 },
+    { kind: 'param', name: 'warmth', line: 4, column: 1 },
+    { kind: 'node', name: 'rings', line: 6, column: 1 },
+    { kind: 'node', name: 'tint', line: 11, column: 1 },
+    { kind: 'output', name: 'result', line: 16, column: 1 },
+  ]);
+  const k = await ok(t, R, { op: 'document', path: 'kernels.esn' });
+  t.same(k.statements.map((s: any) => [s.kind, s.name, s.line]), [['kernel', 'demo.rings@1', 3], ['kernel', 'demo.tint@1', 14]]);
+  const none = await err(t, R, { op: 'document', path: 'nope.esn' });
+  t.equal(none.field, 'path');
+  const h = await ok(t, R, { op: 'history' });
+  t.equal(h.path, 'scene.esn');
+  t.same(h.versions.map((v: any) => v.origin), ['load']);
+  t.equal(h.versions[0].version, d.version);
+  t.equal(h.versions[0].bytes, Buffer.byteLength(onDisk));
+});
+
+t.test('help: an op, a builtin, a type, a grant, an event, the index, an unknown name', async (t) => {
+  const op = await ok(t, R, { op: 'help', name: 'compose' });
+  t.equal(op.kind, 'operation');
+  t.equal(op.group, 'Structure');
+  t.same(op.fields.map((f: any) => f.name), ['text', 'edits', 'documents', 'path', 'expect']);
+  const sin = await ok(t, R, { op: 'help', name: 'sin' });
+  t.equal(sin.kind, 'builtin');
+  t.match(sin.signature, /sin/);
+  const vec4 = await ok(t, R, { op: 'help', name: 'vec4' });
+  t.ok(vec4.entries.some((e: any) => e.kind === 'type'), 'vec4 is a type');
+  t.ok(vec4.entries.some((e: any) => e.kind === 'builtin'), 'and a builtin');
+  const f32t = await ok(t, R, { op: 'help', name: 'f32' });
+  t.ok((f32t.entries ?? [f32t]).some((e: any) => e.kind === 'type'), 'f32 is a type');
+  const grant = await ok(t, R, { op: 'help', name: 'field.write' });
+  t.equal(grant.kind, 'grant');
+  const ev = await ok(t, R, { op: 'help', name: 'preparing' });
+  t.equal(ev.kind, 'event');
+  const index = await ok(t, R, { op: 'help' });
+  t.same(index.index.operation, OPERATION_NAMES);
+  t.ok(index.index.grant.includes('field.write'));
+  t.ok(index.index.event.includes('published'));
+  const unknown = await err(t, R, { op: 'help', name: 'composee' });
+  t.ok(unknown.similar.includes('compose'), 'similar names the near one');
+  t.match(unknown.message, /similar: compose/);
+});
+
+t.test('param: sets, refuses with what to do next', async (t) => {
+  const a = await ask(R, { id: 3, op: 'param', name: 'warmth', value: 0.9 });
+  t.same(a, { id: 3, ok: { events: [], name: 'warmth', value: 0.9 } });
+  t.same((await ok(t, R, { op: 'status' })).params, { warmth: [0.9] });
+
+  // The seed's step 6, verbatim.
+  const line = await R.request('{"id":6,"op":"param","name":"count","value":3}');
+  t.match(line, /^\{"error":\{.*\},"id":6\}$/, 'error before id');
+  const e = JSON.parse(line).error;
+  t.equal(
+    e.message,
+    '`count` is not a param the scene declares; node `rings` sets its own `count`, which is the document\'s: change it there (over the protocol, `compose` with `edits`, node `rings`, member `count`), or declare a `param` there for the node to name',
+  );
+  t.same(e.fix, { node: 'rings', member: 'count', text: 'count = 3;' });
+
+  const range = await err(t, R, { op: 'param', name: 'warmth', value: 2 });
+  t.equal(range.field, 'value');
+  t.equal(range.expected, '0..1');
+  t.match(range.message, /0\.\.1/);
+  const wrong = await err(t, R, { op: 'param', name: 'warmth', value: 'hot' });
+  t.same(wrong.fields, ['name', 'value']);
+  t.equal(wrong.field, 'value');
+  t.equal(wrong.expected, 'number|array');
+  const arity = await err(t, R, { op: 'param', name: 'warmth', value: [0.1, 0.2] });
+  t.same(arity.fields, ['name', 'value']);
+  t.equal(arity.field, 'value');
+  const near = await err(t, R, { op: 'param', name: 'warmt', value: 0.1 });
+  t.match(near.message, /did you mean `warmth`/);
+  t.same((await ok(t, R, { op: 'status' })).params, { warmth: [0.9] }, 'refusals changed nothing');
+  await ok(t, R, { op: 'param', name: 'warmth', value: 0.5 });
+});
+
+t.test('evaluate: executed, outputs, placements, timings', async (t) => {
+  const e = await ok(t, R, { id: 4, op: 'evaluate', time: 0 });
+  t.same(e.executed, ['rings', 'tint']);
+  t.same(e.outputs, [{ name: 'result', width: 256, height: 256 }]);
+  t.same(e.placements.map((p: any) => p.node), ['rings', 'tint']);
+  for (const p of e.placements) t.equal(p.backend, 'jit');
+  t.ok(e.timings.length >= 1);
+  for (const tm of e.timings) {
+    t.type(tm.millis, 'number');
+    t.type(tm.node, 'string');
+  }
+  t.equal(e.frame, 1);
+  t.equal(e.time, 0);
+  const only = await err(t, R, { op: 'evaluate', outputs: ['nope'] });
+  t.equal(only.field, 'outputs');
+});
+
+t.test('read: png, f32, region', async (t) => {
+  const png = await ok(t, R, { id: 5, op: 'read', output: 'result' });
+  t.equal(png.format, 'png');
+  const image = PNG.sync.read(Buffer.from(png.data, 'base64'));
+  t.equal(image.width, 256);
+  t.equal(image.height, 256);
+  t.same([png.width, png.height, png.name], [256, 256, 'result']);
+  const dflt = await ok(t, R, { op: 'read' });
+  t.equal(dflt.data, png.data, 'the default output is the first');
+
+  const raw = await ok(t, R, { op: 'read', format: 'f32' });
+  const bytes = Buffer.from(raw.data, 'base64');
+  t.equal(bytes.length, 256 * 256 * 4 * 4, 'w*h*comps*4 bytes');
+  t.equal(raw.components, 4);
+  const planes = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
+  const w = planes.subarray(3 * 256 * 256);
+  t.ok(w.every((v) => v === 1), 'alpha plane is 1');
+
+  const part = await ok(t, R, { op: 'read', format: 'f32', region: { x: 10, y: 20, width: 3, height: 2 } });
+  t.same([part.width, part.height], [3, 2]);
+  const pb = Buffer.from(part.data, 'base64');
+  t.equal(pb.length, 3 * 2 * 4 * 4);
+  const pf = new Float32Array(pb.buffer, pb.byteOffset, pb.length / 4);
+  for (let c = 0; c < 4; c++)
+    for (let y = 0; y < 2; y++)
+      for (let x = 0; x < 3; x++) t.equal(pf[c * 6 + y * 3 + x], planes[c * 65536 + (20 + y) * 256 + 10 + x], `region element c${c} (${x},${y})`);
+  const ppng = await ok(t, R, { op: 'read', region: { x: 0, y: 0, width: 5, height: 7 } });
+  const pimg = PNG.sync.read(Buffer.from(ppng.data, 'base64'));
+  t.same([pimg.width, pimg.height], [5, 7]);
+  const outside = await err(t, R, { op: 'read', region: { x: 250, y: 0, width: 10, height: 1 } });
+  t.equal(outside.field, 'region');
+  const badFormat = await err(t, R, { op: 'read', format: 'jpeg' });
+  t.equal(badFormat.field, 'format');
+});
+
+t.test('read a node not pinned answers how to pin; pin, read, unpin', async (t) => {
+  const e = await err(t, R, { op: 'read', node: 'rings', port: 'result' });
+  t.match(e.message, /pin/);
+  t.same(e.fix, { op: 'pin', node: 'rings' });
+  const pinned = await ok(t, R, e.fix);
+  t.same(pinned.pins, ['rings']);
+  t.same((await ok(t, R, { op: 'status' })).pins, ['rings']);
+  await ok(t, R, { op: 'evaluate', time: 0 });
+  const r = await ok(t, R, { op: 'read', node: 'rings', port: 'result', format: 'f32' });
+  t.equal(r.name, 'rings.result');
+  t.equal(Buffer.from(r.data, 'base64').length, 256 * 256 * 16);
+  const un = await ok(t, R, { op: 'unpin', node: 'rings' });
+  t.same(un.pins, []);
+  const again = await err(t, R, { op: 'unpin', node: 'rings' });
+  t.equal(again.field, 'node');
+  const noNode = await err(t, R, { op: 'pin', node: 'nope' });
+  t.equal(noNode.field, 'node');
+});
+
+t.test('trace: rings at the centre', async (t) => {
+  await ok(t, R, { op: 'evaluate', time: 0 });
+  const tr = await ok(t, R, { op: 'trace', x: 128, y: 128 });
+  t.equal(tr.x, 128);
+  t.equal(tr.y, 128);
+  const rv = tr.values.find((v: any) => v.node === 'rings' && v.port === 'result');
+  const tv = tr.values.find((v: any) => v.node === 'tint' && v.port === 'result');
+  t.ok(rv && tv, 'a value for each node and port');
+  const px = (128 + 0.5) / 256 - 0.5;
+  const v = 0.5 + 0.5 * Math.sin(Math.hypot(px, px) * 8 * 2 * Math.PI);
+  t.ok(Math.abs(rv.value[0] - v) < 1e-4, `rings.result.x at the centre is ${v} (got ${rv.value[0]})`);
+  t.ok(Math.abs(rv.value[1] - 0.8 * v) < 1e-4);
+  t.equal(rv.value[3], 1);
+  t.ok(Math.abs(tv.value[0] - v * 1.0) < 1e-4, 'tint at warmth 0.5');
+  t.ok(Math.abs(tv.value[2] - 0.6 * v) < 1e-4);
+  const out = await err(t, R, { op: 'trace', x: 9999 });
+  t.equal(out.field, 'x');
+});
+
+t.test('pause: evaluate while paused runs nothing', async (t) => {
+  const before = await ok(t, R, { op: 'status' });
+  t.same(await ok(t, R, { op: 'pause', paused: true }), { paused: true });
+  const e = await ok(t, R, { op: 'evaluate', time: 5 });
+  t.same(e.executed, []);
+  t.same(e.timings, []);
+  t.ok(e.events.some((ev: any) => ev.kind === 'idle'), 'an idle event says why');
+  const during = await ok(t, R, { op: 'status' });
+  t.equal(during.frame, before.frame);
+  t.equal(during.time, before.time);
+  t.equal(during.paused, true);
+  t.same(await ok(t, R, { op: 'pause' }), { paused: false }, 'no field toggles');
+  const after = await ok(t, R, { op: 'evaluate', time: 5 });
+  t.same(after.executed, ['rings', 'tint']);
+});
+
+t.test('prepare, publish, stale expect, rejected kernel, retire', async (t) => {
+  const st0 = await ok(t, R, { op: 'status' });
+  const kernels0 = await ok(t, R, { op: 'kernels' });
+  const p = await ok(t, R, { op: 'prepare', source: TINT('result = vec4(src.x, src.x, src.x, 1.0);') });
+  t.equal(p.id, 'demo.tint@1');
+  t.same(p.ports.map((x: any) => x.name), ['src', 'warmth', 'result']);
+  t.same(p.grants, []);
+  const extra = await ok(t, R, { op: 'prepare', source: 'kernel demo.extra@1 { out result: field2<vec4>; each (x, y) { result = vec4(1.0); } }' });
+  t.equal(extra.id, 'demo.extra@1');
+  const bad = await err(t, R, { op: 'prepare', source: TINT('result = nothing;') });
+  t.type(bad.line, 'number');
+  t.type(bad.column, 'number');
+  t.same(await ok(t, R, { op: 'kernels' }), kernels0, 'prepare changes nothing');
+  t.equal((await ok(t, R, { op: 'status' })).revision, st0.revision);
+
+  await ok(t, R, { op: 'evaluate', time: 1 });
+  const original = await f32(t, R);
+  const g2 = await ask(R, { id: 1, op: 'publish', source: TINT('result = vec4(src.x, src.x, src.x, 1.0);') });
+  t.same([g2.id, g2.ok.id, g2.ok.generation], [1, 'demo.tint@1', 2]);
+  const g3 = await ok(t, R, { op: 'publish', source: TINT('result = vec4(src.y, src.y, src.y, 1.0);'), expect: 2 });
+  t.same([g3.id, g3.generation], ['demo.tint@1', 3]);
+  const stale = await ask(R, { id: 2, op: 'publish', source: TINT('result = src;'), expect: 2 });
+  t.equal(stale.error.message, 'cannot replace demo.tint@1 g2: the registry holds g3');
+  t.same(Object.keys(stale), ['error', 'id']);
+  const k = await ok(t, R, { op: 'kernel', kernel: 'demo.tint@1' });
+  t.same([k.generation, k.origin], [3, 'protocol']);
+  t.match(k.source, /src\.y, src\.y/);
+
+  await ok(t, R, { op: 'evaluate', time: 1 });
+  const grey = await f32(t, R);
+  t.not(grey, original, 'the published kernel runs');
+  const rejected = await err(t, R, { op: 'publish', source: TINT('result = vec4(nothing);') });
+  t.match(rejected.message, /does not check/);
+  t.equal((await ok(t, R, { op: 'kernel', kernel: 'demo.tint@1' })).generation, 3, 'the registry still holds g3');
+  const e = await ok(t, R, { op: 'evaluate', time: 1.5 });
+  t.same(e.executed, ['rings', 'tint'], 'evaluate runs the previous generation');
+  await ok(t, R, { op: 'evaluate', time: 1 });
+  t.equal(await f32(t, R), grey, 'the output is the previous generation\'s');
+
+  const r = await ok(t, R, { op: 'retire', kernel: 'demo.tint@1' });
+  t.equal(r.id, 'demo.tint@1');
+  t.ok(r.generation > 3);
+  const back = await ok(t, R, { op: 'kernel', kernel: 'demo.tint@1' });
+  t.equal(back.origin, 'kernels.esn', 'the document version runs again');
+  await ok(t, R, { op: 'evaluate', time: 1.25 });
+  await ok(t, R, { op: 'evaluate', time: 1 });
+  t.equal(await f32(t, R), original, 'the document version\'s output');
+  const notProtocol = await err(t, R, { op: 'retire', kernel: 'demo.tint@1' });
+  t.match(notProtocol.message, /kernels\.esn/);
+});
+
+t.test('error forms: unknown op, bad JSON, fields, ids', async (t) => {
+  const line = await R.request('{"id":10,"op":"frobnicate"}');
+  t.match(line, /^\{"error":.*,"id":10\}$/);
+  const e = JSON.parse(line).error;
+  t.equal(
+    e.message,
+    'unknown op `frobnicate`; the operations are status, kernels, kernel, graph, document, history, compose, sync, prepare, publish, retire, param, evaluate, read, write, snapshot, restore, pause, reset, help, trace, pin, unpin, quit',
+  );
+  t.same(e.operations, OPERATION_NAMES);
+  t.equal(OPERATION_NAMES.length, 24);
+
+  const json = await err(t, R, '{"id": 1, "op": "status",}');
+  t.equal(json.line, 1);
+  t.type(json.column, 'number');
+  t.ok(json.column >= 20 && json.column <= 26, `column near the trailing comma (${json.column})`);
+  t.match(json.message, /line 1, column/);
+  const cut = await err(t, R, '{"op": "status"');
+  t.equal(cut.line, 1);
+  t.equal(cut.column, 16);
+
+  const extra = await err(t, R, { op: 'evaluate', tmie: 1 });
+  t.same(extra.fields, ['time', 'outputs', 'pointer', 'keys']);
+  t.equal(extra.field, 'tmie');
+  t.equal(extra.expected, 'time');
+  const type = await err(t, R, { op: 'evaluate', time: 'now' });
+  t.same([type.field, type.expected], ['time', 'number']);
+  t.same(type.fields, ['time', 'outputs', 'pointer', 'keys']);
+  const missing = await err(t, R, { op: 'kernel' });
+  t.same([missing.field, missing.expected], ['kernel', 'string']);
+  t.same(missing.fields, ['kernel']);
+  const noOp = await err(t, R, { id: 'x' });
+  t.equal(noOp.field, 'op');
+
+  t.same(await ask(R, { id: 'abc', op: 'pause', paused: false }), { id: 'abc', ok: { paused: false } });
+  t.same(await ask(R, { id: 7.5, op: 'pause', paused: false }), { id: 7.5, ok: { paused: false } });
+  const errId = await ask(R, { id: 'e1', op: 'nope' });
+  t.equal(errId.id, 'e1');
+  t.same(Object.keys(errId), ['error', 'id']);
+  t.same(await ask(R, { op: 'pause', paused: false }), { ok: { paused: false } }, 'no id, none echoed');
+});
+
+t.test('quit answers {}', async (t) => {
+  t.same(await ask(R, { id: 9, op: 'quit' }), { id: 9, ok: {} });
+});
+
+t.test('fuzz: 300 random and malformed lines each get one answer', async (t) => {
+  let seed = 12345;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
+  const values = (): unknown => pick<() => unknown>([
+    () => Math.floor(rand() * 1000) - 500, () => rand() * 10 - 5, () => 'x'.repeat(Math.floor(rand() * 5)), () => null, () => true,
+    () => [1, 'a', null], () => ({ x: rand() * 300, y: -1 }), () => 'result', () => 'rings', () => 'demo.tint@1', () => -0, () => 1e308, () => '',
+  ])();
+  const fieldNames = ['name', 'value', 'time', 'x', 'y', 'node', 'port', 'output', 'format', 'region', 'kernel', 'source', 'paused', 'path', 'data', 'expect', 'bogus'];
+  const safeOps = OPERATION_NAMES.filter((o) => o !== 'compose' && o !== 'snapshot' && o !== 'write'); // no files written, no state over time
+  const lines: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    const kind = i % 4;
+    if (kind === 0) lines.push(Buffer.from(Array.from({ length: 1 + Math.floor(rand() * 40) }, () => Math.floor(rand() * 256))).toString('latin1').replace(/[\r\n]/g, ' '));
+    else if (kind === 1) lines.push(JSON.stringify(values()));
+    else if (kind === 2) {
+      const req: Record<string, unknown> = { op: pick([...safeOps, 'frob', '', 'STATUS']) };
+      if (rand() < 0.5) req.id = pick<unknown>([i, `s${i}`, null, [1], { a: 1 }]);
+      const n = Math.floor(rand() * 4);
+      for (let j = 0; j < n; j++) req[pick(fieldNames)] = values();
+      lines.push(JSON.stringify(req));
+    } else {
+      const good = JSON.stringify({ id: i, op: pick(safeOps), time: rand() });
+      const cut = Math.floor(rand() * good.length);
+      lines.push(pick([good.slice(0, cut), good.slice(cut), good + '}', good.replace(':', ''), `[${good}]`, `${good} ${good}`]));
+    }
+  }
+  let answered = 0;
+  for (const line of lines) {
+    const answer = await R.request(line);
+    let parsed: Answer | undefined;
+    try {
+      parsed = JSON.parse(answer);
+    } catch {
+      t.fail(`answer is not JSON for ${JSON.stringify(line)}: ${answer}`);
+      continue;
+    }
+    if (answer.includes('\n')) t.fail(`more than one line for ${JSON.stringify(line)}`);
+    if (!parsed || typeof parsed !== 'object' || ('ok' in parsed) === ('error' in parsed)) t.fail(`answer has neither or both of ok and error: ${answer}`);
+    else if (parsed.error && parsed.error.internal) t.fail(`internal error for ${JSON.stringify(line)}: ${parsed.error.message}`);
+    else answered++;
+  }
+  t.equal(answered, 300, 'every line got one answer with ok or error');
+  const st = await ok(t, R, { op: 'status' });
+  t.equal(st.loaded, true, 'status still works');
+  const e = await ok(t, R, { op: 'evaluate', time: 0.25 });
+  t.same(e.outputs, [{ name: 'result', width: 256, height: 256 }], 'and evaluate');
+});
+
+// ---------------------------------------------------------------------------------------------
+// compose and sync, on their own copy of rings.
+
+t.test('compose and sync', async (t) => {
+  const { s: C, dir } = await open('rings');
+  const scenePath = join(dir, 'scene.esn');
+  const kernelsPath = join(dir, 'kernels.esn');
+  const original = readFileSync(scenePath, 'utf8');
+  const originalKernels = readFileSync(kernelsPath, 'utf8');
+  const read = (p: string) => readFileSync(join(dir, p), 'utf8');
+
+  await t.test('edits: only the edited bytes change, comments kept', async (t) => {
+    const a = await ask(C, { id: 8, op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = 12.0;' }] });
+    t.equal(a.id, 8);
+    t.same(Object.keys(a.ok), ['events', 'path', 'version', 'written']);
+    t.equal(a.ok.path, 'scene.esn');
+    t.equal(a.ok.written, true);
+    t.ok(a.ok.events.some((e: any) => e.kind === 'scene_loaded'));
+    const now = read('scene.esn');
+    t.equal(now, original.replace('count = 8.0;', 'count = 12.0;'), 'byte-exact');
+    t.equal(a.ok.version, versionOf(now));
+    t.same((await ok(t, C, { op: 'graph' })).nodes[0].members, { count: [12] });
+    const h = await ok(t, C, { op: 'history' });
+    t.same(h.versions.map((v: any) => v.origin), ['load', 'compose']);
+    // the param error's fix, handed back to compose
+    const fix = (await err(t, C, { op: 'param', name: 'count', value: 3 })).fix;
+    await ok(t, C, { op: 'compose', edits: [fix] });
+    t.equal(read('scene.esn'), original.replace('count = 8.0;', 'count = 3;'));
+  });
+
+  await t.test('text: the whole document', async (t) => {
+    const text = original.replace('size = 256 x 256;', 'size = 64 x 32;  ');
+    const a = await ok(t, C, { op: 'compose', text });
+    t.equal(read('scene.esn'), text);
+    t.equal(a.version, versionOf(text));
+    const e = await ok(t, C, { op: 'evaluate', time: 0 });
+    t.same(e.outputs, [{ name: 'result', width: 64, height: 32 }]);
+    t.equal((await ok(t, C, { op: 'document' })).text, text);
+  });
+
+  await t.test('rollback: composing an old text', async (t) => {
+    await ok(t, C, { op: 'compose', text: original });
+    t.equal(read('scene.esn'), original);
+    const h = await ok(t, C, { op: 'history' });
+    t.equal(h.versions.at(-1).origin, 'rollback');
+    t.equal(h.versions.at(-1).version, versionOf(original));
+    const old = await ok(t, C, { op: 'document', version: h.versions[1].version });
+    t.equal(old.text, original.replace('count = 8.0;', 'count = 12.0;'), 'document reads an earlier version');
+  });
+
+  await t.test('path: another document', async (t) => {
+    const kernel = 'kernel demo.extra@1 {\n  out result: field2<vec4>;\n  each (x, y) {\n    result = vec4(0.5);\n  }\n}';
+    const a = await ok(t, C, { op: 'compose', path: 'kernels.esn', edits: [{ kernel: 'demo.extra@1', text: kernel }] });
+    t.equal(a.path, 'kernels.esn');
+    const now = read('kernels.esn');
+    t.ok(now.startsWith(originalKernels.trimEnd()), 'what was there is unchanged');
+    t.ok(now.includes(kernel));
+    t.equal(read('scene.esn'), original, 'the scene is untouched');
+    const k = await ok(t, C, { op: 'kernel', kernel: 'demo.extra@1' });
+    t.equal(k.origin, 'kernels.esn');
+    const h = await ok(t, C, { op: 'history', path: 'kernels.esn' });
+    t.same(h.versions.map((v: any) => v.origin), ['load', 'compose']);
+  });
+
+  await t.test('documents: all written, or none', async (t) => {
+    const flat = 'kernel demo.flat@1 {\n  out result: field2<vec4>;\n  each (x, y) {\n    result = vec4(0.25, 0.5, 0.75, 1.0);\n  }\n}\n';
+    const a = await ok(t, C, {
+      op: 'compose',
+      documents: [
+        { path: 'more.esn', text: flat },
+        { path: 'scene.esn', edits: [{ use: 'more.esn', text: 'use "more.esn";' }, { node: 'flat', text: 'node flat: demo.flat@1 {\n  size = 16 x 16;\n}' }, { output: 'flat', text: 'output flat <- flat.result;' }] },
+      ],
+    });
+    t.equal(a.written, true);
+    t.equal(read('more.esn'), flat);
+    const scene = read('scene.esn');
+    t.match(scene, /use "more\.esn";/);
+    t.match(scene, /output flat <- flat\.result;/);
+    t.ok(scene.includes('// examples/rings: concentric rings, warmed by a tint node.'), 'comments kept');
+    const e = await ok(t, C, { op: 'evaluate', time: 0 });
+    t.same(e.outputs.map((o: any) => o.name), ['result', 'flat']);
+
+    // one failing document: nothing is written
+    const sceneBefore = read('scene.esn');
+    const kernelsBefore = read('kernels.esn');
+    const moreBefore = read('more.esn');
+    const bad = await err(t, C, {
+      op: 'compose',
+      documents: [
+        { path: 'more.esn', text: flat.replace('0.25', '0.125') },
+        { path: 'kernels.esn', text: kernelsBefore + '\n// a comment\n' },
+        { path: 'scene.esn', edits: [{ node: 'flat', member: 'size', text: 'size = lots;' }] },
+      ],
+    });
+    t.equal(bad.written, false);
+    t.type(bad.line, 'number');
+    t.same([read('scene.esn'), read('kernels.esn'), read('more.esn')], [sceneBefore, kernelsBefore, moreBefore], 'every file as it was');
+    const outside = await err(t, C, {
+      op: 'compose',
+      documents: [{ path: 'more.esn', text: flat.replace('0.25', '0.125') }, { path: '../escape.esn', text: '// no' }],
+    });
+    t.ok(outside.message);
+    t.equal(read('more.esn'), moreBefore, 'a path outside the folder writes nothing either');
+    t.notOk(existsSync(join(dir, '..', 'escape.esn')));
+  });
+
+  await t.test('expect: a stale version answers the current one and writes nothing', async (t) => {
+    const before = read('scene.esn');
+    const doc = await ok(t, C, { op: 'document' });
+    const stale = await err(t, C, { op: 'compose', expect: versionOf(original), edits: [{ node: 'rings', member: 'count', text: 'count = 2.0;' }] });
+    t.equal(stale.version, doc.version, 'answers the current version');
+    t.equal(read('scene.esn'), before, 'nothing written');
+    const fresh = await ok(t, C, { op: 'compose', expect: doc.version, edits: [{ node: 'rings', member: 'count', text: 'count = 2.0;' }] });
+    t.equal(read('scene.esn'), before.replace('count = 8.0;', 'count = 2.0;'));
+    t.equal(fresh.version, versionOf(read('scene.esn')));
+  });
+
+  await t.test('a compose that does not check writes nothing and says why', async (t) => {
+    const before = read('scene.esn');
+    const revision = (await ok(t, C, { op: 'status' })).revision;
+    const e = await err(t, C, { op: 'compose', edits: [{ node: 'tint', member: 'warmth', text: 'warmth = warmt;' }] });
+    t.equal(e.written, false);
+    t.match(e.message, /nothing was written/);
+    t.equal(e.path, 'scene.esn');
+    const line = before.split('\n').findIndex((l) => l.includes('warmth = warmth;')) + 1;
+    t.equal(e.line, line);
+    t.equal(e.column, 12);
+    t.same(e.fix, { node: 'tint', member: 'warmth', text: 'warmth = warmth;' });
+    t.equal(read('scene.esn'), before);
+    t.equal((await ok(t, C, { op: 'status' })).revision, revision, 'the running world is unchanged');
+    const mended = await ok(t, C, { op: 'compose', edits: [e.fix] });
+    t.equal(mended.written, true);
+    t.equal(read('scene.esn'), before, 'the fix is what was there');
+    const nothing = await err(t, C, { op: 'compose' });
+    t.equal(nothing.field, 'text');
+  });
+
+  await t.test('sync: preparing, then published; rejected keeps the previous version; fixed publishes', async (t) => {
+    const pollSync = async (kind: string): Promise<any[]> => {
+      const all: any[] = [];
+      for (let i = 0; i < 50; i++) {
+        const { events } = await ok(t, C, { op: 'sync' });
+        all.push(...events);
+        if (all.some((e) => e.kind === kind)) return all;
+        await delay(50);
+      }
+      t.fail(`no ${kind} event after polling sync: ${JSON.stringify(all)}`);
+      return all;
+    };
+    await ok(t, C, { op: 'sync' }); // drain events of the compose refusals
+    t.same((await ok(t, C, { op: 'sync' })).events, [], 'nothing changed on disk');
+
+    const text = read('scene.esn');
+    writeFileSync(scenePath, text.replace(/count = [0-9.]+;/, 'count = 5.0;'));
+    const first = await ok(t, C, { op: 'sync' });
+    t.same(first.events.map((e: any) => e.kind), ['preparing']);
+    t.equal(first.events[0].path, 'scene.esn');
+    const later = await pollSync('published');
+    t.notOk(later.some((e) => e.kind === 'rejected'));
+    t.same((await ok(t, C, { op: 'graph' })).nodes[0].members, { count: [5] });
+    const h = await ok(t, C, { op: 'history' });
+    t.equal(h.versions.at(-1).origin, 'disk');
+    await ok(t, C, { op: 'evaluate', time: 0.5 });
+    const good = await f32(t, C);
+
+    writeFileSync(scenePath, read('scene.esn').replace('count = 5.0;', 'count = ;'));
+    t.same((await ok(t, C, { op: 'sync' })).events.map((e: any) => e.kind), ['preparing']);
+    const rejected = (await pollSync('rejected')).find((e) => e.kind === 'rejected');
+    t.match(rejected.message, /previous version keeps running/);
+    t.type(rejected.line, 'number');
+    const st = await ok(t, C, { op: 'status' });
+    t.equal(st.loaded, true, 'the previous version is loaded and running');
+    t.match(st.refused.message, /does not check/);
+    await ok(t, C, { op: 'evaluate', time: 0.75 });
+    const e = await ok(t, C, { op: 'evaluate', time: 0.5 });
+    t.same(e.executed, ['rings', 'tint', 'flat'], 'evaluate runs the previous version');
+    t.equal(await f32(t, C), good, 'with the previous output');
+    // The protocol's own changes still check against the running version, not the broken file.
+    await ok(t, C, { op: 'prepare', source: TINT('result = src;') });
+
+    writeFileSync(scenePath, read('scene.esn').replace('count = ;', 'count = 6.0;'));
+    t.same((await ok(t, C, { op: 'sync' })).events.map((e: any) => e.kind), ['preparing']);
+    await pollSync('published');
+    t.same((await ok(t, C, { op: 'graph' })).nodes[0].members, { count: [6] });
+    const fixed = await ok(t, C, { op: 'status' });
+    t.equal(fixed.refused, null);
+    t.equal(fixed.loaded, true);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The life scene: write, reset, snapshot/restore, a failed evaluation, grants.
+
+t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
+  const { s: L } = await open('life');
+  const cells = (req: object = {}) => f32(t, L, { node: 'board', port: 'cells', ...req });
+  const decode = (b64: string) => {
+    const b = Buffer.from(b64, 'base64');
+    return new Float32Array(b.buffer, b.byteOffset, b.length / 4);
+  };
+  const evalAt = async (time: number, extra: object = {}) => ok(t, L, { op: 'evaluate', time, ...extra });
+
+  await t.test('write into state', async (t) => {
+    await evalAt(0);
+    const w = await ok(t, L, { op: 'write', node: 'board', port: 'cells', value: 1, region: { x: 2, y: 3, width: 2, height: 1 } });
+    t.same(w.events, [{ kind: 'wrote', field: 'board.cells' }]);
+    const part = decode(await cells({ region: { x: 1, y: 3, width: 4, height: 1 } }));
+    t.equal(part[1], 1);
+    t.equal(part[2], 1);
+    const data = Buffer.from(new Float32Array([0, 1, 0, 1]).buffer).toString('base64');
+    await ok(t, L, { op: 'write', node: 'board', data, region: { x: 0, y: 0, width: 2, height: 2 } });
+    t.same([...decode(await cells({ region: { x: 0, y: 0, width: 2, height: 2 } }))], [0, 1, 0, 1]);
+    const wrongSize = await err(t, L, { op: 'write', node: 'board', data: Buffer.from(new Float32Array(3).buffer).toString('base64'), region: { x: 0, y: 0, width: 2, height: 2 } });
+    t.equal(wrongSize.field, 'data');
+    const noPort = await err(t, L, { op: 'write', node: 'board', port: 'result', value: 1 });
+    t.equal(noPort.field, 'port');
+    const after = await evalAt(0.1, { pointer: { x: 64, y: 64, down: true } });
+    t.same(after.executed, ['board']);
+    const centre = decode(await cells({ region: { x: 64, y: 64, width: 1, height: 1 } }));
+    t.equal(centre[0], 1, 'the pointer drew a live cell');
+  });
+
+  await t.test('reset', async (t) => {
+    const r = await ok(t, L, { op: 'reset', node: 'board' });
+    t.same(r.events, [{ kind: 'state_reset', node: 'board' }]);
+    t.ok(decode(await cells()).every((v) => v === 0), 'state back to its declared value');
+    const all = await ok(t, L, { op: 'reset' });
+    t.same(all.events, [{ kind: 'state_reset', node: null }]);
+    const st = await ok(t, L, { op: 'status' });
+    t.same([st.frame, st.time], [0, 0], 'clock to zero');
+  });
+
+  await t.test('snapshot then restore gives identical fields', async (t) => {
+    for (let i = 0; i < 3; i++) await evalAt(i * 0.1);
+    const snap = await ok(t, L, { op: 'snapshot' });
+    t.type(snap.data, 'string');
+    t.equal(snap.bytes, Buffer.byteLength(snap.data));
+    const before = await cells();
+    const frameBefore = (await ok(t, L, { op: 'status' })).frame;
+    const next = await evalAt(0.3);
+    const nextOut = await f32(t, L);
+    for (let i = 0; i < 4; i++) await evalAt(1 + i);
+    t.not(await cells(), before, 'the world moved on');
+    const r = await ok(t, L, { op: 'restore', data: snap.data });
+    t.ok(Array.isArray(r.events));
+    t.equal(await cells(), before, 'state identical');
+    t.equal((await ok(t, L, { op: 'status' })).frame, frameBefore, 'frame identical');
+    const again = await evalAt(0.3);
+    t.equal(again.frame, next.frame);
+    t.equal(await f32(t, L), nextOut, 'the next frame identical');
+
+    const toFile = await ok(t, L, { op: 'snapshot', path: 'saved.snapshot' });
+    t.equal(toFile.path, 'saved.snapshot');
+    await evalAt(9);
+    await ok(t, L, { op: 'restore', path: 'saved.snapshot' });
+    t.equal(await f32(t, L), nextOut, 'restored from a file');
+  });
+
+  await t.test('restore of garbage leaves the world as it was', async (t) => {
+    await evalAt(2);
+    const before = await cells();
+    const st = await ok(t, L, { op: 'status' });
+    for (const data of ['garbage', '{"format":"entelechy-snapshot","version":1}', '{"format":"entelechy-snapshot","version":1,"state":[],"published":{"x.y@1":"kernel x.y@1 { nope }"}}', '{"format":"entelechy-snapshot","version":1,"state":[],"params":{"nope":[1]}}']) {
+      const e = await err(t, L, { op: 'restore', data });
+      t.match(e.message, /nothing was restored/);
+    }
+    await err(t, L, { op: 'restore', path: 'nope.snapshot' });
+    await err(t, L, { op: 'restore' });
+    t.equal(await cells(), before);
+    const after = await ok(t, L, { op: 'status' });
+    t.same([after.frame, after.time, after.revision, after.kernels], [st.frame, st.time, st.revision, st.kernels]);
+  });
+
+  await t.test('a failed evaluation names its node and commits nothing', async (t) => {
+    await evalAt(3);
+    const before = await cells();
+    const out = await f32(t, L);
+    const st = await ok(t, L, { op: 'status' });
+    const p = await ok(t, L, { op: 'publish', source: LIFE_LOOP });
+    t.equal(p.id, 'life.step@2');
+    t.equal(await cells(), before, 'publishing carried the state');
+    const e = await ask(L, { id: 'loop', op: 'evaluate', time: 4 });
+    t.ok(e.error, 'the frame fails');
+    t.equal(e.error.node, 'board');
+    t.match(e.error.message, /board/);
+    t.same(Object.keys(e), ['error', 'id']);
+    const after = await ok(t, L, { op: 'status' });
+    t.equal(after.frame, st.frame, 'frame unchanged');
+    t.equal(after.time, st.time, 'clock unchanged');
+    t.equal(await cells(), before, 'state unchanged');
+    t.equal(await f32(t, L), out, 'output unchanged');
+    await ok(t, L, { op: 'retire', kernel: 'life.step@2' });
+    const ran = await evalAt(4);
+    t.equal(ran.frame, st.frame + 1, 'the document kernel runs on');
+  });
+
+  await t.test('pause before any frame runs nothing', async (t) => {
+    const { s: P } = await open('life');
+    await ok(t, P, { op: 'pause', paused: true });
+    const e = await ok(t, P, { op: 'evaluate', time: 1 });
+    t.same(e.executed, []);
+    t.equal((await ok(t, P, { op: 'status' })).frame, 0);
+  });
+});
+
+t.test('write needs field.write', async (t) => {
+  const { s } = await open('life', { workers: 1, grants: ['field.read', 'time.read', 'input.read'] });
+  const st = await ok(t, s, { op: 'status' });
+  t.same(st.grants, ['field.read', 'time.read', 'input.read']);
+  const e = await err(t, s, { op: 'write', node: 'board', value: 1 });
+  t.match(e.message, /field\.write/);
+  t.equal(e.grant, 'field.write');
+  const { events } = await ok(t, s, { op: 'sync' });
+  t.ok(events.some((ev: any) => ev.kind === 'write_refused'), 'a write_refused event');
+});

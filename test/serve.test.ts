@@ -84,6 +84,7 @@ async function startServer(name: string, listen = true): Promise<Server & { dir:
     });
     void exit.then((code) => reject(new Error(`serve exited (${code}) before listening: ${err}`)));
   });
+  if (!listen) port.catch(() => undefined);
   t.teardown(() => {
     if (child.exitCode === null) child.kill();
   });

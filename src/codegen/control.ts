@@ -79,7 +79,7 @@ function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
     } else {
       out.push(...statement(g, s, lvl));
     }
-    if (i < stmts.length - 1 && losesLanes(g, s, lvl)) {
+    if (i < stmts.length - 1 && losesLanes(s, lvl)) {
       const rest = list(g, stmts.slice(i + 1), lvl);
       out.push(g.m.if(anyLane(g, lvl.mask), g.m.block(null, rest)));
       return out;
@@ -89,7 +89,7 @@ function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
 }
 
 /** May lanes of the current mask stop during `s` (break out of it to a varying construct, fuel)? */
-function losesLanes(g: Gen, s: Stmt, lvl: Level): boolean {
+function losesLanes(s: Stmt, lvl: Level): boolean {
   if (containsLoop(s)) return true;
   return escapingBreaks(s).some((d) => !lvl.stack[lvl.stack.length - 1 - d].uniform);
 }
@@ -143,7 +143,7 @@ function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level): Ref[] 
       if (known !== undefined) {
         // A condition made constant by unrolling: only the branch taken.
         const taken = list(g, known ? s.then : s.else, lvl);
-        return [g.m.block(null, taken), ...(losesLanes(g, s, lvl) ? restore(g, lvl) : [])];
+        return [g.m.block(null, taken), ...(losesLanes(s, lvl) ? restore(g, lvl) : [])];
       }
       return g.analysis.uniformIf(s) ? uniformIf(g, s, lvl) : varyingIf(g, s, lvl);
     }
@@ -166,7 +166,7 @@ function uniformIf(g: Gen, s: If, lvl: Level): Ref[] {
   const a = list(g, s.then, lvl);
   const b = list(g, s.else, lvl);
   const code = m.if(c, m.block(null, a), b.length ? m.block(null, b) : undefined);
-  return [...pre, code, ...(losesLanes(g, s, lvl) ? restore(g, lvl) : [])];
+  return [...pre, code, ...(losesLanes(s, lvl) ? restore(g, lvl) : [])];
 }
 
 function varyingIf(g: Gen, s: If, lvl: Level): Ref[] {
@@ -187,7 +187,7 @@ function varyingIf(g: Gen, s: If, lvl: Level): Ref[] {
     const e = g.temp(v128, m.v128.andnot(getMask(g, lvl.mask), g.get(c)), out);
     out.push(m.if(m.v128.any_true(g.get(e)), m.block(null, list(g, s.else, { mask: e, stack: lvl.stack }))));
   }
-  if (losesLanes(g, s, lvl)) out.push(...restore(g, lvl));
+  if (losesLanes(s, lvl)) out.push(...restore(g, lvl));
   return out;
 }
 
@@ -217,7 +217,7 @@ function breakCode(g: Gen, depth: number, lvl: Level): Ref[] {
 function uniformBlock(g: Gen, s: Block, lvl: Level): Ref[] {
   const exit = g.label('block');
   const body = list(g, s.body, { mask: lvl.mask, stack: [...lvl.stack, { uniform: true, exit }] });
-  return [g.m.block(exit, body), ...(losesLanes(g, s, lvl) ? restore(g, lvl) : [])];
+  return [g.m.block(exit, body), ...(losesLanes(s, lvl) ? restore(g, lvl) : [])];
 }
 
 // At the body level of a varying block or loop, the lanes present are exactly the alive ones,
@@ -229,7 +229,7 @@ function varyingBlock(g: Gen, s: Block, lvl: Level): Ref[] {
   return [
     g.set(alive, getMask(g, lvl.mask)),
     g.m.block(null, body),
-    ...(losesLanes(g, s, lvl) ? restore(g, lvl) : []),
+    ...(losesLanes(s, lvl) ? restore(g, lvl) : []),
   ];
 }
 
@@ -320,7 +320,9 @@ function fuel(g: Gen, node: number, lvl: Level, out: string, units = 1): Ref[] {
     if (!c.uniform) dropOver.push(g.set(c.alive!, m.v128.andnot(g.get(c.alive!), g.get(over))));
   }
   dropOver.push(g.set(g.topMask(), m.v128.andnot(g.get(g.top), g.get(over))));
-  if (lvl.mask !== g.top && !lvl.stack.some((c) => c.alive === lvl.mask)) dropOver.push(g.set(lvl.mask, m.v128.andnot(g.get(lvl.mask), g.get(over))));
+  if (lvl.mask !== g.top && !lvl.stack.some((c) => c.alive === lvl.mask)) {
+    dropOver.push(g.set(lvl.mask, m.v128.andnot(g.get(lvl.mask), g.get(over))));
+  }
   const slow = m.block(null, [
     g.set(over, m.v128.and(m.i32x4.gt_u(g.get(g.counter), g.splatI32(limit)), getMask(g, lvl.mask))),
     m.if(

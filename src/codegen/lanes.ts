@@ -77,7 +77,7 @@ export function scalarI32(g: Gen, e: Expr, pre: Ref[]): Ref {
       if (e.op === 'i32.neg') return m.i32.sub(g.i32(0), scalarI32(g, e.args[0], pre));
       break;
   }
-  return m.i32x4.extract_lane(vector(g, e, pre), 0 as unknown as Ref);
+  return m.i32x4.extract_lane(vector(g, e, pre), lane(0));
 }
 
 /**

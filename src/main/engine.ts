@@ -5,15 +5,15 @@
 // the next state, which becomes current only when every group of the frame has succeeded.
 
 import { createHash } from 'node:crypto';
-import { compileFunction, instantiate, moduleMeta } from '../codegen/index.js';
+import { compileFunction, instantiate, moduleMeta, writeArgs } from '../codegen/index.js';
 import type { SceneNode } from '../ir/check/graph.js';
 import type { Scene } from '../ir/check/scene.js';
 import { buildGroup, planGroups, type Group } from '../ir/fuse.js';
 import { FuelTrap, interpret } from '../ir/interp.js';
-import { ARGS, FIELD, type IrFunction } from '../ir/ir.js';
+import { ARGS, type IrFunction } from '../ir/ir.js';
 import { components } from '../ir/types.js';
 import { DEFAULT_BAND_ROWS, PoolTrap, type EvalPool } from '../workers/pool.js';
-import { allocField, copyField, fieldBytes, fillField, type Field } from './field.js';
+import { allocField, copyField, fieldBytes, fillField, placement, type Field } from './field.js';
 import { FieldMemory } from './memory.js';
 
 export type Backend = 'jit' | 'interp';
@@ -224,42 +224,23 @@ export class Engine {
 
   private writeArgs(gi: number, input: FrameInput): void {
     const g = this.groups[gi];
-    const a = this.args[gi];
-    const i32 = this.memory.i32;
-    const f32 = this.memory.f32;
-    const [w, h = 1, d = 1] = g.domain;
-    i32[(a + ARGS.width) / 4] = w;
-    i32[(a + ARGS.height) / 4] = h;
-    i32[(a + ARGS.depth) / 4] = d;
-    i32[(a + ARGS.trap) / 4] = -1;
-    g.ir.fields.forEach((_, i) => {
-      const f = this.bound(g, i);
-      const o = (a + ARGS.field(i)) / 4;
-      i32[o + FIELD.base / 4] = f.ptr;
-      i32[o + FIELD.width / 4] = f.width;
-      i32[o + FIELD.height / 4] = f.height;
-      i32[o + FIELD.depth / 4] = f.depth;
-      i32[o + FIELD.stride / 4] = f.stride;
-      i32[o + FIELD.planeBytes / 4] = f.planeBytes;
-    });
+    const [width, height = 1, depth = 1] = g.domain;
     const keys = new Set([...(input.keys ?? [])].map((k) => k.toLowerCase()));
-    g.uniforms.forEach((u, slot) => {
-      const t = g.ir.uniforms[slot].t;
-      let v = 0;
+    const values = g.uniforms.map((u) => {
       if (u.kind === 'value') {
         const node = g.nodes.find((n) => n.name === u.node)!;
         const src = node.values.get(u.port)!;
-        v = ('param' in src ? this.params.get(src.param)! : src.value)[u.comp] ?? 0;
-      } else if (u.name === 'time') v = this.time;
-      else if (u.name === 'frame') v = this.frame;
-      else if (u.name === 'pointer.x') v = input.pointer?.x ?? -1;
-      else if (u.name === 'pointer.y') v = input.pointer?.y ?? -1;
-      else if (u.name === 'pointer.down') v = input.pointer?.down ? 1 : 0;
-      else if (u.name.startsWith('keys.')) v = keys.has(u.name.slice(5)) ? 1 : 0;
-      const o = (a + ARGS.uniform(g.ir.fields.length, slot)) / 4;
-      if (t === 'f32') f32[o] = v;
-      else i32[o] = t === 'bool' ? (v ? 1 : 0) : v | 0;
+        return ('param' in src ? this.params.get(src.param)! : src.value)[u.comp] ?? 0;
+      }
+      if (u.name === 'time') return this.time;
+      if (u.name === 'frame') return this.frame;
+      if (u.name === 'pointer.x') return input.pointer?.x ?? -1;
+      if (u.name === 'pointer.y') return input.pointer?.y ?? -1;
+      if (u.name === 'pointer.down') return input.pointer?.down ? 1 : 0;
+      if (u.name.startsWith('keys.')) return keys.has(u.name.slice(5)) ? 1 : 0;
+      return 0;
     });
+    writeArgs(this.memory.memory, this.args[gi], g.ir, { width, height, depth }, g.ir.fields.map((_, i) => placement(this.bound(g, i))), values);
   }
 
   /** Evaluate one frame. On failure the state and frame counter are as they were. */
@@ -357,6 +338,19 @@ export class Engine {
     for (const a of this.args) this.memory.release(a);
     this.fields.clear();
     this.args = [];
+  }
+}
+
+/** Run one function over a domain on the calling thread (a migration, say), with its fields bound. */
+export function runOnce(memory: FieldMemory, ir: IrFunction, domain: number[], fields: Field[]): void {
+  const [width, height = 1, depth = 1] = domain;
+  const args = memory.alloc(ARGS.size(ir.fields.length, ir.uniforms.length), 'an argument block');
+  try {
+    const run = instantiate(compileModule(ir).module, memory.memory);
+    writeArgs(memory.memory, args, ir, { width, height, depth }, fields.map(placement), []);
+    run(args, 0, height * depth);
+  } finally {
+    memory.release(args);
   }
 }
 

@@ -1,5 +1,6 @@
 // Fields in the shared memory: planar components, rows padded to a multiple of 4 elements.
 
+import type { FieldPlacement } from '../codegen/layout.js';
 import type { Scalar } from '../ir/ir.js';
 import type { FieldMemory } from './memory.js';
 
@@ -15,6 +16,11 @@ export interface Field {
   /** Bytes of one component's plane; component c starts at ptr + c * planeBytes. */
   planeBytes: number;
   comps: Scalar[];
+}
+
+/** A field as the argument block describes it. */
+export function placement(f: Field): FieldPlacement {
+  return { base: f.ptr, width: f.width, height: f.height, depth: f.depth, stride: f.stride, planeBytes: f.planeBytes };
 }
 
 export function fieldBytes(size: number[], comps: number): number {

@@ -11,13 +11,15 @@ import { basename } from 'node:path';
 import type { Grant } from '../ir/grants.js';
 import { ALL_GRANTS } from '../ir/grants.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
-import type { Diagnostic } from '../ir/syntax/tree.js';
+import type { Diagnostic, MigrateDecl } from '../ir/syntax/tree.js';
 import { errorLine, okLine, parseRequest, ProtocolError } from '../protocol/envelope.js';
 import { HANDLERS } from '../protocol/handlers/index.js';
 import { EvalPool } from '../workers/pool.js';
 import { CompileWorker } from './compiler.js';
 import { versionOf } from './documents.js';
-import { Engine, EvaluationError, type FrameReport } from './engine.js';
+import { Engine, EvaluationError, runOnce, type FrameReport } from './engine.js';
+import { lowerMigration } from '../ir/check/migrate.js';
+import { parseDocument } from '../ir/syntax/index.js';
 import { copyField } from './field.js';
 import { SceneFolder } from './files.js';
 import { FieldMemory } from './memory.js';
@@ -186,16 +188,11 @@ export class Session {
       engine.frame = old.frame;
       engine.time = old.time;
       for (const [name, value] of old.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
-      for (const node of scene.nodes) {
-        for (const port of node.kernel.ports) {
-          if (port.kind !== 'state') continue;
-          const key = `${node.name}.${port.name}`;
-          const from = old.fields.get(key);
-          const to = engine.fields.get(key);
-          if (!from || !to) continue;
-          if (from.planeBytes === to.planeBytes && from.comps.join() === to.comps.join()) copyField(this.memory, from, to);
-          else events.push({ kind: 'state_reset', node: node.name, port: port.name, message: `the layout of \`${key}\` changed and the kernel has no migration for it: it starts from its declared value` });
-        }
+      try {
+        events.push(...this.carryState(old, engine));
+      } catch (e) {
+        engine.dispose();
+        throw e;
       }
     }
     for (const e of engine.events) events.push({ ...e });
@@ -230,6 +227,64 @@ export class Session {
     // Free the old world once no frame runs on it.
     if (old) void this.frame(async () => old.dispose());
     return events;
+  }
+
+  /**
+   * Carry each node's state into the new engine: copied where its layout is unchanged; computed by
+   * the new kernel's `migrate from OLD` when the node's kernel or layout changed and there is one
+   * (a failed migration rejects the whole publication); else reset to its declared value.
+   */
+  private carryState(old: Engine, engine: Engine): SessionEvent[] {
+    const events: SessionEvent[] = [];
+    for (const node of engine.scene.nodes) {
+      const states = node.kernel.ports.filter((p) => p.kind === 'state');
+      if (!states.length) continue;
+      const before = old.scene.nodes.find((n) => n.name === node.name);
+      const same = (port: string) => {
+        const from = old.fields.get(`${node.name}.${port}`);
+        const to = engine.fields.get(`${node.name}.${port}`);
+        return from && to && from.planeBytes === to.planeBytes && from.width === to.width && from.comps.join() === to.comps.join();
+      };
+      const migration = before && node.kernel.migrations.find((m) => m.from.value === before.kernel.id);
+      const changed = !before || before.kernel.id !== node.kernel.id || states.some((p) => !same(p.name));
+      if (before && migration && changed) {
+        events.push(this.migrate(old, engine, node.name, before.kernel.id, migration));
+        continue;
+      }
+      for (const port of states) {
+        const key = `${node.name}.${port.name}`;
+        const from = old.fields.get(key);
+        const to = engine.fields.get(key);
+        if (!from || !to) continue;
+        if (same(port.name)) copyField(this.memory, from, to);
+        else events.push({ kind: 'state_reset', node: node.name, port: port.name, message: `the layout of \`${key}\` changed and the kernel has no \`migrate from ${before?.kernel.id ?? '...'}\`: it starts from its declared value` });
+      }
+    }
+    return events;
+  }
+
+  private migrate(old: Engine, engine: Engine, nodeName: string, fromId: string, decl: MigrateDecl): SessionEvent {
+    const node = engine.scene.nodes.find((n) => n.name === nodeName)!;
+    const k = node.kernel;
+    const oldKernel = old.scene.kernels.get(fromId)!;
+    const doc = engine.scene.documents.find((d) => d.path === k.path) ?? parseDocument(k.path, this.published.get(k.id) ?? '').doc;
+    const migration = `${fromId} -> ${k.id}`;
+    const { migration: m, diagnostics } = lowerMigration(doc, k, decl, oldKernel, engine.scene.env);
+    const port = k.ports.find((p) => p.kind === 'state')!.name;
+    if (!m) {
+      const err = diagnosticsError(`the migration of node \`${nodeName}\` does not check; the old generation keeps running`, diagnostics);
+      throw new ProtocolError(err.message, { ...err.data, node: nodeName, port, migration });
+    }
+    const fields = [
+      ...m.oldPorts.map((p) => old.fields.get(`${nodeName}.${p}`)!),
+      ...m.newPorts.map((p) => engine.fields.get(`${nodeName}.${p}`)!),
+    ];
+    try {
+      runOnce(this.memory, m.ir, node.domain, fields);
+    } catch (e) {
+      throw new ProtocolError(`the migration of node \`${nodeName}\` (${migration}) failed: ${(e as Error).message}; the old generation keeps running`, { node: nodeName, port, migration });
+    }
+    return { kind: 'migrated', node: nodeName, migration };
   }
 
   /** Evaluate a frame on the running world (paused: the last frame, nothing runs). */

@@ -49,6 +49,8 @@ export interface Scene {
   nodes: SceneNode[];
   outputs: OutputInfo[];
   diagnostics: Diagnostic[];
+  /** The scene's structs, type aliases and fns (what a migration body is lowered with). */
+  env: Env;
 }
 
 export interface SceneOptions {
@@ -129,7 +131,7 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
   const outputStatements = all<Extract<Statement, { kind: 'output' }>>('output');
   const graph = checkGraph({ nodes: nodeStatements, outputs: outputStatements, kernels, params, inputs, size: options.size });
   diagnostics.push(...graph.diagnostics);
-  return { entry, documents, kernels, params, inputs, nodes: graph.nodes, outputs: graph.outputs, diagnostics };
+  return { entry, documents, kernels, params, inputs, nodes: graph.nodes, outputs: graph.outputs, diagnostics, env };
 }
 
 function lineOf(doc: Document, span: Span): number {

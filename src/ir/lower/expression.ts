@@ -173,6 +173,11 @@ function member(ctx: BodyContext, node: N): Value {
   const prop: string = node.property.name;
   const obj: N = node.object;
   if (obj.type === 'Identifier' && !ctx.lookup(obj.name)) {
+    // In a migration, `old.PORT` reads the state the old kernel left.
+    const old = obj.name === 'old' ? ctx.ports.get(`old.${prop}`) : undefined;
+    if (old) return portValue(ctx, old, node);
+    if (obj.name === 'old' && [...ctx.ports.keys()].some((k) => k.startsWith('old.')))
+      fail(node.property, `the old kernel has no state port \`${prop}\`; it has ${[...ctx.ports.keys()].filter((k) => k.startsWith('old.')).map((k) => k.slice(4)).join(', ')}`);
     if (obj.name === 'pointer') {
       need(ctx, 'input.read', node, 'pointer');
       const px = ctx.uniform('pointer.x', 'f32');
@@ -201,6 +206,10 @@ function member(ctx: BodyContext, node: N): Value {
 function call(ctx: BodyContext, node: N): Value {
   const callee: N = node.callee;
   const args = node.arguments as N[];
+  if (callee.type === 'MemberExpression' && !callee.computed && callee.object.type === 'MemberExpression' && callee.object.object.type === 'Identifier' && callee.object.object.name === 'old') {
+    const old = ctx.ports.get(`old.${callee.object.property.name}`);
+    if (old?.dims) return gather(ctx, old, callee.property.name, args, node);
+  }
   if (callee.type === 'MemberExpression' && !callee.computed && callee.object.type === 'Identifier') {
     const b = ctx.lookup(callee.object.name);
     const method: string = callee.property.name;

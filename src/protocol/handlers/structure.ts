@@ -50,8 +50,8 @@ export async function compose(s: Session, f: Fields) {
     const overrides = new Map(targets.filter((t) => !t.path.endsWith('.replay')).map((t) => [t.path, t.text]));
     // A kernel published over the protocol and now composed into a document belongs to it.
     const composedIds = new Set([...overrides].flatMap(([path, text]) => parseDocument(path, text).doc.statements.filter((st) => st.kind === 'kernel').map((st) => st.name.value)));
-    const published = new Map([...s.published].filter(([id]) => !composedIds.has(id)));
-    const scene = s.check(s.readAll(overrides), published);
+    const kept = new Map([...s.published].filter(([id]) => !composedIds.has(id)));
+    const scene = s.check(s.readAll(overrides), kept);
     if (scene.diagnostics.length) {
       s.pending.push({ kind: 'scene_rejected', message: scene.diagnostics[0].message });
       const err = diagnosticsError('compose refused: nothing was written', scene.diagnostics);
@@ -59,11 +59,20 @@ export async function compose(s: Session, f: Fields) {
       throw err;
     }
     await s.compiler?.compileScene(scene, [...s.pins], s.fuse);
+    // Publish first (a failed migration refuses the change), then write: all documents or none.
+    const before = new Map(s.published);
     for (const id of composedIds) s.published.delete(id);
+    let published: SessionEvent[];
+    try {
+      published = await s.publishScene(scene, 'compose');
+    } catch (e) {
+      for (const [id, src] of before) s.published.set(id, src);
+      throw e;
+    }
     writeDocuments(s.folder.root, targets.map(({ path, text }) => ({ path, text })));
     const events: SessionEvent[] = targets.map((t) => ({ kind: 'wrote', path: t.path, version: versionOf(t.text) }));
     for (const t of targets) s.remember(t.path, t.text, 'compose');
-    events.push(...(await s.publishScene(scene, 'compose')));
+    events.push(...published);
     const main = targets[0];
     return { path: main.path, version: versionOf(main.text), written: true, events };
   });

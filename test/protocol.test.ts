@@ -396,6 +396,11 @@ t.test('error forms: unknown op, bad JSON, fields, ids', async (t) => {
   t.type(json.column, 'number');
   t.ok(json.column >= 20 && json.column <= 26, `column near the trailing comma (${json.column})`);
   t.match(json.message, /line 1, column/);
+  const token = await err(t, R, '{"a":{}, "op": tru}');
+  t.same([token.line, token.column], [1, 19], 'the column of the bad token, not of its first look-alike');
+  const after = await err(t, R, '{"op":"status"} {');
+  t.same([after.line, after.column], [1, 17]);
+  t.notMatch(after.message, /position/);
   const cut = await err(t, R, '{"op": "status"');
   t.equal(cut.line, 1);
   t.equal(cut.column, 16);

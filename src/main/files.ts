@@ -1,11 +1,10 @@
 // The scene's folder: documents are read and written only under it.
 
 import { existsSync, lstatSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { PathError, resolveUnder } from './documents.js';
 
-export class PathError extends Error {
-  override name = 'PathError';
-}
+export { PathError };
 
 export class SceneFolder {
   readonly root: string;
@@ -16,15 +15,7 @@ export class SceneFolder {
 
   /** An absolute path for a document path under the folder; refuses paths that leave it. */
   resolve(path: string): string {
-    if (isAbsolute(path) || path.split(/[\\/]/).includes('..'))
-      throw new PathError(`\`${path}\` is not under the scene's folder: use a relative path without \`..\``);
-    const full = join(this.root, path);
-    if (existsSync(full)) {
-      const real = realpathSync(full);
-      if (real !== this.root && !real.startsWith(this.root + sep))
-        throw new PathError(`\`${path}\` leads outside the scene's folder (through a symbolic link)`);
-    }
-    return full;
+    return resolveUnder(this.root, path);
   }
 
   read(path: string): string | undefined {

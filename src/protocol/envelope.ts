@@ -49,8 +49,7 @@ export function parseRequest(line: string): Request | { id?: unknown; error: Pro
 
 function jsonError(line: string, e: Error): ProtocolError {
   const m = /position (\d+)/.exec(e.message);
-  const token = /Unexpected token '(.)'/.exec(e.message);
-  const position = m ? Number(m[1]) : token ? Math.max(0, line.indexOf(token[1])) : line.length;
+  const position = m ? Number(m[1]) : firstBadIndex(line);
   let lineNo = 1;
   let column = 1;
   for (let i = 0; i < position && i < line.length; i++) {
@@ -59,8 +58,35 @@ function jsonError(line: string, e: Error): ProtocolError {
       column = 1;
     } else column++;
   }
-  const reason = e.message.replace(/^Unexpected /, 'unexpected ').replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/, '');
+  const reason = e.message.replace(/^Unexpected /, 'unexpected ').replace(/ (in|after) JSON at position \d+.*$/, (m) => (m.startsWith(' after') ? ' after the JSON value' : '')).replace(/, ".*" is not valid JSON$/, '');
   return new ProtocolError(`not JSON at line ${lineNo}, column ${column}: ${reason}; send one JSON object a line`, { line: lineNo, column });
+}
+
+/**
+ * Where JSON.parse gives no position ("Unexpected token 'x'"): the index of the first character
+ * that cannot continue the line as JSON. The longest prefix that is still JSON (or JSON cut
+ * short) is found by bisection: a prefix of such a prefix is one too.
+ */
+function firstBadIndex(line: string): number {
+  const fine = (k: number): boolean => {
+    const text = line.slice(0, k);
+    try {
+      JSON.parse(text);
+      return true;
+    } catch (e) {
+      const msg = (e as Error).message;
+      const at = /position (\d+)/.exec(msg);
+      return at ? Number(at[1]) >= k : /end of JSON input/.test(msg);
+    }
+  };
+  let lo = 0; // fine
+  let hi = line.length; // not fine (the whole line failed)
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (fine(mid)) lo = mid;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function typeOk(t: FieldSpec['type'], v: unknown): boolean {

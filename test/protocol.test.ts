@@ -309,6 +309,10 @@ t.test('trace: rings at the centre', async (t) => {
   t.equal(rv.value[3], 1);
   t.ok(Math.abs(tv.value[0] - v * 1.0) < 1e-4, 'tint at warmth 0.5');
   t.ok(Math.abs(tv.value[2] - 0.6 * v) < 1e-4);
+  const byOutput = await ok(t, R, { op: 'trace', x: 128, y: 128, output: 'result' });
+  t.same(byOutput.values.map((v: any) => v.node), ['rings', 'tint'], 'the nodes the output needs');
+  const noOutput = await err(t, R, { op: 'trace', x: 1, output: 'nope' });
+  t.equal(noOutput.field, 'output');
   const out = await err(t, R, { op: 'trace', x: 9999 });
   t.equal(out.field, 'x');
 });
@@ -560,6 +564,8 @@ t.test('compose and sync', async (t) => {
     t.ok(scene.includes('// examples/rings: concentric rings, warmed by a tint node.'), 'comments kept');
     const e = await ok(t, C, { op: 'evaluate', time: 0 });
     t.same(e.outputs.map((o: any) => o.name), ['result', 'flat']);
+    const tr = await ok(t, C, { op: 'trace', x: 1, y: 1, output: 'flat' });
+    t.same(tr.values, [{ node: 'flat', port: 'result', value: [0.25, 0.5, 0.75, 1] }], 'trace of one output: its nodes only');
 
     // one failing document: nothing is written
     const sceneBefore = read('scene.esn');

@@ -137,6 +137,20 @@ export async function trace(s: Session, f: Fields) {
   const x = Number(f.x);
   const y = Number(f.y ?? 0);
   const z = Number(f.z ?? 0);
+  // With `output`: only the nodes that output needs (its node and, along the edges, their sources).
+  let needed: Set<string> | undefined;
+  if (typeof f.output === 'string') {
+    const out = s.scene.outputs.find((o) => o.name === f.output);
+    if (!out) throw new ProtocolError(`no output \`${f.output}\`; the outputs: ${s.scene.outputs.map((o) => o.name).join(', ')}`, { field: 'output' });
+    needed = new Set();
+    const visit = (name: string) => {
+      const node = s.scene.nodes.find((n) => n.name === name);
+      if (!node || needed!.has(name)) return;
+      needed!.add(name);
+      for (const src of node.edges.values()) if ('node' in src) visit(src.node);
+    };
+    visit(out.node);
+  }
   return s.frame(async () => {
     // Run the frame again unfused on a copy of the world, and read every port at the element.
     const scene = s.scene;
@@ -148,6 +162,7 @@ export async function trace(s: Session, f: Fields) {
       await copy.evaluate({ time: s.engine.time });
       const values: { node: string; port: string; value: number | number[] }[] = [];
       for (const node of scene.nodes) {
+        if (needed && !needed.has(node.name)) continue;
         for (const port of node.kernel.ports) {
           if (port.kind === 'in') continue;
           const field = copy.fields.get(`${node.name}.${port.name}`);

@@ -46,6 +46,12 @@ export async function compose(s: Session, f: Fields) {
       targets.push(target(s, typeof f.path === 'string' ? f.path : s.entry, f));
     }
     for (const t of targets) s.folder.resolve(t.path); // a path outside the folder is refused before anything
+    if (targets.every((t) => t.path.endsWith('.replay'))) {
+      // Replay files are tests, not part of the world: written as they are, nothing recompiles.
+      writeDocuments(s.folder.root, targets.map(({ path, text }) => ({ path, text })));
+      const main = targets[0];
+      return { path: main.path, version: versionOf(main.text), written: true, events: targets.map((t) => ({ kind: 'wrote', path: t.path, version: versionOf(t.text) })) };
+    }
     // Check everything together (the scene with every changed document); write nothing on failure.
     const overrides = new Map(targets.filter((t) => !t.path.endsWith('.replay')).map((t) => [t.path, t.text]));
     // A kernel published over the protocol and now composed into a document belongs to it.

@@ -7,6 +7,10 @@ import t, { type Test } from 'tap';
 import binaryen from 'binaryen';
 import { mathFunction, type MathName } from '../src/codegen/math.js';
 import { MATH_ACCURACY, MATH_ARITY, MATH_REF } from '../src/ir/mathref.js';
+import { BUILTIN_CONSTANTS, findBuiltin } from '../src/ir/builtins.js';
+import type { Expr } from '../src/ir/ir.js';
+import { cst, op } from '../src/ir/lower/build.js';
+import { F32 } from '../src/ir/types.js';
 
 const NAMES = Object.keys(MATH_ARITY) as MathName[];
 const fr = Math.fround;
@@ -54,6 +58,13 @@ function boundaries(name: MathName): number[] {
       edges.push(fr(88.72283935546875), 89, 88, -87.33654, -103.972, -104, fr(Math.LN2 / 2), fr(-Math.LN2 / 2));
       break;
     case 'exp2': edges.push(128, 127.5, 129, -126, -149, -149.5, -150, -151, 0.5, -0.5); break;
+    case 'sin_turns': case 'cos_turns':
+      // Multiples of 1/8 turn (the quadrant edges and exact results), small and huge.
+      for (let k = 1; k < 400; k++) edges.push(k / 8, -k / 8);
+      for (const n of [1e3, 1e4, 2 ** 20, 2 ** 21, 2 ** 22, 2 ** 23, 2 ** 24])
+        for (let k = 0; k < 8; k++) edges.push(fr(n + k / 8), -fr(n + k / 8));
+      edges.push(fr(1e-7), fr(1e-20), 1e10);
+      break;
     case 'log': case 'log2': case 'pow':
       for (let e = -149; e <= 127; e += 7) edges.push(fr(Math.SQRT1_2 * 2 ** e), 2 ** e);
       edges.push(MIN_NORMAL, fr(MIN_NORMAL - MIN_SUB), 1, 2);
@@ -173,6 +184,23 @@ t.test('compiled functions agree bit for bit with MATH_REF, before and after -O3
 const ACCURACY_POINTS = 200000;
 
 const trig = (x: number) => Math.abs(x) <= 1e5;
+
+/**
+ * sin(2 pi a) and cos(2 pi a) in f64 for an f32 a: a - round(a) is exact in f64, and multiples of
+ * a quarter turn give their exact results (0 with the sign of a for sin of an integer a, else +0).
+ */
+function turnsExact(a: number, cos: boolean): number {
+  if (!Number.isFinite(a)) return NaN;
+  const t = a - Math.round(a); // in [-1/2, 1/2]
+  const q = 4 * t;
+  if (Number.isInteger(q)) {
+    const v = cos ? [1, 0, -1, 0][(q + 4) % 4] : [0, 1, 0, -1][(q + 4) % 4];
+    return v === 0 && !cos && t === 0 ? (Object.is(a, -0) || a < 0 ? -0 : 0) : v;
+  }
+  return cos ? Math.cos(2 * Math.PI * t) : Math.sin(2 * Math.PI * t);
+}
+/** Turns: mostly |a| <= 4 (every reduced value), some up to 1e4 and beyond. */
+const turnsGen = (): number[] => [rnd() < 0.6 ? uniform(-4, 4) : rnd() < 0.8 ? uniform(-1e4, 1e4) : signed(logUniform(1e-8, 1e7))];
 const error = (kind: 'abs' | 'rel', got: number, want: number): number =>
   kind === 'abs' ? Math.abs(got - want) : want === 0 ? (got === 0 ? 0 : Infinity) : Math.abs((got - want) / want);
 
@@ -195,6 +223,8 @@ const ACCURACY: Record<MathName, { exact: (a: number, b: number) => number; gen:
   exp2: { exact: (x) => 2 ** x, gen: () => [uniform(-126, 127.99)] },
   log: { exact: Math.log, gen: () => [rnd() < 0.5 ? uniform(0.5, 2) : positiveBits()] },
   log2: { exact: Math.log2, gen: () => [rnd() < 0.5 ? uniform(0.5, 2) : positiveBits()] },
+  sin_turns: { exact: (a) => turnsExact(a, false), gen: turnsGen },
+  cos_turns: { exact: (a) => turnsExact(a, true), gen: turnsGen },
   pow: {
     exact: Math.pow,
     gen: () => {
@@ -242,7 +272,11 @@ t.test('special cases follow Math.*', (t) => {
     for (const [a, b] of pairs) {
       const want = exact(a, b);
       const got = MATH_REF[name](a, b);
-      const ok = exactly(fr(want)) ? Object.is(got, fr(want))
+      // The turns functions' zero results (a a multiple of 1/2 turn) have no specified sign, except
+      // for a = +-0.
+      const anyZero = name.endsWith('_turns') && want === 0 && a !== 0;
+      const ok = anyZero ? got === 0
+        : exactly(fr(want)) ? Object.is(got, fr(want))
         : inRange && !inRange(a, b) ? true
         : kind === 'rel' && Math.abs(fr(want)) < MIN_NORMAL ? Math.abs(got - want) <= MIN_SUB // subnormal result
         : Math.sign(got) === Math.sign(want) && error(kind, got, want) <= bound;
@@ -253,5 +287,55 @@ t.test('special cases follow Math.*', (t) => {
   // Beyond the accurate range, sin and cos stay in [-1, 1] (the reduction is clamped).
   const huge = repeat(10000, () => signed(logUniform(1e5, 3e38)));
   t.ok(huge.every((x) => Math.abs(MATH_REF.sin(x)) <= 1 && Math.abs(MATH_REF.cos(x)) <= 1), 'sin, cos of huge x in [-1, 1]');
+  t.end();
+});
+
+t.test('sin_turns, cos_turns: exact at multiples of a quarter turn, any size', (t) => {
+  const wrong: string[] = [];
+  const check = (what: string, got: number, want: number) => {
+    if (!(got === want || (Number.isNaN(got) && Number.isNaN(want)))) wrong.push(`${what} = ${got}, want ${want}`);
+  };
+  for (const n of [0, 1, 2, 3, 7, 100, 9999, 2 ** 20, 2 ** 21 - 1, 2 ** 22 - 1]) {
+    for (const s of [1, -1]) {
+      for (let q = 0; q < 4; q++) {
+        const a = s * (n + q / 4);
+        check(`sin_turns(${a})`, MATH_REF.sin_turns(a), s * [0, 1, 0, -1][q]);
+        check(`cos_turns(${a})`, MATH_REF.cos_turns(a), [1, 0, -1, 0][q]);
+      }
+    }
+  }
+  for (const a of [2 ** 23, 2 ** 23 + 1, 2 ** 24, 2 ** 31, 2 ** 100, MAX]) {
+    for (const x of [a, -a]) {
+      check(`sin_turns(${x})`, MATH_REF.sin_turns(x), 0);
+      check(`cos_turns(${x})`, MATH_REF.cos_turns(x), 1);
+    }
+  }
+  t.ok(Object.is(MATH_REF.sin_turns(0), 0) && Object.is(MATH_REF.sin_turns(-0), -0), 'sin_turns(+-0) = +-0');
+  t.ok(MATH_REF.cos_turns(0) === 1 && MATH_REF.cos_turns(-0) === 1, 'cos_turns(+-0) = 1');
+  for (const a of [Infinity, -Infinity, NaN]) {
+    check(`sin_turns(${a})`, MATH_REF.sin_turns(a), NaN);
+    check(`cos_turns(${a})`, MATH_REF.cos_turns(a), NaN);
+  }
+  t.same(wrong, []);
+  // Odd (zero results aside: their sign is unspecified) and even, and the results stay in [-1, 1].
+  const xs = [...repeat(20000, anyBits), ...repeat(20000, () => uniform(-4, 4))];
+  t.ok(xs.every((x) => MATH_REF.sin_turns(-x) === -MATH_REF.sin_turns(x) || Number.isNaN(x)), 'sin_turns(-a) = -sin_turns(a)');
+  t.ok(xs.every((x) => Object.is(MATH_REF.cos_turns(-x), MATH_REF.cos_turns(x)) || Number.isNaN(x)), 'cos_turns(-a) = cos_turns(a)');
+  t.ok(xs.every((x) => Number.isNaN(x) || !Number.isFinite(x) || (Math.abs(MATH_REF.sin_turns(x)) <= 1 && Math.abs(MATH_REF.cos_turns(x)) <= 1)), 'results in [-1, 1]');
+  t.end();
+});
+
+t.test('sin(a * TAU), cos(TAU * a) lower to the turns ops; other arguments do not', (t) => {
+  const tau = cst('f32', BUILTIN_CONSTANTS.TAU);
+  const a: Expr = { k: 'uniform', t: 'f32', slot: 0 };
+  const lower = (name: string, e: Expr) => findBuiltin(name)!.lower([{ type: F32, comps: [e] }]).comps[0];
+  t.same(lower('sin', op('f32.mul', a, tau)), op('f32.sin_turns', a));
+  t.same(lower('sin', op('f32.mul', tau, a)), op('f32.sin_turns', a));
+  t.same(lower('cos', op('f32.mul', a, tau)), op('f32.cos_turns', a));
+  t.same(lower('cos', op('f32.mul', tau, a)), op('f32.cos_turns', a));
+  const pi = cst('f32', BUILTIN_CONSTANTS.PI);
+  t.same(lower('sin', op('f32.mul', a, pi)), op('f32.sin', op('f32.mul', a, pi)));
+  t.same(lower('cos', op('f32.add', a, tau)), op('f32.cos', op('f32.add', a, tau)));
+  t.same(lower('sin', a), op('f32.sin', a));
   t.end();
 });

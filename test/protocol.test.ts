@@ -440,10 +440,10 @@ t.test('fuzz: 300 random and malformed lines each get one answer', async (t) => 
   const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
   const values = (): unknown => pick<() => unknown>([
     () => Math.floor(rand() * 1000) - 500, () => rand() * 10 - 5, () => 'x'.repeat(Math.floor(rand() * 5)), () => null, () => true,
-    () => [1, 'a', null], () => ({ x: rand() * 300, y: -1 }), () => 'result', () => 'rings', () => 'demo.tint@1', () => -0, () => 1e308, () => '',
+    () => [1, 'a', null], () => ['result'], () => [0.5, 2], () => ({ x: rand() * 300, y: -1 }), () => ({ x: 'a', down: 1 }), () => ({ x: 1.5, width: 0 }), () => 'result', () => 'rings', () => 'demo.tint@1', () => -0, () => 1e308, () => '',
   ])();
-  const fieldNames = ['name', 'value', 'time', 'x', 'y', 'node', 'port', 'output', 'format', 'region', 'kernel', 'source', 'paused', 'path', 'data', 'expect', 'bogus'];
-  const safeOps = OPERATION_NAMES.filter((o) => o !== 'compose' && o !== 'snapshot' && o !== 'write'); // no files written, no state over time
+  const fieldNames = ['name', 'value', 'time', 'x', 'y', 'z', 'node', 'port', 'output', 'outputs', 'keys', 'pointer', 'format', 'region', 'kernel', 'source', 'paused', 'path', 'data', 'expect', 'version', 'bogus'];
+  const safeOps = OPERATION_NAMES.filter((o) => o !== 'compose'); // the scene's documents stay as they are
   const lines: string[] = [];
   for (let i = 0; i < 300; i++) {
     const kind = i % 4;
@@ -479,6 +479,10 @@ t.test('fuzz: 300 random and malformed lines each get one answer', async (t) => 
   t.equal(answered, 300, 'every line got one answer with ok or error');
   const st = await ok(t, R, { op: 'status' });
   t.equal(st.loaded, true, 'status still works');
+  const keys = await err(t, R, { op: 'evaluate', keys: [1] });
+  t.same([keys.field, keys.expected], ['keys', 'array of strings']);
+  const pointer = await err(t, R, { op: 'evaluate', pointer: { x: 'left' } });
+  t.equal(pointer.field, 'pointer');
   const e = await ok(t, R, { op: 'evaluate', time: 0.25 });
   t.same(e.outputs, [{ name: 'result', width: 256, height: 256 }], 'and evaluate');
 });
@@ -582,6 +586,14 @@ t.test('compose and sync', async (t) => {
     t.equal(bad.written, false);
     t.type(bad.line, 'number');
     t.same([read('scene.esn'), read('kernels.esn'), read('more.esn')], [sceneBefore, kernelsBefore, moreBefore], 'every file as it was');
+    const staleItem = await err(t, C, {
+      op: 'compose',
+      documents: [{ path: 'more.esn', text: flat.replace('0.25', '0.125') }, { path: 'scene.esn', expect: versionOf(original), edits: [{ node: 'flat', member: 'size', text: 'size = 8 x 8;' }] }],
+    });
+    t.equal(staleItem.version, versionOf(sceneBefore), 'a stale item answers its current version');
+    const loose = await err(t, C, { op: 'compose', expect: versionOf(sceneBefore), documents: [{ path: 'more.esn', text: flat }] });
+    t.equal(loose.field, 'expect', 'expect beside documents is refused, not ignored');
+    t.same([read('scene.esn'), read('more.esn')], [sceneBefore, moreBefore], 'nothing written');
     const outside = await err(t, C, {
       op: 'compose',
       documents: [{ path: 'more.esn', text: flat.replace('0.25', '0.125') }, { path: '../escape.esn', text: '// no' }],
@@ -746,9 +758,19 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
 
   await t.test('restore of garbage leaves the world as it was', async (t) => {
     await evalAt(2);
+    // A kernel published over the protocol: a restore that fails must not drop it.
+    const source = (await ok(t, L, { op: 'kernel', kernel: 'life.step@2' })).source;
+    const pub = await ok(t, L, { op: 'publish', source: `${source}\n// republished` });
     const before = await cells();
     const st = await ok(t, L, { op: 'status' });
-    for (const data of ['garbage', '{"format":"entelechy-snapshot","version":1}', '{"format":"entelechy-snapshot","version":1,"state":[],"published":{"x.y@1":"kernel x.y@1 { nope }"}}', '{"format":"entelechy-snapshot","version":1,"state":[],"params":{"nope":[1]}}']) {
+    const kernelsBefore = await ok(t, L, { op: 'kernels' });
+    for (const data of [
+      '{"format":"entelechy-snapshot","version":1,"state":[{"key":"board.cells"}]}',
+      '{"format":"entelechy-snapshot","version":1,"state":[{"key":"board.cells","comps":["f32"],"data":7}]}',
+      '{"format":"entelechy-snapshot","version":1,"state":[],"clock":{"time":"noon","frame":1}}',
+      '{"format":"entelechy-snapshot","version":1,"state":[],"published":"kernel"}',
+      '{"format":"entelechy-snapshot","version":1,"state":[],"params":{"x":["a"]}}',
+      'garbage', '{"format":"entelechy-snapshot","version":1}', '{"format":"entelechy-snapshot","version":1,"state":[],"published":{"x.y@1":"kernel x.y@1 { nope }"}}', '{"format":"entelechy-snapshot","version":1,"state":[],"params":{"nope":[1]}}']) {
       const e = await err(t, L, { op: 'restore', data });
       t.match(e.message, /nothing was restored/);
     }
@@ -757,6 +779,10 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
     sameData(t, await cells(), before, 'state as it was');
     const after = await ok(t, L, { op: 'status' });
     t.same([after.frame, after.time, after.revision, after.kernels], [st.frame, st.time, st.revision, st.kernels]);
+    t.same(await ok(t, L, { op: 'kernels' }), kernelsBefore, 'the registry as it was');
+    const k = await ok(t, L, { op: 'kernel', kernel: 'life.step@2' });
+    t.same([k.origin, k.generation], ['protocol', pub.generation], 'the published kernel still runs');
+    await ok(t, L, { op: 'retire', kernel: 'life.step@2' });
   });
 
   await t.test('a failed evaluation names its node and commits nothing', async (t) => {
@@ -800,4 +826,27 @@ t.test('write needs field.write', async (t) => {
   t.equal(e.grant, 'field.write');
   const { events } = await ok(t, s, { op: 'sync' });
   t.ok(events.some((ev: any) => ev.kind === 'write_refused'), 'a write_refused event');
+});
+
+t.test('the pool: a frame split over workers, and a failed one naming its node', async (t) => {
+  const dir = copyExample('rings');
+  const scenePath = join(dir, 'scene.esn');
+  writeFileSync(scenePath, readFileSync(scenePath, 'utf8').replace('size = 256 x 256;', 'size = 512 x 512;'));
+  const s = await Session.open(scenePath, { workers: 2 });
+  t.teardown(() => s.close());
+  const e = await ok(t, s, { op: 'evaluate', time: 0 });
+  t.same(e.outputs, [{ name: 'result', width: 512, height: 512 }]);
+  t.ok(e.placements.every((p: any) => p.workers === 2 && p.tiles > 1), 'placed on both workers, in tiles');
+  const out = await f32(t, s);
+  await ok(t, s, { op: 'publish', source: TINT('let n = 0.0;\n    while (true) { n = n + 1.0; }\n    result = vec4(n);') });
+  const failed = await err(t, s, { op: 'evaluate', time: 2 });
+  t.equal(failed.node, 'tint');
+  t.match(failed.message, /`tint`/);
+  const st = await ok(t, s, { op: 'status' });
+  t.same([st.frame, st.time], [1, 0], 'frame and clock unchanged');
+  await ok(t, s, { op: 'retire', kernel: 'demo.tint@1' });
+  const again = await ok(t, s, { op: 'evaluate', time: 0.5 });
+  t.equal(again.frame, 2);
+  await ok(t, s, { op: 'evaluate', time: 0 });
+  sameData(t, await f32(t, s), out, 'the document kernel runs again, the same output');
 });

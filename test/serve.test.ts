@@ -48,7 +48,7 @@ class Lines {
     this.ended = true;
     while (this.waiters.length) this.deliver(undefined);
   }
-  next(timeout = 20000): Promise<string | undefined> {
+  next(timeout = 90000): Promise<string | undefined> {
     if (this.lines.length) return Promise.resolve(this.lines.shift());
     if (this.ended) return Promise.resolve(undefined);
     return new Promise((resolve, reject) => {
@@ -130,7 +130,7 @@ async function wsClient(port: number) {
     queue.length
       ? Promise.resolve(queue.shift()!)
       : new Promise((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error('no WebSocket message in time')), 20000);
+          const timer = setTimeout(() => reject(new Error("no WebSocket message in time")), 90000);
           waiters.push((s) => {
             clearTimeout(timer);
             resolve(s);
@@ -200,7 +200,8 @@ t.test('TCP and WebSocket on one port; compose during evaluations; quit ends one
   composing = false;
   await loop;
   t.equal(c.ok?.written, true, 'compose answered');
-  t.ok(total >= 3, `evaluate answered ${total} times (${during} while composing)`);
+  t.ok(total >= 3, `evaluate answered ${total} times`);
+  t.ok(during >= 1, `evaluate answered while the compose ran (${during} times)`);
   t.match(readFileSync(join(s.dir, 'scene.esn'), 'utf8'), /count = 12\.0;/);
   const g = await ws.ask({ op: 'graph' });
   t.same(g.ok.nodes[0].members, { count: [12] }, 'the WebSocket sees the compose');

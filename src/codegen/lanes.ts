@@ -144,6 +144,7 @@ function op(g: Gen, name: Op, args: Expr[], pre: Ref[]): Ref {
       return m.call(mathFunction(m, name.slice(4) as MathName), [a(), b()], v128);
     case 'f32.sin': case 'f32.cos': case 'f32.tan': case 'f32.asin': case 'f32.acos':
     case 'f32.atan': case 'f32.exp': case 'f32.log': case 'f32.exp2': case 'f32.log2':
+    case 'f32.sin_turns': case 'f32.cos_turns':
       return m.call(mathFunction(m, name.slice(4) as MathName), [a()], v128);
     case 'f32.eq': return m.f32x4.eq(a(), b());
     case 'f32.ne': return m.f32x4.ne(a(), b());

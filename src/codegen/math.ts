@@ -6,7 +6,8 @@ import binaryen from 'binaryen';
 import { MATH_ARITY, MATH_KERNELS, type Lanes } from '../ir/mathref.js';
 
 export type MathName =
-  | 'sin' | 'cos' | 'tan' | 'asin' | 'acos' | 'atan' | 'atan2' | 'exp' | 'log' | 'exp2' | 'log2' | 'pow';
+  | 'sin' | 'cos' | 'tan' | 'asin' | 'acos' | 'atan' | 'atan2' | 'exp' | 'log' | 'exp2' | 'log2' | 'pow'
+  | 'sin_turns' | 'cos_turns';
 
 /** A v128 value under construction: each call builds a fresh expression (binaryen must never
  * see one expression object twice in a tree). */
@@ -60,6 +61,7 @@ class WasmLanes implements Lanes<V, V, V> {
   div(a: V, b: V): V { return this.op2(this.m.f32x4.div, a, b); }
   min(a: V, b: V): V { return this.op2(this.m.f32x4.min, a, b); }
   max(a: V, b: V): V { return this.op2(this.m.f32x4.max, a, b); }
+  pmin(a: V, b: V): V { return this.op2(this.m.f32x4.pmin, a, b); }
   abs(a: V): V { return this.op1(this.m.f32x4.abs, a); }
   sqrt(a: V): V { return this.op1(this.m.f32x4.sqrt, a); }
   trunc(a: V): V { return this.op1(this.m.f32x4.trunc, a); }

@@ -83,6 +83,23 @@ function componentwise(what: string, f: (...c: Expr[]) => Expr) {
 
 const unaryF = (name: Op) => componentwise(name.slice(4), (a) => op(name, a));
 
+/**
+ * sin and cos. An argument `a * TAU` (or `TAU * a`) lowers to the turns op of `a`, sin(2 pi a)
+ * or cos(2 pi a), which reduces `a` exactly (a - nearest(a)) instead of rounding a * TAU to f32
+ * and reducing that by pi/2: more accurate, and much cheaper (src/ir/mathref.ts).
+ */
+function trig(name: 'sin' | 'cos') {
+  const isTau = (e: Expr) => e.k === 'const' && e.t === 'f32' && e.v === Math.fround(BUILTIN_CONSTANTS.TAU);
+  return componentwise(name, (a) => {
+    if (a.k === 'op' && a.op === 'f32.mul') {
+      const [x, y] = a.args;
+      if (isTau(y)) return op(`f32.${name}_turns`, x);
+      if (isTau(x)) return op(`f32.${name}_turns`, y);
+    }
+    return op(`f32.${name}`, a);
+  });
+}
+
 function sum(es: Expr[]): Expr {
   return es.reduce((acc, e) => op('f32.add', acc, e));
 }
@@ -172,8 +189,8 @@ function cast(to: Scalar) {
 // ---- the table -----------------------------------------------------------------------------
 
 export const BUILTIN_FUNCTIONS: BuiltinFunction[] = [
-  { name: 'sin', signature: 'sin(T) -> T', summary: 'sine (radians), componentwise', arity: [1, 1], lower: unaryF('f32.sin') },
-  { name: 'cos', signature: 'cos(T) -> T', summary: 'cosine (radians), componentwise', arity: [1, 1], lower: unaryF('f32.cos') },
+  { name: 'sin', signature: 'sin(T) -> T', summary: 'sine (radians), componentwise', arity: [1, 1], lower: trig('sin') },
+  { name: 'cos', signature: 'cos(T) -> T', summary: 'cosine (radians), componentwise', arity: [1, 1], lower: trig('cos') },
   { name: 'tan', signature: 'tan(T) -> T', summary: 'tangent, componentwise', arity: [1, 1], lower: unaryF('f32.tan') },
   { name: 'asin', signature: 'asin(T) -> T', summary: 'arc sine, componentwise', arity: [1, 1], lower: unaryF('f32.asin') },
   { name: 'acos', signature: 'acos(T) -> T', summary: 'arc cosine, componentwise', arity: [1, 1], lower: unaryF('f32.acos') },

@@ -282,6 +282,7 @@ function jsOp(op: Op, [a, b]: string[]): string {
       return `M_${op.slice(4)}(${a}, ${b})`;
     case 'f32.sin': case 'f32.cos': case 'f32.tan': case 'f32.asin': case 'f32.acos':
     case 'f32.atan': case 'f32.exp': case 'f32.log': case 'f32.exp2': case 'f32.log2':
+    case 'f32.sin_turns': case 'f32.cos_turns':
       return `M_${op.slice(4)}(${a})`;
     case 'f32.eq': case 'i32.eq': case 'bool.eq': return cmp('===');
     case 'f32.ne': case 'i32.ne': case 'bool.ne': return cmp('!==');

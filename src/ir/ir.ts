@@ -38,6 +38,8 @@ const b2: Sig = { args: ['bool', 'bool'], result: 'bool' };
  * - `f32.rem` is a - b * trunc(a / b), each step in f32.
  * - the transcendental functions (sin ... pow) are the project's own approximations
  *   (src/codegen/math): the interpreter runs the same polynomials in f32 (src/ir/mathref.ts).
+ *   `f32.sin_turns` a / `f32.cos_turns` a are sin(2 pi a) / cos(2 pi a), `a` in turns (what
+ *   sin(a * TAU) and cos(a * TAU) lower to).
  * - `f32.to_i32` truncates toward zero and saturates (NaN -> 0), like i32x4.trunc_sat_f32x4_s.
  * - i32 arithmetic wraps (two's complement); `i32.rem` is truncated (sign of a) and gives 0 when
  *   b is 0; shifts take b mod 32.
@@ -50,6 +52,7 @@ export const OPS = {
   'f32.nearest': f1, 'f32.sqrt': f1,
   'f32.sin': f1, 'f32.cos': f1, 'f32.tan': f1, 'f32.asin': f1, 'f32.acos': f1, 'f32.atan': f1,
   'f32.exp': f1, 'f32.log': f1, 'f32.exp2': f1, 'f32.log2': f1,
+  'f32.sin_turns': f1, 'f32.cos_turns': f1,
   'f32.eq': fc, 'f32.ne': fc, 'f32.lt': fc, 'f32.le': fc, 'f32.gt': fc, 'f32.ge': fc,
   'f32.to_i32': { args: ['f32'], result: 'i32' },
   'f32.to_bool': { args: ['f32'], result: 'bool' },

@@ -42,7 +42,11 @@ export async function evaluate(s: Session, f: Fields) {
   for (const o of wanted ?? []) {
     if (!s.scene.outputs.some((x) => x.name === o)) throw new ProtocolError(`no output \`${o}\`; the outputs: ${s.scene.outputs.map((x) => x.name).join(', ')}`, { field: 'outputs' });
   }
-  const pointer = f.pointer as { x?: number; y?: number; down?: boolean } | undefined;
+  if (Array.isArray(f.keys) && !f.keys.every((k) => typeof k === 'string'))
+    throw new ProtocolError('`keys` are the names of keys held: an array of strings, e.g. ["a", "shift"]', { fields: ['time', 'outputs', 'pointer', 'keys'], field: 'keys', expected: 'array of strings' });
+  const pointer = f.pointer as { x?: unknown; y?: unknown; down?: unknown } | undefined;
+  if (pointer && (['x', 'y'].some((k) => pointer[k as 'x'] !== undefined && !Number.isFinite(pointer[k as 'x'])) || (pointer.down !== undefined && typeof pointer.down !== 'boolean')))
+    throw new ProtocolError('`pointer` is {x, y, down}: x and y numbers (element coordinates), down true or false', { fields: ['time', 'outputs', 'pointer', 'keys'], field: 'pointer', expected: '{x: number, y: number, down: boolean}' });
   const { report, events } = await s.evaluate({
     time: typeof f.time === 'number' ? f.time : undefined,
     pointer: pointer ? { x: Number(pointer.x ?? 0), y: Number(pointer.y ?? 0), down: Boolean(pointer.down) } : undefined,

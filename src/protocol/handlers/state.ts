@@ -44,7 +44,7 @@ export async function write(s: Session, f: Fields) {
       values = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     } else if (f.value !== undefined) {
       const v = Array.isArray(f.value) ? (f.value as number[]) : new Array(n).fill(f.value as number);
-      if (v.length !== n) throw new ProtocolError(`\`${key}\` has ${n} component${n > 1 ? 's' : ''}: give ${n} numbers`, { field: 'value' });
+      if (v.length !== n) throw new ProtocolError(`\`${key}\` has ${n} component${n > 1 ? 's' : ''}: give ${n} number${n > 1 ? 's' : ''}`, { field: 'value' });
       if (!f.region) {
         fillField(s.memory, field, v);
         s.engine.version++;
@@ -141,13 +141,22 @@ export async function restore(s: Session, f: Fields) {
     }
     if (snap?.format !== 'entelechy-snapshot' || snap.version !== 1 || !Array.isArray(snap.state))
       throw new ProtocolError('not an entelechy snapshot (version 1): nothing was restored', {});
+    // Its shape, before anything changes: a malformed part must not leave the world half restored.
+    const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+    const malformed =
+      (snap.published !== undefined && (!isObject(snap.published) || !Object.values(snap.published).every((v) => typeof v === 'string'))) ? 'published' :
+      (snap.params !== undefined && !isObject(snap.params)) ? 'params' :
+      (snap.clock !== undefined && (!isObject(snap.clock) || !Number.isFinite(snap.clock.time) || !Number.isInteger(snap.clock.frame) || snap.clock.frame < 0)) ? 'clock' :
+      !snap.state.every((st) => isObject(st) && typeof st.key === 'string' && typeof st.data === 'string' && Array.isArray(st.comps) && st.comps.every((c) => typeof c === 'string')) ? 'state' :
+      undefined;
+    if (malformed) throw new ProtocolError(`the snapshot's \`${malformed}\` is malformed: nothing was restored`, { field: malformed });
     // Check everything before changing anything: kernels, params, state shapes.
     const published = new Map(Object.entries(snap.published ?? {}));
     const scene = s.check(s.texts, published);
     if (scene.diagnostics.length) throw diagnosticsError('the snapshot\'s kernels do not check with the scene: nothing was restored', scene.diagnostics);
     for (const [name, value] of Object.entries(snap.params ?? {})) {
       const p = scene.params.get(name);
-      if (!p || !Array.isArray(value) || value.length !== p.value.length) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene: nothing was restored`, {});
+      if (!p || !Array.isArray(value) || value.length !== p.value.length || !value.every((v) => Number.isFinite(v))) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene: nothing was restored`, {});
     }
     await s.compiler?.compileScene(scene, [...s.pins], s.fuse);
     const before = new Map(s.published);

@@ -37,6 +37,8 @@ export async function compose(s: Session, f: Fields) {
     const targets: { path: string; text: string; before?: string }[] = [];
     if (Array.isArray(f.documents)) {
       if (f.text !== undefined || f.edits !== undefined) throw new ProtocolError('give `documents` or `text`/`edits`, not both', { field: 'documents' });
+      const loose = f.path !== undefined ? 'path' : f.expect !== undefined ? 'expect' : undefined;
+      if (loose) throw new ProtocolError(`with \`documents\`, each item names its own \`path\` and \`expect\`: [{path, expect?, text | edits}]; \`${loose}\` beside \`documents\` would be ignored`, { field: loose, expected: null });
       f.documents.forEach((d, i) => {
         if (!d || typeof d !== 'object' || typeof (d as Fields).path !== 'string')
           throw new ProtocolError(`documents[${i}] must be {path, text} or {path, edits}`, { field: 'documents', expected: '{path, text | edits}' });
@@ -110,19 +112,20 @@ export async function sync(s: Session) {
       }
       s.syncing = s
         .change(async () => {
-          const scene = s.check(texts);
-          if (scene.diagnostics.length) {
-            const err = diagnosticsError('the saved edit does not check; the previous version keeps running', scene.diagnostics);
-            s.refused = { message: err.message, at: new Date().toISOString() };
-            s.pending.push({ kind: 'rejected', paths: changed, message: err.message, ...err.data });
-            return;
-          }
+          // Nothing may escape: no one awaits this, and what went wrong is told on a later sync.
           try {
+            const scene = s.check(texts);
+            if (scene.diagnostics.length) {
+              const err = diagnosticsError('the saved edit does not check; the previous version keeps running', scene.diagnostics);
+              s.refused = { message: err.message, at: new Date().toISOString() };
+              s.pending.push({ kind: 'rejected', paths: changed, message: err.message, ...err.data });
+              return;
+            }
             const published = await s.publishScene(scene, 'disk');
             for (const path of changed) s.texts.set(path, texts.get(path)!);
             s.pending.push(...published, { kind: 'published', paths: changed, revision: s.revision });
           } catch (e) {
-            const message = `the saved edit does not compile; the previous version keeps running: ${(e as Error).message}`;
+            const message = `the saved edit was not published; the previous version keeps running: ${(e as Error)?.message ?? e}`;
             s.refused = { message, at: new Date().toISOString() };
             s.pending.push({ kind: 'rejected', paths: changed, message });
           }

@@ -1,0 +1,344 @@
+// The door machinery every transport shares: connections answered in order, one request at a
+// time, with bounded lines and buffers (see transports.ts for the whole picture).
+
+import http from 'node:http';
+import { WebSocketServer, type WebSocket, type RawData } from 'ws';
+
+// ---------------------------------------------------------------------------------------------
+// The contract with the session
+// ---------------------------------------------------------------------------------------------
+
+export interface Connection {
+  /** 'stdin' | 'tcp' | 'websocket' */
+  kind: string;
+  id: number;
+  /** Send an unsolicited line (an event) to this connection. Ignored once it is closed. */
+  send(line: string): void;
+  /** End this connection (after the answer being computed, if any, is written). */
+  close(): void;
+}
+
+export interface LineHandler {
+  /**
+   * One request line in, one answer line out (no trailing newline); `undefined` answers nothing.
+   * `quit`: return `{ answer, close: true }` and the door closes that connection after writing
+   * the answer.
+   */
+  (line: string, conn: Connection): Promise<{ answer: string; close?: boolean } | undefined>;
+}
+
+/** Extra HTTP routes (the Player page later): return true when handled. */
+export type HttpHandler = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+
+/** Bounds of a door; the defaults suit real use, tests make them small. */
+export interface DoorLimits {
+  /** Longest request line (or WebSocket message) in bytes; default 16 MiB. */
+  maxLineBytes?: number;
+  /**
+   * Unread output (bytes buffered for a client) past which a connection is dropped when more is
+   * written to it; default 64 MiB. Answers wait for the reader instead, so in practice only
+   * events to a client that never reads reach it.
+   */
+  maxBufferedBytes?: number;
+}
+
+export const DEFAULT_PORT = 7788;
+export const DEFAULT_HOST = '127.0.0.1';
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+export const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+/** Unread output past which the next request of a connection waits for the reader. */
+export const HIGH_WATER = 1024 * 1024;
+/** Pending requests of one connection past which reading from it pauses. */
+export const MAX_QUEUED_LINES = 256;
+export const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
+
+let nextConnectionId = 0;
+
+// ---------------------------------------------------------------------------------------------
+// Answers the door itself gives
+// ---------------------------------------------------------------------------------------------
+
+/** The `id` of a request line, when it is a JSON object with one (to echo in door errors). */
+export function requestId(line: string): unknown {
+  if (line.length > 1024 * 1024) return undefined;
+  try {
+    const value: unknown = JSON.parse(line);
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'id' in value)
+      return (value as { id: unknown }).id;
+  } catch {
+    // not JSON: no id
+  }
+  return undefined;
+}
+
+export function errorLine(message: string, id?: unknown): string {
+  return JSON.stringify(id === undefined ? { error: { message } } : { id, error: { message } });
+}
+
+export function describe(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  try {
+    return String(err);
+  } catch {
+    return 'unknown error';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Splitting a byte stream into lines
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Splits bytes on `\n`, strips one trailing `\r`, drops blank lines, decodes UTF-8 (bad bytes
+ * become U+FFFD, which the handler then refuses as JSON). A line longer than `max` bytes is
+ * reported once through `onOversize` and its bytes are skipped up to the next newline.
+ */
+export class LineSplitter {
+  private parts: Buffer[] = [];
+  private size = 0;
+  private skipping = false;
+
+  constructor(
+    private readonly max: number,
+    private readonly onLine: (line: string) => void,
+    private readonly onOversize: () => void,
+  ) {}
+
+  push(chunk: Buffer | string): void {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    let start = 0;
+    while (start < bytes.length) {
+      const nl = bytes.indexOf(10, start);
+      if (nl < 0) {
+        this.take(bytes.subarray(start));
+        return;
+      }
+      this.take(bytes.subarray(start, nl));
+      this.flush();
+      start = nl + 1;
+    }
+  }
+
+  /** The input ended: a last line without a newline still counts. */
+  end(): void {
+    this.flush();
+  }
+
+  private take(bytes: Buffer): void {
+    if (this.skipping || bytes.length === 0) return;
+    if (this.size + bytes.length > this.max) {
+      this.parts = [];
+      this.size = 0;
+      this.skipping = true;
+      this.onOversize();
+      return;
+    }
+    this.parts.push(bytes);
+    this.size += bytes.length;
+  }
+
+  private flush(): void {
+    if (this.skipping) {
+      this.skipping = false;
+      return;
+    }
+    if (this.size === 0) return;
+    let bytes = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
+    this.parts = [];
+    this.size = 0;
+    if (bytes[bytes.length - 1] === 13) bytes = bytes.subarray(0, bytes.length - 1);
+    const line = bytes.toString('utf8');
+    if (line.trim() === '') return;
+    this.onLine(line);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One connection: a queue of requests answered one at a time
+// ---------------------------------------------------------------------------------------------
+
+/** What a Door needs of its transport. */
+export interface DoorIO {
+  /** Write one line (the transport adds framing: a newline, or a WebSocket message). */
+  write(line: string): void;
+  /** Bytes written but not yet taken by the peer. */
+  backlog(): number;
+  /** Resolves when the backlog has drained (or the transport is gone). */
+  drained(): Promise<void>;
+  pause(): void;
+  resume(): void;
+  /** Graceful end, after what was written. */
+  end(): void;
+  /** Abrupt end. */
+  destroy(): void;
+}
+
+export type Item = { line: string } | { oversize: true };
+
+export class Door implements Connection {
+  readonly id = ++nextConnectionId;
+  private queue: Item[] = [];
+  private queuedBytes = 0;
+  private running = false;
+  private paused = false;
+  private inputEnded = false;
+  /** The last answer's size: a big answer being read is not a reason to drop the client. */
+  private allowance = 0;
+  /** open: serving; ending: finish the answer in flight, then end; closed: gone. */
+  private state: 'open' | 'ending' | 'closed' = 'open';
+
+  constructor(
+    readonly kind: string,
+    private readonly handler: LineHandler,
+    private readonly io: DoorIO,
+    private readonly limits: Required<DoorLimits>,
+    private readonly onGone: (door: Door, why: string) => void,
+  ) {}
+
+  /** The state, read afresh (not narrowed by an earlier test across an await). */
+  private stateNow(): 'open' | 'ending' | 'closed' {
+    return this.state;
+  }
+
+  get closed(): boolean {
+    return this.state === 'closed';
+  }
+
+  /** A request line arrived. */
+  push(line: string): void {
+    this.enqueue({ line }, line.length);
+  }
+
+  /** A request line was too long: answered with an error in its turn. */
+  pushOversize(): void {
+    this.enqueue({ oversize: true }, 0);
+  }
+
+  /** No more input (the client half-closed, or stdin ended): answer what is queued, then end. */
+  inputEnd(): void {
+    if (this.state !== 'open') return;
+    this.inputEnded = true;
+    if (!this.running && this.queue.length === 0) this.finish();
+  }
+
+  send(line: string): void {
+    if (this.state === 'closed') return;
+    this.write(line);
+  }
+
+  close(): void {
+    if (this.state !== 'open') return;
+    this.state = 'ending';
+    this.queue = [];
+    this.queuedBytes = 0;
+    if (!this.running) this.finish();
+  }
+
+  /** The transport went away under us (reset, error, peer closed a WebSocket). */
+  gone(why = 'closed'): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.onGone(this, why);
+  }
+
+  /** Drop the connection abruptly. */
+  drop(why: string): void {
+    if (this.state === 'closed') return;
+    this.io.destroy();
+    this.gone(why);
+  }
+
+  private enqueue(item: Item, bytes: number): void {
+    if (this.state !== 'open' || this.inputEnded) return;
+    this.queue.push(item);
+    this.queuedBytes += bytes;
+    if (!this.paused && (this.queue.length >= MAX_QUEUED_LINES || this.queuedBytes >= MAX_QUEUED_BYTES)) {
+      this.paused = true;
+      this.io.pause();
+    }
+    void this.pump();
+  }
+
+  private write(line: string): boolean {
+    if (this.io.backlog() > this.limits.maxBufferedBytes + this.allowance) {
+      this.drop(`dropped: more than ${this.limits.maxBufferedBytes} bytes unread`);
+      return false;
+    }
+    try {
+      this.io.write(line);
+    } catch (err) {
+      this.drop(`write failed: ${describe(err)}`);
+      return false;
+    }
+    return true;
+  }
+
+  private async answer(item: Item): Promise<{ answer: string; close?: boolean } | undefined> {
+    if ('oversize' in item)
+      return {
+        answer: errorLine(
+          `request line longer than ${this.limits.maxLineBytes} bytes; it was skipped up to its end`,
+        ),
+      };
+    try {
+      const result = await this.handler(item.line, this);
+      if (result === undefined || result === null) return undefined;
+      if (typeof result.answer !== 'string')
+        return { answer: errorLine('internal error: the handler gave no answer text', requestId(item.line)) };
+      return result;
+    } catch (err) {
+      return { answer: errorLine(`internal error: ${describe(err)}`, requestId(item.line)) };
+    }
+  }
+
+  private async pump(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.state === 'open' && this.queue.length > 0) {
+        const item = this.queue.shift()!;
+        if ('line' in item) this.queuedBytes -= item.line.length;
+        if (this.paused && this.queue.length < MAX_QUEUED_LINES / 2 && this.queuedBytes < MAX_QUEUED_BYTES / 2) {
+          this.paused = false;
+          this.io.resume();
+        }
+        const result = await this.answer(item);
+        // close() or the peer may have ended the connection while the handler ran.
+        if (this.stateNow() === 'closed') break;
+        if (result !== undefined) {
+          if (!this.write(result.answer)) break;
+          this.allowance = result.answer.length;
+          if (result.close) this.state = 'ending';
+        }
+        // A client that does not read its answers waits for them before the next one is made.
+        if (this.state === 'open' && this.io.backlog() > HIGH_WATER) await this.io.drained();
+      }
+    } finally {
+      this.running = false;
+    }
+    if (this.state === 'ending' || (this.state === 'open' && this.inputEnded && this.queue.length === 0))
+      this.finish();
+  }
+
+  private finish(): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.queue = [];
+    try {
+      this.io.end();
+    } catch {
+      this.io.destroy();
+    }
+    this.onGone(this, 'ended');
+  }
+}
+
+export function fullLimits(limits: DoorLimits | undefined): Required<DoorLimits> {
+  const positive = (v: number | undefined, d: number) => (v !== undefined && Number.isFinite(v) && v > 0 ? v : d);
+  return {
+    maxLineBytes: positive(limits?.maxLineBytes, MAX_LINE_BYTES),
+    maxBufferedBytes: positive(limits?.maxBufferedBytes, MAX_BUFFERED_BYTES),
+  };
+}

@@ -68,7 +68,8 @@ export interface FrameReport {
   cached: boolean;
   executed: string[];
   placements: Placement[];
-  timings: { node: string; millis: number }[];
+  /** One entry per group: `node` is the node whose loop it is (the last), `fused` the nodes computed in it. */
+  timings: { node: string; fused?: string[]; millis: number }[];
 }
 
 /** A failed evaluation: names the node; the world is as it was before the frame. */
@@ -278,7 +279,7 @@ export class Engine {
         executed.push(n.name);
         placements.push({ node: n.name, backend: this.backend, group: gi, fused, tiles, workers });
       }
-      timings.push({ node: fused.join('+'), millis: Math.round(millis * 1000) / 1000 });
+      timings.push({ node: fused[fused.length - 1], ...(fused.length > 1 ? { fused } : {}), millis: Math.round(millis * 1000) / 1000 });
     }
     // Every group succeeded: the next state becomes current.
     for (const [key, f] of this.fields) {

@@ -4,6 +4,8 @@ import type { Session, SessionEvent } from '../../main/session.js';
 import { diagnosticsError } from '../../main/session.js';
 import { versionOf, writeDocuments } from '../../main/documents.js';
 import { parseDocument } from '../../ir/syntax/index.js';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { ProtocolError } from '../envelope.js';
 import { applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
 
@@ -79,6 +81,9 @@ export async function compose(s: Session, f: Fields) {
     }
     writeDocuments(s.folder.root, targets.map(({ path, text }) => ({ path, text })));
     const events: SessionEvent[] = targets.map((t) => ({ kind: 'wrote', path: t.path, version: versionOf(t.text) }));
+    // Statements and members an edit removed (`text: null`).
+    const edits = Array.isArray(f.documents) ? (f.documents as Fields[]).flatMap((d) => ((d.edits as Fields[]) ?? []).map((e) => ({ path: d.path, e }))) : ((f.edits as Fields[]) ?? []).map((e) => ({ path: targets[0].path, e }));
+    for (const { path, e } of edits) if (e.text === null) events.push({ kind: 'removed', path, ...Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'text')) });
     for (const t of targets) s.remember(t.path, t.text, 'compose');
     events.push(...published);
     const main = targets[0];
@@ -97,8 +102,38 @@ function diskChanges(s: Session): { texts: Map<string, string>; changed: string[
   return { texts, changed };
 }
 
+/** Documents the running world uses that left their path: renamed when their text stands elsewhere. */
+const reportedRenames = new WeakMap<Session, Set<string>>();
+
+function renames(s: Session): SessionEvent[] {
+  const reported = reportedRenames.get(s) ?? new Set<string>();
+  reportedRenames.set(s, reported);
+  const events: SessionEvent[] = [];
+  for (const [path, text] of s.texts) {
+    if (s.folder.read(path) !== undefined) {
+      reported.delete(path);
+      continue;
+    }
+    if (reported.has(path)) continue;
+    reported.add(path);
+    const version = versionOf(text);
+    const to = listDocuments(s.folder.root).find((p) => versionOf(s.folder.read(p) ?? '') === version);
+    events.push(to ? { kind: 'renamed', from: path, to } : { kind: 'removed', path, message: `\`${path}\` is gone from disk; the running world keeps its last version` });
+  }
+  return events;
+}
+
+function listDocuments(root: string, under = ''): string[] {
+  return readdirSync(join(root, under), { withFileTypes: true }).flatMap((d) => {
+    const rel = under ? `${under}/${d.name}` : d.name;
+    if (d.name.startsWith('.') || d.name === 'node_modules') return [];
+    return d.isDirectory() ? listDocuments(root, rel) : d.name.endsWith('.esn') ? [rel] : [];
+  });
+}
+
 export async function sync(s: Session) {
   const events = s.pending.splice(0);
+  events.push(...renames(s));
   if (!s.syncing) {
     const { texts, changed } = diskChanges(s);
     if (changed.length) {

@@ -1,6 +1,6 @@
 // Fields in the shared memory: planar components, rows padded to a multiple of 4 elements.
 
-import type { FieldPlacement } from '../codegen/layout.js';
+import { fieldLayout, type FieldPlacement } from '../codegen/layout.js';
 import type { Scalar } from '../ir/ir.js';
 import type { FieldMemory } from './memory.js';
 
@@ -24,14 +24,13 @@ export function placement(f: Field): FieldPlacement {
 }
 
 export function fieldBytes(size: number[], comps: number): number {
-  const [w, h = 1, d = 1] = size;
-  return Math.ceil(w / 4) * 4 * h * d * 4 * comps;
+  const [width, height = 1, depth = 1] = size;
+  return fieldLayout({ width, height, depth }, comps).bytes;
 }
 
 export function allocField(memory: FieldMemory, size: number[], comps: Scalar[], what: string): Field {
   const [width, height = 1, depth = 1] = size;
-  const stride = Math.ceil(width / 4) * 4;
-  const planeBytes = stride * height * depth * 4;
+  const { stride, planeBytes } = fieldLayout({ width, height, depth }, comps.length);
   const ptr = memory.alloc(planeBytes * comps.length, what);
   return { ptr, width, height, depth, dims: size.length as 1 | 2 | 3, stride, planeBytes, comps };
 }

@@ -4,6 +4,7 @@ import { PNG } from 'pngjs';
 import type { Field } from './field.js';
 import { readField } from './field.js';
 import type { FieldMemory } from './memory.js';
+import type { Scalar } from '../ir/ir.js';
 
 export class ImageError extends Error {
   override name = 'ImageError';
@@ -15,16 +16,19 @@ export class ImageError extends Error {
  */
 export function fieldToRgba(memory: FieldMemory, f: Field, name: string): Uint8Array {
   if (f.dims === 3) throw new ImageError(`\`${name}\` is a 3-D field: an image needs a 2-D one (read it as f32, or add a view kernel that renders it)`);
-  const planes = readField(memory, f);
-  const n = f.width * f.height;
+  return planesToRgba(f.comps, readField(memory, f), f.width * f.height);
+}
+
+/** RGBA bytes of `n` elements given as component planes (the mapping above). */
+export function planesToRgba(comps: readonly Scalar[], planes: Float32Array[], n: number): Uint8Array {
   const rgba = new Uint8Array(n * 4);
   const byte = (c: number, v: number) => {
-    const t = f.comps[c];
+    const t = comps[c];
     if (t === 'bool') return v ? 255 : 0;
     if (t === 'i32') return Math.max(0, Math.min(255, v));
     return Math.round(Math.max(0, Math.min(1, v || 0)) * 255);
   };
-  const k = Math.min(4, f.comps.length);
+  const k = Math.min(4, comps.length);
   for (let i = 0; i < n; i++) {
     if (k === 1) {
       const g = byte(0, planes[0][i]);

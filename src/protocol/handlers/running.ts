@@ -3,7 +3,7 @@
 import type { Session } from '../../main/session.js';
 import { Engine } from '../../main/engine.js';
 import { readField, type Field } from '../../main/field.js';
-import { encodePng, fieldToRgba } from '../../main/image.js';
+import { encodePng, fieldToRgba, planesToRgba } from '../../main/image.js';
 import { components } from '../../ir/types.js';
 import { closest } from '../../ir/suggest.js';
 import { ProtocolError } from '../envelope.js';
@@ -114,22 +114,9 @@ export async function read(s: Session, f: Fields) {
       }
       return { name, width, height, ...(field.dims === 3 ? { depth: field.depth } : {}), components: planes.length, format, frame, data: Buffer.from(all.buffer).toString('base64') };
     }
-    const sub: Field = { ...field, width, height };
-    const rgba = region ? rgbaOf(sub, planes) : fieldToRgba(s.memory, field, name);
+    const rgba = region ? planesToRgba(field.comps, planes, width * height) : fieldToRgba(s.memory, field, name);
     return { name, width, height, format, frame, data: encodePng(width, height, rgba).toString('base64') };
   });
-}
-
-function rgbaOf(field: Field, planes: Float32Array[]): Uint8Array {
-  // The same mapping as fieldToRgba, for a cropped region already read out.
-  const n = field.width * field.height;
-  const out = new Uint8Array(n * 4);
-  const b = (c: number, v: number) => (field.comps[c] === 'bool' ? (v ? 255 : 0) : field.comps[c] === 'i32' ? Math.max(0, Math.min(255, v)) : Math.round(Math.max(0, Math.min(1, v || 0)) * 255));
-  const k = Math.min(4, planes.length);
-  for (let i = 0; i < n; i++) {
-    for (let c = 0; c < 4; c++) out[i * 4 + c] = k === 1 ? (c === 3 ? 255 : b(0, planes[0][i])) : c < k ? b(c, planes[c][i]) : c === 3 ? 255 : 0;
-  }
-  return out;
 }
 
 export async function pause(s: Session, f: Fields) {

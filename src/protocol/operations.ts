@@ -1,6 +1,7 @@
 // The operations table: the one source of request validation, `help`, the unknown-op list, the
-// MCP tool schemas and docs/protocol.md. Each entry names its group, its fields (type, whether
-// required, meaning) and what it answers; the session supplies the handlers by name.
+// MCP tool schemas, docs/protocol.md and the typed requests of bridges/host. Each entry names its
+// group, its fields (type, whether required, meaning) and what it answers; the session supplies
+// the handlers by name.
 
 export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'string|null' | 'number|array' | 'any';
 
@@ -22,24 +23,30 @@ export interface OperationSpec {
   answer: string;
 }
 
-const f = (name: string, type: FieldType, meaning: string, required = false): FieldSpec => ({ name, type, meaning, required });
+// The helpers keep the names and types of the table as literal types (at runtime they only build
+// the plain objects), so requests can be typed from this one table: see OperationName and
+// RequestFields below.
+const f = <N extends string, T extends FieldType, R extends boolean = false>(name: N, type: T, meaning: string, required?: R) =>
+  ({ name, type, meaning, required: (required ?? false) as R });
 
-/** In the order the protocol lists them (an unknown op's error lists them so). */
-export const OPERATIONS: OperationSpec[] = [
-  { name: 'status', group: 'Inspect', summary: 'The world at a glance.', fields: [],
-    answer: 'backend, frame, time, paused, fusion, grants, kernels, loaded, natives, nodes, outputs, params, pins, refused, revision, scene, versions, workers' },
-  { name: 'kernels', group: 'Inspect', summary: 'Every kernel the registry holds.', fields: [],
-    answer: 'kernels: [{id, generation, origin (a document path or "protocol"), ports, grants}]' },
-  { name: 'kernel', group: 'Inspect', summary: 'One kernel: its source, ports, grants and state.', fields: [f('kernel', 'string', 'the kernel id, e.g. demo.tint@1', true)],
-    answer: 'id, generation, origin, source, ports, grants, state' },
-  { name: 'graph', group: 'Inspect', summary: 'The nodes, their members and edges, the outputs, params, the evaluation order and fused groups.', fields: [],
-    answer: 'nodes (name, kernel, members, edges, size), outputs, params, order, groups' },
-  { name: 'document', group: 'Inspect', summary: "A document's text and statements (the scene's, or another under its folder).",
+const op = <N extends string, F extends FieldSpec[]>(spec: { name: N; group: Group; summary: string; fields: [...F]; answer: string }) =>
+  spec as { name: N; group: Group; summary: string; fields: F; answer: string };
+
+const TABLE = [
+  op({ name: 'status', group: 'Inspect', summary: 'The world at a glance.', fields: [],
+    answer: 'backend, frame, time, paused, fusion, grants, kernels, loaded, natives, nodes, outputs, params, pins, refused, revision, scene, versions, workers' }),
+  op({ name: 'kernels', group: 'Inspect', summary: 'Every kernel the registry holds.', fields: [],
+    answer: 'kernels: [{id, generation, origin (a document path or "protocol"), ports, grants}]' }),
+  op({ name: 'kernel', group: 'Inspect', summary: 'One kernel: its source, ports, grants and state.', fields: [f('kernel', 'string', 'the kernel id, e.g. demo.tint@1', true)],
+    answer: 'id, generation, origin, source, ports, grants, state' }),
+  op({ name: 'graph', group: 'Inspect', summary: 'The nodes, their members and edges, the outputs, params, the evaluation order and fused groups.', fields: [],
+    answer: 'nodes (name, kernel, members, edges, size), outputs, params, order, groups' }),
+  op({ name: 'document', group: 'Inspect', summary: "A document's text and statements (the scene's, or another under its folder).",
     fields: [f('path', 'string', "a document path under the scene's folder (default: the scene)"), f('version', 'string', 'an earlier version digest (from history)')],
-    answer: 'path, version, text, statements (kind, name, line, column)' },
-  { name: 'history', group: 'Inspect', summary: "A document's versions this session has seen.", fields: [f('path', 'string', 'a document path (default: the scene)')],
-    answer: 'path, versions (version, origin: load/compose/disk/rollback, at, bytes)' },
-  { name: 'compose', group: 'Structure', summary: 'Change documents: a whole text, or edits of statements and node members; checked and compiled before anything is written.',
+    answer: 'path, version, text, statements (kind, name, line, column)' }),
+  op({ name: 'history', group: 'Inspect', summary: "A document's versions this session has seen.", fields: [f('path', 'string', 'a document path (default: the scene)')],
+    answer: 'path, versions (version, origin: load/compose/disk/rollback, at, bytes)' }),
+  op({ name: 'compose', group: 'Structure', summary: 'Change documents: a whole text, or edits of statements and node members; checked and compiled before anything is written.',
     fields: [
       f('text', 'string', 'the whole new text of the document'),
       f('edits', 'array', 'edit items: {node|output|param|input|kernel|struct|type|fn|use: NAME, member?: NAME, text: TEXT or null to remove}'),
@@ -47,52 +54,55 @@ export const OPERATIONS: OperationSpec[] = [
       f('path', 'string', "the document to change (default: the scene)"),
       f('expect', 'string', "the document's version you read: write only if it still is"),
     ],
-    answer: 'path, version, written, events' },
-  { name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync.', fields: [],
-    answer: 'events since the last sync' },
-  { name: 'prepare', group: 'Kernels', summary: 'Check and compile a kernel without changing anything.',
+    answer: 'path, version, written, events' }),
+  op({ name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync.', fields: [],
+    answer: 'events since the last sync' }),
+  op({ name: 'prepare', group: 'Kernels', summary: 'Check and compile a kernel without changing anything.',
     fields: [f('source', 'string', 'the kernel statement (and any fn/struct/type it needs)', true), f('path', 'string', 'the document it is meant for (for messages)')],
-    answer: 'id, ports, grants' },
-  { name: 'publish', group: 'Kernels', summary: 'Replace or add a kernel in the running world (not in a file).',
+    answer: 'id, ports, grants' }),
+  op({ name: 'publish', group: 'Kernels', summary: 'Replace or add a kernel in the running world (not in a file).',
     fields: [f('source', 'string', 'the kernel statement', true), f('expect', 'integer', 'the generation you expect the registry to hold (optimistic concurrency)')],
-    answer: 'id, generation, events' },
-  { name: 'retire', group: 'Kernels', summary: 'Withdraw a kernel published over the protocol (the document version, if any, runs again).',
+    answer: 'id, generation, events' }),
+  op({ name: 'retire', group: 'Kernels', summary: 'Withdraw a kernel published over the protocol (the document version, if any, runs again).',
     fields: [f('kernel', 'string', 'the kernel id', true), f('expect', 'integer', 'the generation you expect')],
-    answer: 'id, generation, events' },
-  { name: 'param', group: 'Parameters', summary: 'Set a graph param (a `param` statement of the scene) for the running world.',
+    answer: 'id, generation, events' }),
+  op({ name: 'param', group: 'Parameters', summary: 'Set a graph param (a `param` statement of the scene) for the running world.',
     fields: [f('name', 'string', 'the param', true), f('value', 'number|array', 'a number, or numbers for a vector', true)],
-    answer: 'name, value, events' },
-  { name: 'evaluate', group: 'Running', summary: 'Evaluate a frame.',
+    answer: 'name, value, events' }),
+  op({ name: 'evaluate', group: 'Running', summary: 'Evaluate a frame.',
     fields: [f('time', 'number', 'the world clock in seconds (default: as it is)'), f('outputs', 'array', 'output names to report (default: all)'),
       f('pointer', 'object', 'pointer {x, y, down} for kernels holding input.read'), f('keys', 'array', 'names of keys held')],
-    answer: 'frame, time, executed, outputs (name, width, height[, depth]), placements, timings, events' },
-  { name: 'read', group: 'Running', summary: "An output's field, or a pinned node's port: a PNG (base64) or raw f32.",
+    answer: 'frame, time, executed, outputs (name, width, height[, depth]), placements, timings, events' }),
+  op({ name: 'read', group: 'Running', summary: "An output's field, or a pinned node's port: a PNG (base64) or raw f32.",
     fields: [f('output', 'string', 'the output (default: the first)'), f('node', 'string', 'a pinned node (with port)'), f('port', 'string', "the node's port"),
       f('format', 'string', 'png (default) or f32 (little-endian floats, component-major planes)'), f('region', 'object', '{x, y, width, height} to read part of it')],
-    answer: 'name, width, height, format, data (base64), frame' },
-  { name: 'write', group: 'State', summary: "Write into a node's state or a scene input (needs field.write).",
+    answer: 'name, width, height, format, data (base64), frame' }),
+  op({ name: 'write', group: 'State', summary: "Write into a node's state or a scene input (needs field.write).",
     fields: [f('node', 'string', 'the node (or an input name)', true), f('port', 'string', 'the state port (omit for an input)'),
       f('data', 'string', 'base64 little-endian f32, component-major planes'), f('value', 'number|array', 'one value (a number or components) for every element'),
       f('region', 'object', '{x, y, width, height}')],
-    answer: 'events' },
-  { name: 'snapshot', group: 'State', summary: 'Save the whole world: protocol-published kernels, params, state, clock.',
-    fields: [f('path', 'string', "a file under the scene's folder (default: answer the data)")], answer: 'path or data, bytes' },
-  { name: 'restore', group: 'State', summary: 'Load a snapshot; a snapshot that does not load leaves the world as it was.',
-    fields: [f('path', 'string', "a snapshot file under the scene's folder"), f('data', 'string', 'snapshot data as snapshot answered it')], answer: 'events' },
-  { name: 'pause', group: 'Running', summary: 'Pause or resume the clock and frames.', fields: [f('paused', 'boolean', 'true to pause, false to resume (default: toggle)')],
-    answer: 'paused' },
-  { name: 'reset', group: 'State', summary: 'Reset state to its declared values (one node, or all) and the clock to zero.', fields: [f('node', 'string', 'one node')],
-    answer: 'events' },
-  { name: 'help', group: 'Inspect', summary: 'Describe an operation, field, type, builtin, form, grant, event or replay line; without a name, the index.',
-    fields: [f('name', 'string', 'what to describe')], answer: 'the entry, or the index of names' },
-  { name: 'trace', group: 'Running', summary: 'What each node computed at one element (for debugging).',
+    answer: 'events' }),
+  op({ name: 'snapshot', group: 'State', summary: 'Save the whole world: protocol-published kernels, params, state, clock.',
+    fields: [f('path', 'string', "a file under the scene's folder (default: answer the data)")], answer: 'path or data, bytes' }),
+  op({ name: 'restore', group: 'State', summary: 'Load a snapshot; a snapshot that does not load leaves the world as it was.',
+    fields: [f('path', 'string', "a snapshot file under the scene's folder"), f('data', 'string', 'snapshot data as snapshot answered it')], answer: 'events' }),
+  op({ name: 'pause', group: 'Running', summary: 'Pause or resume the clock and frames.', fields: [f('paused', 'boolean', 'true to pause, false to resume (default: toggle)')],
+    answer: 'paused' }),
+  op({ name: 'reset', group: 'State', summary: 'Reset state to its declared values (one node, or all) and the clock to zero.', fields: [f('node', 'string', 'one node')],
+    answer: 'events' }),
+  op({ name: 'help', group: 'Inspect', summary: 'Describe an operation, field, type, builtin, form, grant, event or replay line; without a name, the index.',
+    fields: [f('name', 'string', 'what to describe')], answer: 'the entry, or the index of names' }),
+  op({ name: 'trace', group: 'Running', summary: 'What each node computed at one element (for debugging).',
     fields: [f('x', 'integer', 'x', true), f('y', 'integer', 'y'), f('z', 'integer', 'z'), f('output', 'string', 'trace the nodes this output needs (default: all)')],
-    answer: 'frame, values (node, port, value)' },
-  { name: 'pin', group: 'Running', summary: "Keep a node's ports materialised and readable even where fusion would skip them.",
-    fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port (default: all)')], answer: 'pins' },
-  { name: 'unpin', group: 'Running', summary: 'Undo a pin.', fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port')], answer: 'pins' },
-  { name: 'quit', group: 'Session', summary: 'End this connection (on stdin: the process).', fields: [], answer: '{} (then the door closes)' },
+    answer: 'frame, values (node, port, value)' }),
+  op({ name: 'pin', group: 'Running', summary: "Keep a node's ports materialised and readable even where fusion would skip them.",
+    fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port (default: all)')], answer: 'pins' }),
+  op({ name: 'unpin', group: 'Running', summary: 'Undo a pin.', fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port')], answer: 'pins' }),
+  op({ name: 'quit', group: 'Session', summary: 'End this connection (on stdin: the process).', fields: [], answer: '{} (then the door closes)' }),
 ];
+
+/** In the order the protocol lists them (an unknown op's error lists them so). */
+export const OPERATIONS: OperationSpec[] = TABLE;
 
 export const OPERATION_NAMES = OPERATIONS.map((o) => o.name);
 
@@ -100,8 +110,11 @@ export function operation(name: string): OperationSpec | undefined {
   return OPERATIONS.find((o) => o.name === name);
 }
 
+/** Keeps each event's kind as a literal type (EventKind below); at runtime the list as given. */
+const eventTable = <K extends string>(list: { kind: K; meaning: string }[]) => list;
+
 /** The events answers carry, for help and docs. */
-export const EVENTS: { kind: string; meaning: string }[] = [
+const EVENT_TABLE = eventTable([
   { kind: 'preparing', meaning: 'a saved edit was read and is compiling on the compile worker' },
   { kind: 'published', meaning: 'a kernel or scene change now runs (with its generation)' },
   { kind: 'rejected', meaning: 'a change did not check or compile: the previous version keeps running (diagnostics say why)' },
@@ -118,4 +131,50 @@ export const EVENTS: { kind: string; meaning: string }[] = [
   { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved)' },
   { kind: 'state_reset', meaning: "a node's state could not be carried to a new layout and was reset" },
   { kind: 'migrated', meaning: "a node's state was carried to a new layout by its kernel's migration" },
-];
+]);
+
+/** The events answers carry, for help and docs. */
+export const EVENTS: { kind: string; meaning: string }[] = EVENT_TABLE;
+
+// ---------------------------------------------------------------------------------------------
+// Types derived from the tables (for clients such as bridges/host; nothing here exists at runtime)
+// ---------------------------------------------------------------------------------------------
+
+type TableEntry = (typeof TABLE)[number];
+
+/** The 24 operation names, as a union of literal types. */
+export type OperationName = TableEntry['name'];
+
+/** The kinds of event answers carry. */
+export type EventKind = (typeof EVENT_TABLE)[number]['kind'];
+
+/** The TypeScript type of a value of each FieldType (what envelope.ts accepts for it). */
+export type FieldValue<T extends FieldType> = T extends 'string'
+  ? string
+  : T extends 'number' | 'integer'
+    ? number
+    : T extends 'boolean'
+      ? boolean
+      : T extends 'object'
+        ? Record<string, unknown>
+        : T extends 'array'
+          ? unknown[]
+          : T extends 'string|null'
+            ? string | null
+            : T extends 'number|array'
+              ? number | number[]
+              : unknown;
+
+type FieldsOf<Op extends OperationName> = Extract<TableEntry, { name: Op }>['fields'][number];
+
+/** The fields of a request for `Op`: required ones required, the rest optional (none: none). */
+export type RequestFields<Op extends OperationName> = [FieldsOf<Op>] extends [never] ? Record<string, never> : {
+  [F in FieldsOf<Op> as F['required'] extends true ? F['name'] : never]: FieldValue<F['type']>;
+} & {
+  [F in FieldsOf<Op> as F['required'] extends true ? never : F['name']]?: FieldValue<F['type']>;
+};
+
+/** The operations a request needs no fields for (every field optional, or none). */
+export type OperationWithoutRequiredFields = {
+  [Op in OperationName]: Extract<FieldsOf<Op>, { required: true }> extends never ? Op : never;
+}[OperationName];

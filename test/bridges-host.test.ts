@@ -2,6 +2,7 @@
 // over WebSocket, request ids, timeouts, events (published, rejected), connection errors.
 
 import t from 'tap';
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -17,6 +18,7 @@ import {
 } from '../bridges/host/index.js';
 import { OPERATION_NAMES } from '../src/protocol/operations.js';
 import { serveExample } from './bridges-session.js';
+import { ROOT } from './helpers.js';
 
 const TIMEOUT = 60000; // the machine may be busy: generous, but a hang still fails
 
@@ -220,3 +222,49 @@ export function typedRequests(client: EntelechyClient): void {
   const fields: RequestFields<'evaluate'> = { time: 1, outputs: ['result'] };
   void client.request('evaluate', fields).then((answer) => answer.frame.toFixed());
 }
+
+t.test("the README's example host program serves frames on demand and reports a rejected edit", async (t) => {
+  const session = await serveExample(t, 'rings');
+  const example = spawn(process.execPath, [join(ROOT, 'dist', 'bridges', 'host', 'example.js'), `ws://127.0.0.1:${session.port}`, '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => example.once('exit', () => resolve()));
+  t.teardown(async () => {
+    if (example.exitCode === null) example.kill();
+    await exited;
+  });
+  let output = '';
+  example.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const waitFor = (pattern: RegExp) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the example did not print ${pattern} in time: ${output}`)), TIMEOUT);
+      const look = () => {
+        const m = pattern.exec(output);
+        if (m) {
+          clearTimeout(timer);
+          example.stdout.off('data', onData);
+          resolve(m);
+        }
+      };
+      const onData = (d: Buffer) => {
+        output += d.toString();
+        look();
+      };
+      example.stdout.on('data', onData);
+      look();
+    });
+  const [, httpPort] = await waitFor(/frames on http:\/\/127\.0\.0\.1:(\d+)\//);
+  const frame = await fetch(`http://127.0.0.1:${httpPort}/frame?time=0.5`);
+  t.equal(frame.status, 200);
+  t.equal(frame.headers.get('content-type'), 'image/png');
+  const png = Buffer.from(await frame.arrayBuffer());
+  t.equal(png.toString('latin1', 1, 4), 'PNG');
+  t.same([png.readUInt32BE(16), png.readUInt32BE(20)], [256, 256], 'the 256 x 256 frame of rings');
+  const bad = await fetch(`http://127.0.0.1:${httpPort}/frame?time=soon`);
+  t.equal(bad.status, 400);
+  t.match(await bad.text(), /`time` of `evaluate` must be a number/);
+  const kernels = join(session.dir, 'kernels.esn');
+  writeFileSync(kernels, readFileSync(kernels, 'utf8').replace('src.y,', 'src.nope,'));
+  await waitFor(/rejected, the previous version keeps running: the saved edit does not check/);
+  t.equal((await fetch(`http://127.0.0.1:${httpPort}/frame?time=1`)).status, 200, 'frames go on with the previous version');
+});

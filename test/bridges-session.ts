@@ -24,7 +24,7 @@ interface Teardown {
 export async function serveExample(t: Teardown, example: string, startTimeout = 120000): Promise<ServedSession> {
   const dir = mkdtempSync(join(tmpdir(), `entelechy-bridge-${example}-`));
   cpSync(join(ROOT, 'examples', example), dir, { recursive: true });
-  // stdin stays an open pipe: `serve` also serves stdin and ends when it closes.
+  // stdin is a pipe left open (serve also reads requests there); the process ends at teardown.
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--workers', '1', '--listen', '127.0.0.1:0'], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],

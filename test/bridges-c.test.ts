@@ -11,7 +11,7 @@ import { serveExample } from './bridges-session.js';
 
 const SOURCE = join(ROOT, 'bridges', 'c');
 const CC = process.env.CC ?? 'cc';
-const FLAGS = ['-std=c11', '-Wall', '-Wextra', '-Wpedantic', '-Werror'];
+const FLAGS = ['-std=c11', '-O2', '-Wall', '-Wextra', '-Wpedantic', '-Werror'];
 
 const build = mkdtempSync(join(tmpdir(), 'entelechy-bridge-c-'));
 t.teardown(() => rmSync(build, { recursive: true, force: true }));

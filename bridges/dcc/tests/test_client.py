@@ -129,7 +129,8 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(c.read()["format"], "png")
         self.assertEqual(c.pause(True)["paused"], True)
         self.assertEqual(c.pause(False)["paused"], False)
-        self.assertEqual(len(c.trace(3, 4)["values"]), 2)
+        traced = c.trace(3, 4, output="result")["values"]
+        self.assertEqual([v["node"] for v in traced], ["rings", "tint"])
         self.assertEqual(c.pin("rings")["pins"], ["rings"])
         node_read = c.read_f32(node="rings", port="result", region={"x": 3, "y": 4, "width": 1, "height": 1})
         self.assertEqual(node_read.name, "rings.result")
@@ -167,7 +168,7 @@ class ClientTest(unittest.TestCase):
         self.assertIn("not a param the scene declares", str(err))
         self.assertEqual(err.op, "param")
         self.assertEqual(err.fix, {"node": "rings", "member": "count", "text": "count = 3;"})
-        self.assertEqual(err.get("params"), ["warmth"])
+        self.assertIn("warmth", err.get("params"))
         # Hand the fix back to compose: the document changes on disk, only that member's bytes.
         assert err.fix is not None
         answer = self.client.compose(edits=[err.fix])
@@ -182,7 +183,7 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(EntelechyError) as caught:
             self.client.param("warmht", 0.2)
         self.assertIn("did you mean `warmth`", caught.exception.message)
-        self.assertEqual(caught.exception.get("params"), ["warmth"])
+        self.assertIn("warmth", caught.exception.get("params"))
 
     def test_field_errors_name_the_fields(self) -> None:
         with self.assertRaises(EntelechyError) as caught:
@@ -308,10 +309,7 @@ class ClientTest(unittest.TestCase):
                 client.status()
             own.start(port=client.port)
             self.assertEqual(client.param("warmth", 0.25)["value"], 0.25)
-            self.assertGreaterEqual(client.connects, 2)
-            # Dropped again while idle: the next request notices and goes out on a new connection.
-            own.stop()
-            own.start(port=client.port)
+            self.assertEqual(client.connects, 2)
             self.assertTrue(client.status()["loaded"])
             client.close()
         finally:

@@ -298,6 +298,16 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(answer["value"], 0.4)
         self.assertEqual(self.client.connects, 2)
 
+    def test_a_safe_request_goes_again_when_the_connection_drops_under_it(self) -> None:
+        """The door closes while `status` is on its way (a `quit` written just before it): whether
+        the client sees the close before sending or while waiting, `status` changes nothing, so it
+        is sent again on a new connection and answered."""
+        sock = self.client._sock
+        assert sock is not None
+        sock.sendall(b'{"op":"quit"}\n')
+        self.assertTrue(self.client.status()["loaded"])
+        self.assertEqual(self.client.connects, 2)
+
     def test_survives_a_server_restart(self) -> None:
         """A session of its own: stopped (the connection drops) and started again on the same port."""
         own = session.Server().start()

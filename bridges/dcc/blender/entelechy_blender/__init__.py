@@ -18,7 +18,7 @@ from bpy.props import BoolProperty, CollectionProperty, FloatProperty, FloatVect
 try:  # installed from the zip: the client ships inside the add-on
     from . import entelechy_client as ec
 except ImportError:  # run from the repository: bridges/dcc holds the client
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
     import entelechy_client as ec  # type: ignore[no-redef]
 
 bl_info = {

@@ -133,7 +133,7 @@ t.test('bridges/dcc against a real session', async (t) => {
     const ran = await run(blender, args, { ...env, BLENDER_USER_SCRIPTS: scripts }, 120_000);
     const checks = [...ran.stdout.matchAll(/^CHECK (ok|not ok) ([^:\n]+)(?::([^\n]*))?$/gm)];
     for (const [, status, name, detail] of checks) t.equal(status, 'ok', name!, status === 'ok' ? {} : { detail });
-    t.ok(checks.length >= 11, `${checks.length} checks ran`, { stdout: tail(ran.stdout) });
+    t.ok(checks.length >= 12, `${checks.length} checks ran`, { stdout: tail(ran.stdout) });
     t.match(ran.stdout, /CHECKS DONE passed=\d+ failed=0/, 'no check failed');
     t.equal(ran.code, 0, 'blender exited 0', { output: tail(ran.stdout + ran.stderr) });
     // The compose from a text block reached the disk.

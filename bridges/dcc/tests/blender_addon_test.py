@@ -304,6 +304,37 @@ def main() -> None:
 
     step("a refused compose reports line and column and puts the cursor there", compose_error)
 
+    def follow_timeline() -> Optional[str]:
+        group = scene.entelechy_params
+        scene.render.fps, scene.render.fps_base = 24, 1.0
+        scene.frame_set(1)
+        group.warmth = 0.1
+        group.keyframe_insert("warmth", frame=1)
+        group.warmth = 0.9
+        group.keyframe_insert("warmth", frame=11)
+        settings.follow = True
+        try:
+            for frame in (11, 6):
+                scene.frame_set(frame)  # the animation sets warmth: no update callback runs
+                status = direct.status()
+                if not close(status["params"]["warmth"][0], group.warmth):
+                    return f"frame {frame}: the session's warmth {status['params']['warmth']} vs the keyframed {group.warmth}"
+                if not close(status["time"], frame / 24):
+                    return f"frame {frame}: the session's time {status['time']}, not {frame / 24}"
+                if not close(settings.time, status["time"]) or settings.frame != status["frame"]:
+                    return f"frame {frame}: the panel shows time {settings.time}, frame {settings.frame}"
+                problem = same_pixels(bpy.data.images["Entelechy result"], direct.read_f32("result"), points)
+                if problem:
+                    return f"frame {frame}: {problem}"
+            if close(group.warmth, 0.9) or close(group.warmth, 0.1):
+                return f"warmth at frame 6 is {group.warmth}: not between its keys"
+        finally:
+            settings.follow = False
+            scene.animation_data_clear()  # the keys live on the scene (data path entelechy_params.warmth)
+        return None
+
+    step("follow the timeline: keyframed params sent, frames evaluated at frame / fps", follow_timeline)
+
     def refresh_and_disconnect() -> Optional[str]:
         direct.evaluate()
         if bpy.ops.entelechy.refresh() != {"FINISHED"}:

@@ -37,6 +37,8 @@ _client: Optional[ec.Client] = None
 # filled in from the session (then the update callbacks send nothing back).
 _params_class: Optional[type] = None
 _syncing = False
+# The value each param last had in the session (as sent or as read), to send only changes.
+_sent: Dict[str, Any] = {}
 
 
 def client() -> ec.Client:
@@ -69,12 +71,18 @@ class EntelechySettings(bpy.types.PropertyGroup):
     output: StringProperty(name="Output", description="The output to pull (empty: the first)")  # type: ignore[valid-type]
     image: StringProperty(name="Image", description="The image to pull into (empty: 'Entelechy OUTPUT')")  # type: ignore[valid-type]
     evaluate: BoolProperty(name="Evaluate first", description="Evaluate a frame before reading", default=True)  # type: ignore[valid-type]
+    follow: BoolProperty(  # type: ignore[valid-type]
+        name="Follow Timeline",
+        description="On each frame change: send animated params, evaluate at frame / fps seconds, pull the output",
+        default=False,
+    )
     text: PointerProperty(name="Text", type=bpy.types.Text, description="The text block compose sends")  # type: ignore[valid-type]
     path: StringProperty(name="Document", description="The document to compose (empty: the scene)")  # type: ignore[valid-type]
     # What status answered.
     scene_name: StringProperty(name="Scene")  # type: ignore[valid-type]
     backend: StringProperty(name="Backend")  # type: ignore[valid-type]
     frame: IntProperty(name="Frame")  # type: ignore[valid-type]
+    time: FloatProperty(name="Time", description="The session's clock in seconds")  # type: ignore[valid-type]
     revision: IntProperty(name="Revision")  # type: ignore[valid-type]
     paused: BoolProperty(name="Paused")  # type: ignore[valid-type]
     outputs: StringProperty(name="Outputs")  # type: ignore[valid-type]
@@ -88,18 +96,37 @@ class EntelechySettings(bpy.types.PropertyGroup):
 # ---------------------------------------------------------------------------------------------
 
 
+def _param_value(group: Any, name: str) -> Any:
+    """A param property's value as `param` takes it (numbers; a list for vectors; bools as 0/1)."""
+    value = getattr(group, name)
+    if hasattr(value, "__len__"):
+        return [float(v) for v in value]
+    return int(value) if isinstance(value, bool) else value
+
+
+def send_param(scene: bpy.types.Scene, name: str, changed_only: bool = False) -> bool:
+    """Send one param's property value to the session (with ``changed_only``, only if it moved
+    since it was last sent or read); False when the session refused it."""
+    if _client is None:
+        return False
+    value = _param_value(scene.entelechy_params, name)
+    if changed_only and _sent.get(name) == value:
+        return True
+    try:
+        _client.param(name, value)
+    except (ec.EntelechyError, ConnectionError, OSError) as err:
+        scene.entelechy.message = f"param {name}: {err}"
+        print(f"Entelechy: param {name}: {err}", file=sys.stderr)
+        return False
+    _sent[name] = value
+    scene.entelechy.message = f"param {name} = {value}"
+    return True
+
+
 def _send_param(name: str):
     def update(self: Any, context: bpy.types.Context) -> None:
-        if _syncing or _client is None:
-            return
-        value = getattr(self, name)
-        sent: Any = [float(v) for v in value] if hasattr(value, "__len__") else (int(value) if isinstance(value, bool) else value)
-        try:
-            _client.param(name, sent)
-            context.scene.entelechy.message = f"param {name} = {sent}"
-        except (ec.EntelechyError, ConnectionError, OSError) as err:
-            context.scene.entelechy.message = f"param {name}: {err}"
-            print(f"Entelechy: param {name}: {err}", file=sys.stderr)
+        if not _syncing:
+            send_param(context.scene, name)
 
     return update
 
@@ -144,9 +171,11 @@ def build_params(scene: bpy.types.Scene, params: List[Dict[str, Any]]) -> None:
     _syncing = True
     try:
         group = scene.entelechy_params
+        _sent.clear()
         for p in params:
             value = list(p.get("value") or p.get("default") or [0.0])
             setattr(group, str(p["name"]), value[0] if len(value) == 1 else value)
+            _sent[str(p["name"])] = _param_value(group, str(p["name"]))
     finally:
         _syncing = False
 
@@ -164,6 +193,7 @@ def fill_status(s: EntelechySettings, status: Dict[str, Any]) -> None:
     s.scene_name = str(status.get("scene", ""))
     s.backend = str(status.get("backend", ""))
     s.frame = int(status.get("frame", 0))
+    s.time = float(status.get("time", 0.0))
     s.revision = int(status.get("revision", 0))
     s.paused = bool(status.get("paused", False))
     s.outputs = ", ".join(status.get("outputs") or [])
@@ -277,6 +307,24 @@ class ENTELECHY_OT_refresh(_Connected, bpy.types.Operator):
         return {"FINISHED"}
 
 
+def pull(scene: bpy.types.Scene, time: Optional[float] = None, screen: Any = None) -> bpy.types.Image:
+    """Evaluate a frame (if asked, at ``time``), read the output as f32 and put it into its image
+    (shown in the Image Editors of ``screen``)."""
+    s = scene.entelechy
+    c = client()
+    if s.evaluate or time is not None:
+        c.evaluate(time=time)
+    field = c.read_f32(s.output or None)
+    image = pixels_into_image(field, s.image or f"Entelechy {field.name}")
+    fill_status(s, c.status())
+    s.message = f"pulled {field.name} ({field.width} x {field.height}, frame {field.frame}) into {image.name}"
+    for area in screen.areas if screen is not None else []:
+        if area.type == "IMAGE_EDITOR":
+            area.spaces.active.image = image
+            area.tag_redraw()
+    return image
+
+
 class ENTELECHY_OT_pull(_Connected, bpy.types.Operator):
     """Read an output (as f32) into a Blender image, evaluating a frame first if asked"""
 
@@ -285,23 +333,30 @@ class ENTELECHY_OT_pull(_Connected, bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set:
         s = settings(context)
-        c = client()
         try:
-            if s.evaluate:
-                c.evaluate()
-            field = c.read_f32(s.output or None)
-            image = pixels_into_image(field, s.image or f"Entelechy {field.name}")
-            fill_status(s, c.status())
+            pull(context.scene, screen=context.screen)
         except (ec.EntelechyError, ConnectionError, OSError, ValueError) as err:
             s.message = describe(err) if isinstance(err, ec.EntelechyError) else str(err)
             self.report({"ERROR"}, s.message)
             return {"CANCELLED"}
-        s.message = f"pulled {field.name} ({field.width} x {field.height}, frame {field.frame}) into {image.name}"
-        for area in context.screen.areas if context.screen else []:
-            if area.type == "IMAGE_EDITOR":
-                area.spaces.active.image = image
-                area.tag_redraw()
         return {"FINISHED"}
+
+
+@bpy.app.handlers.persistent
+def on_frame_change(scene: bpy.types.Scene, depsgraph: Any = None) -> None:
+    """Follow the timeline: send the params whose values moved (keyframes, drivers), evaluate at the
+    frame's time (frame / fps seconds) and pull the output."""
+    s = scene.entelechy
+    if not s.follow or _client is None:
+        return
+    try:
+        for name in param_names():
+            send_param(scene, name, changed_only=True)
+        fps = scene.render.fps / (scene.render.fps_base or 1.0)
+        pull(scene, time=scene.frame_current / fps, screen=getattr(bpy.context, "screen", None))
+    except (ec.EntelechyError, ConnectionError, OSError, ValueError) as err:
+        s.message = describe(err) if isinstance(err, ec.EntelechyError) else str(err)
+        print(f"Entelechy: frame {scene.frame_current}: {s.message}", file=sys.stderr)
 
 
 def _text_of(context: bpy.types.Context) -> Optional[bpy.types.Text]:
@@ -384,7 +439,7 @@ def draw_panel(layout: bpy.types.UILayout, context: bpy.types.Context) -> None:
             layout.label(text=s.message)
         return
     box = layout.box()
-    box.label(text=f"{s.scene_name}: frame {s.frame}, revision {s.revision}{', paused' if s.paused else ''} ({s.backend})")
+    box.label(text=f"{s.scene_name}: frame {s.frame}, time {s.time:.3f} s, revision {s.revision}{', paused' if s.paused else ''} ({s.backend})")
     box.label(text=f"outputs: {s.outputs}")
     box.operator(ENTELECHY_OT_refresh.bl_idname, icon="FILE_REFRESH")
     if _params_class is not None and hasattr(context.scene, "entelechy_params"):
@@ -396,6 +451,7 @@ def draw_panel(layout: bpy.types.UILayout, context: bpy.types.Context) -> None:
     box.prop(s, "output")
     box.prop(s, "image")
     box.prop(s, "evaluate")
+    box.prop(s, "follow")
     box.operator(ENTELECHY_OT_pull.bl_idname, icon="IMAGE_DATA")
     box = layout.box()
     box.prop(s, "text")
@@ -449,6 +505,7 @@ def register() -> None:
     for cls in classes:
         bpy.utils.register_class(cls)
     bpy.types.Scene.entelechy = PointerProperty(type=EntelechySettings)
+    bpy.app.handlers.frame_change_post.append(on_frame_change)
 
 
 def unregister() -> None:
@@ -457,6 +514,8 @@ def unregister() -> None:
         _client.close()
         _client = None
     _drop_params()
+    if on_frame_change in bpy.app.handlers.frame_change_post:
+        bpy.app.handlers.frame_change_post.remove(on_frame_change)
     del bpy.types.Scene.entelechy
     for cls in reversed(classes):
         bpy.utils.unregister_class(cls)

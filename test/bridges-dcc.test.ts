@@ -131,8 +131,14 @@ t.test('bridges/dcc against a real session', async (t) => {
     const scripts = temp('entelechy-dcc-blender-');
     const args = ['-b', '--factory-startup', '--python-exit-code', '1', '--python', join(DCC, 'tests', 'blender_addon_test.py'), '--', '--port', String(session.port), '--scene-dir', session.dir];
     const ran = await run(blender, args, { ...env, BLENDER_USER_SCRIPTS: scripts }, 120_000);
-    const checks = [...ran.stdout.matchAll(/^CHECK (ok|not ok) ([^:\n]+)(?::([^\n]*))?$/gm)];
-    for (const [, status, name, detail] of checks) t.equal(status, 'ok', name!, status === 'ok' ? {} : { detail });
+    // `CHECK ok NAME`, or `CHECK not ok NAME` and then `CHECK-DETAIL "..."` (a JSON string).
+    const checks: { ok: boolean; name: string; detail?: string }[] = [];
+    for (const line of ran.stdout.split('\n')) {
+      const m = /^CHECK (ok|not ok) (.+)$/.exec(line);
+      if (m) checks.push({ ok: m[1] === 'ok', name: m[2]! });
+      else if (line.startsWith('CHECK-DETAIL ') && checks.length) checks[checks.length - 1]!.detail = JSON.parse(line.slice('CHECK-DETAIL '.length)) as string;
+    }
+    for (const c of checks) t.ok(c.ok, c.name, c.ok ? {} : { detail: c.detail });
     t.ok(checks.length >= 12, `${checks.length} checks ran`, { stdout: tail(ran.stdout) });
     t.match(ran.stdout, /CHECKS DONE passed=\d+ failed=0/, 'no check failed');
     t.equal(ran.code, 0, 'blender exited 0', { output: tail(ran.stdout + ran.stderr) });

@@ -281,7 +281,7 @@ class Client:
         with self._lock:
             if self._sock is not None:
                 return self
-            attempts = max(1, self.reconnect_attempts if self.connects > 0 or self.reconnect else 1)
+            attempts = max(1, self.reconnect_attempts)
             last: Optional[BaseException] = None
             for attempt in range(attempts):
                 try:
@@ -377,6 +377,9 @@ class Client:
                 self.connect()
             try:
                 return self._exchange(op, fields)
+            except ProtocolViolation:
+                self._drop()  # answers and requests no longer pair up on this connection
+                raise
             except (ConnectionError, OSError) as err:
                 if isinstance(err, (ConnectionLost, TimeoutError)):
                     self._drop()
@@ -389,7 +392,11 @@ class Client:
                         f"the connection dropped during `{op}` ({err}); it may or may not have been applied", op
                     ) from err
                 self.connect()
-                return self._exchange(op, fields)
+                try:
+                    return self._exchange(op, fields)
+                except (ConnectionError, OSError, ProtocolViolation) as again:
+                    self._drop()
+                    raise ConnectionLost(f"the connection dropped during `{op}`, twice ({again})", op) from again
 
     def _exchange(self, op: str, fields: Dict[str, Any]) -> Answer:
         self._next_id += 1

@@ -6,13 +6,14 @@
 It builds the add-on's zip, installs and enables it the way a user does (Preferences > Add-ons >
 Install), and drives it through its operators and properties, checking each step against what
 the session answers a client of its own. Each check prints `CHECK ok NAME` or
-`CHECK not ok NAME: DETAIL`; the last line is `CHECKS DONE passed=N failed=M`, and the exit status
+`CHECK not ok NAME` and then `CHECK-DETAIL "what went wrong"` (a JSON string); the last line is `CHECKS DONE passed=N failed=M`, and the exit status
 is 1 when any failed. Without --scene-dir the documents are checked through `document` only.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
@@ -69,7 +70,9 @@ output ramp <- ramp.result;
 
 def check(name: str, ok: bool, detail: str = "") -> bool:
     results.append((name, ok, detail))
-    print(f"CHECK {'ok' if ok else 'not ok'} {name}{'' if ok else ': ' + detail}", flush=True)
+    print(f"CHECK {'ok' if ok else 'not ok'} {name}", flush=True)
+    if not ok:
+        print(f"CHECK-DETAIL {json.dumps(detail)}", flush=True)
     return ok
 
 

@@ -22,7 +22,7 @@ _started: dict = {}
 
 
 def emit(test: unittest.TestCase, status: str, detail: str = "") -> None:
-    doc = test.shortDescription() or ""
+    doc = " ".join((getattr(test, "_testMethodDoc", None) or "").split())
     seconds = round(time.monotonic() - _started.pop(test.id(), time.monotonic()), 3)
     line = {"test": test.id(), "status": status, "doc": doc, "detail": detail, "seconds": seconds}
     print("RESULT " + json.dumps(line), flush=True)

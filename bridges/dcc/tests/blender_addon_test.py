@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 import tempfile
 import traceback
@@ -120,8 +121,12 @@ def main() -> None:
     def install() -> Optional[str]:
         if not os.environ.get("BLENDER_USER_SCRIPTS"):
             print("note: BLENDER_USER_SCRIPTS is not set: the add-on installs into your own Blender config")
-        zip_path = build_zip(Path(tempfile.mkdtemp(prefix="entelechy-addon-")) / "entelechy_blender.zip")
-        bpy.ops.preferences.addon_install(filepath=str(zip_path), overwrite=True)
+        built = Path(tempfile.mkdtemp(prefix="entelechy-addon-"))
+        try:
+            zip_path = build_zip(built / "entelechy_blender.zip")
+            bpy.ops.preferences.addon_install(filepath=str(zip_path), overwrite=True)
+        finally:
+            shutil.rmtree(built, ignore_errors=True)
         bpy.ops.preferences.addon_enable(module="entelechy_blender")
         if "entelechy_blender" not in bpy.context.preferences.addons:
             return "the add-on is not enabled"

@@ -139,7 +139,7 @@ t.test('bridges/dcc against a real session', async (t) => {
       else if (line.startsWith('CHECK-DETAIL ') && checks.length) checks[checks.length - 1]!.detail = JSON.parse(line.slice('CHECK-DETAIL '.length)) as string;
     }
     for (const c of checks) t.ok(c.ok, c.name, c.ok ? {} : { detail: c.detail });
-    t.ok(checks.length >= 12, `${checks.length} checks ran`, { stdout: tail(ran.stdout) });
+    t.ok(checks.length >= 13, `${checks.length} checks ran`, { stdout: tail(ran.stdout) });
     t.match(ran.stdout, /CHECKS DONE passed=\d+ failed=0/, 'no check failed');
     t.equal(ran.code, 0, 'blender exited 0', { output: tail(ran.stdout + ran.stderr) });
     // The compose from a text block reached the disk.

@@ -232,6 +232,7 @@ def main() -> None:
         if text is None or text.as_string().rstrip("\n") != doc["text"].rstrip("\n"):
             return "the text block does not hold the document"
         count = "count = 6.0;" if "count = 5.0;" in doc["text"] else "count = 5.0;"
+        field = direct.read_f32("result")  # before the compose
         edited = re.sub(r"count = [0-9.]+;", count, doc["text"].split(MARK)[0].rstrip("\n") + "\n")
         edited += ADDED
         text.from_string(edited)
@@ -244,10 +245,9 @@ def main() -> None:
             return "scene.esn on disk did not change"
         if "scene_loaded" not in settings.message:
             return f"no scene_loaded event in {settings.message!r}"
-        field = direct.read_f32("result")
         bpy.ops.entelechy.pull()
         changed = direct.read_f32("result")
-        if changed.frame == field.frame or changed.at(37, 12) == field.at(37, 12):
+        if changed.at(37, 12) == field.at(37, 12):
             return f"the output did not change with the new count: {field.at(37, 12)} then {changed.at(37, 12)}"
         return same_pixels(bpy.data.images["Entelechy result"], changed, points)
 
@@ -355,6 +355,18 @@ def main() -> None:
         return None
 
     step("refresh follows the session; disconnect", refresh_and_disconnect)
+
+    def disable() -> Optional[str]:
+        bpy.ops.preferences.addon_disable(module="entelechy_blender")
+        if hasattr(bpy.types.Scene, "entelechy") or hasattr(bpy.types.Scene, "entelechy_params"):
+            return "scene properties left behind"
+        left = [h.__name__ for h in bpy.app.handlers.frame_change_post if "entelechy" in (h.__module__ or "")]
+        left += [h.__name__ for h in bpy.app.handlers.load_post if "entelechy" in (h.__module__ or "")]
+        if left or hasattr(bpy.ops.entelechy, "connect") and "entelechy.connect" in dir(bpy.types):
+            return f"handlers left behind: {left}"
+        return None
+
+    step("disable the add-on: nothing left behind", disable)
     direct.close()
 
 

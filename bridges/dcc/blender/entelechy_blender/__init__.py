@@ -487,6 +487,14 @@ class ENTELECHY_PT_image(bpy.types.Panel):
         draw_panel(self.layout, context)
 
 
+@bpy.app.handlers.persistent
+def on_load(*_: Any) -> None:
+    """A .blend file was opened: its scenes say connected only if this Blender is."""
+    for scene in bpy.data.scenes:
+        if hasattr(scene, "entelechy"):
+            scene.entelechy.connected = _client is not None
+
+
 classes = (
     EntelechyKernel,
     EntelechySettings,
@@ -506,6 +514,7 @@ def register() -> None:
         bpy.utils.register_class(cls)
     bpy.types.Scene.entelechy = PointerProperty(type=EntelechySettings)
     bpy.app.handlers.frame_change_post.append(on_frame_change)
+    bpy.app.handlers.load_post.append(on_load)
 
 
 def unregister() -> None:
@@ -516,6 +525,8 @@ def unregister() -> None:
     _drop_params()
     if on_frame_change in bpy.app.handlers.frame_change_post:
         bpy.app.handlers.frame_change_post.remove(on_frame_change)
+    if on_load in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.remove(on_load)
     del bpy.types.Scene.entelechy
     for cls in reversed(classes):
         bpy.utils.unregister_class(cls)

@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OPERATIONS } from '../src/protocol/operations.js';
 import { ROOT } from './helpers.js';
 
 const DCC = join(ROOT, 'bridges', 'dcc');
@@ -78,6 +79,22 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs:
 }
 
 const tail = (text: string, n = 40) => text.split('\n').slice(-n).join('\n');
+
+// The client's OPERATIONS tuple and its methods' arguments, read from its source, against the table
+// the server runs (the Python tests check the same against a live session's `help`).
+t.test('the Python client has a method for every operation of the table, taking its fields', async (t) => {
+  const source = readFileSync(join(DCC, 'entelechy_client.py'), 'utf8');
+  const tuple = /^OPERATIONS: Tuple\[str, \.\.\.\] = \(([^)]*)\)/m.exec(source);
+  t.ok(tuple, 'entelechy_client.py declares OPERATIONS');
+  const listed = [...(tuple?.[1] ?? '').matchAll(/"([a-z_]+)"/g)].map((m) => m[1]);
+  t.same([...listed].sort(), OPERATIONS.map((o) => o.name).sort(), 'OPERATIONS lists the operations of the table');
+  for (const op of OPERATIONS) {
+    const def = new RegExp(`^    def ${op.name}\\(\\s*self,?([^)]*)\\)`, 'm').exec(source);
+    if (!t.ok(def, `def ${op.name}`)) continue;
+    const params = [...`,${def![1] ?? ''}`.matchAll(/,\s*([a-z_]+)\s*:/g)].map((m) => m[1]!);
+    t.same(params.sort(), op.fields.map((f) => f.name).sort(), `${op.name}(${op.fields.map((f) => f.name).join(', ')})`);
+  }
+});
 
 const python = which('python3');
 const blender = which('blender');

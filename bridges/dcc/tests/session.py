@@ -88,6 +88,39 @@ class Server:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+class Background:
+    """A Server started on a thread (its startup overlaps other tests); ``wait`` gives it."""
+
+    def __init__(self) -> None:
+        self.server = Server()
+        self._thread: Optional[threading.Thread] = None
+        self._error: Optional[BaseException] = None
+
+    def begin(self) -> None:
+        def run() -> None:
+            try:
+                self.server.start()
+            except BaseException as err:  # noqa: BLE001 - handed to wait()
+                self._error = err
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def wait(self) -> Server:
+        if self._thread is None:
+            self.begin()
+        assert self._thread is not None
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self.server
+
+    def remove(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+        self.server.remove()
+
+
 _started: Optional[Server] = None
 
 

@@ -25,13 +25,19 @@ from entelechy_client import OPERATIONS, Client, ConnectionLost, EntelechyError,
 HOST, PORT, FOLDER = "127.0.0.1", 0, Path()
 
 
+# The restart test's own session starts in the background while the other tests run.
+OWN = session.Background()
+
+
 def setUpModule() -> None:
     global HOST, PORT, FOLDER
+    OWN.begin()
     HOST, PORT, FOLDER = session.shared()
 
 
 def tearDownModule() -> None:
     session.stop_shared()
+    OWN.remove()
 
 
 def decode_png_rgba(png: bytes) -> Tuple[int, int, bytes]:
@@ -310,7 +316,7 @@ class ClientTest(unittest.TestCase):
 
     def test_survives_a_server_restart(self) -> None:
         """A session of its own: stopped (the connection drops) and started again on the same port."""
-        own = session.Server().start()
+        own = OWN.wait()
         try:
             client = Client(own.host, own.port, reconnect_attempts=3, reconnect_delay=0.1)
             self.assertTrue(client.status()["loaded"])

@@ -114,7 +114,7 @@ t.test('bridges/dcc against a real session', async (t) => {
       t.fail('python3 is not installed: install it (apt-get install python3; .ci/run does) to test bridges/dcc');
       return;
     }
-    const ran = await run(python, [join(DCC, 'tests', 'run.py')], env, 120_000);
+    const ran = await run(python, [join(DCC, 'tests', 'run.py')], env, 600_000);
     const results = ran.stdout
       .split('\n')
       .filter((l) => l.startsWith('RESULT '))
@@ -147,7 +147,7 @@ t.test('bridges/dcc against a real session', async (t) => {
     }
     const scripts = temp('entelechy-dcc-blender-');
     const args = ['-b', '--factory-startup', '--python-exit-code', '1', '--python', join(DCC, 'tests', 'blender_addon_test.py'), '--', '--port', String(session.port), '--scene-dir', session.dir];
-    const ran = await run(blender, args, { ...env, BLENDER_USER_SCRIPTS: scripts }, 120_000);
+    const ran = await run(blender, args, { ...env, BLENDER_USER_SCRIPTS: scripts }, 300_000);
     // `CHECK ok NAME`, or `CHECK not ok NAME` and then `CHECK-DETAIL "..."` (a JSON string).
     const checks: { ok: boolean; name: string; detail?: string }[] = [];
     for (const line of ran.stdout.split('\n')) {

@@ -45,7 +45,8 @@ class Server:
     def scene(self) -> Path:
         return self.folder / "scene.esn"
 
-    def start(self, port: int = 0, timeout: float = 60.0) -> "Server":
+    def start(self, port: int = 0, timeout: float = 240.0) -> "Server":
+        """Start it and wait until it listens (generous: a loaded machine starts node slowly)."""
         node = shutil.which("node") or "node"
         args = [node, str(entelechy_bin()), "serve", str(self.scene), "--workers", "1", "--listen", f"{self.host}:{port}"]
         self.process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -65,8 +66,9 @@ class Server:
         deadline = time.monotonic() + timeout
         while not found.wait(0.05):
             if process.poll() is not None or time.monotonic() > deadline:
+                why = f"exited ({process.returncode})" if process.poll() is not None else f"not listening after {timeout:.0f} s"
                 self.stop()
-                raise RuntimeError(f"entelechy serve did not listen: {''.join(self.stderr)}")
+                raise RuntimeError(f"entelechy serve did not listen ({why}): {''.join(self.stderr)}")
         return self
 
     def stop(self) -> None:

@@ -166,7 +166,7 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
   const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as Result;
 
   t.equal(client.getServerVersion()?.name, 'entelechy');
-  t.match(client.getInstructions(), /scene\.esn/);
+  t.match(client.getInstructions(), /`status`/);
 
   await t.test('tools/list: 24 tools whose schemas are the table\'s', async (t) => {
     const { tools: listed } = await client.listTools();
@@ -303,31 +303,57 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
   });
 });
 
-t.test('quit answers, then the server ends with status 0', async (t) => {
-  const dir = copyExample('life');
-  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', join(dir, 'scene.esn'), '--workers', '1'], cwd: ROOT, stderr: 'pipe' });
+t.test('a scene that is not there yet: compose writes it; quit answers, then the server ends', async (t) => {
+  const dir = copyExample('rings');
+  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', join(dir, 'new.esn'), '--workers', '1'], cwd: ROOT, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => (stderr += String(d)));
   const client = new Client({ name: 'entelechy-test', version: '1' });
   await client.connect(transport);
   const pid = transport.pid!;
-  const r = (await client.callTool({ name: 'quit', arguments: {} })) as Result;
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as Result;
+  const before = await call('status');
+  t.match(before.structuredContent.refused?.message, /new\.esn/, 'status says the scene is refused');
+  const scene = 'use "kernels.esn";\nnode rings: demo.rings@1 {\n  size = 16 x 8;\n}\noutput result <- rings.result;\n';
+  const composed = await call('compose', { text: scene });
+  t.notOk(composed.isError, texts(composed)[0]);
+  t.equal(readFileSync(join(dir, 'new.esn'), 'utf8'), scene);
+  const after = await call('status');
+  t.equal(after.structuredContent.refused, null);
+  t.same(after.structuredContent.outputs, ['result']);
+  const e = await call('evaluate');
+  const png = PNG.sync.read(Buffer.from(images(e)[0]!.data, 'base64'));
+  t.same([png.width, png.height], [16, 8]);
+  t.match(stderr, /the session runs; mend the scene with compose/);
+
+  const r = await call('quit');
   t.notOk(r.isError);
   t.same(r.structuredContent, {});
-  const gone = await waitGone(pid, 5000);
-  t.ok(gone, 'the process ended');
+  t.ok(await waitGone(pid, 10000), 'the process ended');
   await client.close();
 });
 
-t.test('a scene in a folder that is not there: a message, status 1', async (t) => {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'mcp', join(tmpdir(), 'entelechy-no-such-folder', 'scene.esn')], { cwd: ROOT });
+/** `entelechy mcp ARGS` that is expected to end on its own: its status, stdout and stderr. */
+async function runMcp(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'mcp', ...args], { cwd: ROOT });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += String(d)));
   child.stderr.on('data', (d) => (err += String(d)));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  t.equal(code, 1);
-  t.match(err, /entelechy: cannot open `.*scene\.esn`: no such folder/);
-  t.notMatch(err, /internal error|\n\s+at /);
-  t.equal(out, '', 'nothing on stdout');
+  return { code, out, err };
+}
+
+t.test('mistakes in the command: a message, status 1, nothing on stdout', async (t) => {
+  const folder = await runMcp([join(tmpdir(), 'entelechy-no-such-folder', 'scene.esn')]);
+  t.equal(folder.code, 1);
+  t.match(folder.err, /entelechy: cannot open `.*scene\.esn`: no such folder/);
+  t.notMatch(folder.err, /internal error|\n\s+at /);
+  t.equal(folder.out, '', 'nothing on stdout');
+  const grant = await runMcp([join(ROOT, 'examples', 'rings', 'scene.esn'), '--grant', 'field.raed', '--workers', '1']);
+  t.equal(grant.code, 1);
+  t.match(grant.err, /entelechy: `field\.raed` is not a grant; the grants are field\.read/);
+  t.notMatch(grant.err, /internal error|\n\s+at /);
 });
 
 async function waitGone(pid: number, ms: number): Promise<boolean> {

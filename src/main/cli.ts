@@ -180,10 +180,8 @@ export async function main(args: string[]): Promise<number> {
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
       async (argv) => {
-        const { sessionGrants } = await import('./tools.js');
         const { mcp } = await import('../mcp/run.js');
-        const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
-        await mcp(String(argv.scene), { grants, workers: Math.max(1, argv.workers as number) });
+        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, workers: Math.max(1, argv.workers as number) });
       },
     )
     .command(

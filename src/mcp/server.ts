@@ -42,14 +42,18 @@ export class McpDoor {
   private static connections = 0;
   private readonly conn = { kind: 'mcp', id: ++McpDoor.connections };
 
+  /**
+   * `session` may still be opening: the server answers `initialize` and `tools/list` at once (the
+   * tools come from the table), and tool calls wait for the session.
+   */
   constructor(
-    private readonly session: Session,
+    private readonly session: Session | Promise<Session>,
     private readonly options: McpDoorOptions = {},
   ) {
     this.maxImagePixels = options.maxImagePixels ?? MAX_IMAGE_PIXELS;
     // The low-level Server: the tools are data made from the operations table, not registered one
     // by one with zod schemas (which McpServer wants).
-    this.server = new Server({ name: 'entelechy', title: 'Entelechy', version: VERSIONS.entelechy }, { capabilities: { tools: {} }, instructions: instructions(session) });
+    this.server = new Server({ name: 'entelechy', title: 'Entelechy', version: VERSIONS.entelechy }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
     const list = tools();
     this.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: list }));
     this.server.setRequestHandler(CallToolRequestSchema, async (request) => {
@@ -67,7 +71,8 @@ export class McpDoor {
   /** One protocol request through the session, its answer parsed. */
   async ask(op: string, fields: Json): Promise<Answer> {
     const id = ++this.nextId;
-    const answer = JSON.parse(await this.session.request(JSON.stringify({ ...fields, id, op }), this.conn)) as Json;
+    const session = await this.session;
+    const answer = JSON.parse(await session.request(JSON.stringify({ ...fields, id, op }), this.conn)) as Json;
     return answer.error !== undefined ? { error: answer.error as Json } : { ok: answer.ok as Json };
   }
 
@@ -146,12 +151,8 @@ export function toolError(error: Json): CallToolResult {
 }
 
 /** What the server tells the client about itself when it connects. */
-function instructions(session: Session): string {
-  const lines = [
-    `Entelechy: a live engine for 2-D/3-D fields computed by compiled kernels. This server runs a session on \`${session.entry}\`.`,
-    'Start with `status` and `graph`; `help` describes any operation, type, builtin, grant or event. `compose` changes the scene\'s documents (checked and compiled before anything is written); `evaluate` runs a frame and shows the first output; `read` returns an output as a PNG image.',
-    'A failed call is a tool error with the message and, where there is one, a `fix` (often an edit to hand back to `compose`), plus the error as JSON (line, column, node, fields).',
-  ];
-  if (session.refused) lines.push(`The scene does not check yet: ${session.refused.message}. The session runs an empty world; mend the scene with \`compose\`.`);
-  return lines.join('\n');
-}
+const INSTRUCTIONS = [
+  'Entelechy: a live engine for 2-D/3-D fields computed by kernels compiled to WebAssembly. This server runs one session on a scene: its documents on disk and the running world.',
+  'Start with `status` (a scene that does not check shows in `refused`: mend it with `compose`) and `graph`; `help` describes any operation, type, builtin, grant or event. `compose` changes the scene\'s documents (checked and compiled before anything is written); `evaluate` runs a frame and shows the first output; `read` returns an output as a PNG image.',
+  'A failed call is a tool error: the message and, where there is one, a `fix` (often an edit to hand back to `compose`), then the error as JSON (line, column, node, fields).',
+].join('\n');

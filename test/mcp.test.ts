@@ -135,6 +135,20 @@ t.test('in process: a wrong type is refused by the schema and by the tool, namin
   t.same([png.width, png.height], [8, 4], 'read answers the region it was asked for');
 });
 
+t.test('in process: evaluate on a scene with a 3-D output says why there is no picture of it', async (t) => {
+  const dir = copyExample('castle');
+  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => session.close());
+  const door = new McpDoor(session);
+  const composed = await door.call('compose', { edits: [{ output: 'voxels', text: 'output voxels <- build.voxels;' }] });
+  t.notOk(composed.isError, JSON.stringify(composed.content).slice(0, 300));
+  const e = (await door.call('evaluate', { outputs: ['image', 'voxels'] })) as Result;
+  t.notOk(e.isError, 'the evaluation itself answers');
+  t.same(e.structuredContent.outputs.map((o: any) => o.name), ['image', 'voxels']);
+  t.equal(images(e).length, 1, 'a picture of the 2-D output');
+  t.match(texts(e).join('\n'), /output `voxels`: no image: `voxels` is a 3-D field: an image needs a 2-D one/);
+});
+
 function goodValue(type: string): unknown {
   return ({ string: 'x', number: 1, integer: 1, boolean: true, object: {}, array: [], 'string|null': null, 'number|array': 1 } as Record<string, unknown>)[type] ?? null;
 }

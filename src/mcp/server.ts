@@ -112,9 +112,10 @@ export class McpDoor {
     const shown = asked ? outputs : outputs.slice(0, 1);
     for (const o of shown) {
       const name = String(o.name);
-      const pixels = Number(o.width) * Number(o.height) * Number(o.depth ?? 1);
-      if (!(pixels <= this.maxImagePixels)) {
-        result.content.push({ type: 'text', text: `output \`${name}\` (${o.width} x ${o.height}${o.depth !== undefined ? ` x ${o.depth}` : ''}) is larger than ${this.maxImagePixels} pixels: no image attached; \`read\` it, or part of it with \`region\`` });
+      // (A 3-D output has no picture: `read` says so, and what to do instead, below.)
+      const pixels = Number(o.width) * Number(o.height);
+      if (o.depth === undefined && !(pixels <= this.maxImagePixels)) {
+        result.content.push({ type: 'text', text: `output \`${name}\` (${o.width} x ${o.height}) is larger than ${this.maxImagePixels} pixels: no image attached; \`read\` it, or part of it with \`region\`` });
         continue;
       }
       const read = await this.ask('read', { output: name });

@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Session } from '../src/main/session.js';
 import { OPERATIONS, OPERATION_NAMES } from '../src/protocol/operations.js';
 import { McpDoor } from '../src/mcp/server.js';
@@ -172,6 +172,10 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
   // Anything on stdout that is not a JSON-RPC message would surface here.
   const transportErrors: Error[] = [];
   client.onerror = (e) => transportErrors.push(e);
+  const logged: { level: string; logger?: string; data: any }[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    logged.push(n.params);
+  });
   await client.connect(transport);
   let closed = false;
   t.teardown(async () => {
@@ -254,6 +258,8 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
     t.equal(r.structuredContent.written, true);
     t.ok(r.structuredContent.events.some((e: any) => e.kind === 'scene_loaded'), 'a new revision runs');
     t.equal(readFileSync(scenePath, 'utf8'), original.replace('count = 8.0;', 'count = 3.0;'), 'written on disk');
+    const loaded = r.structuredContent.events.find((e: any) => e.kind === 'scene_loaded');
+    t.same(logged.find((l) => l.data.kind === 'scene_loaded'), { level: 'info', logger: 'entelechy', data: loaded }, 'the events as log messages too');
     const e = await call('evaluate', { time: 0.5 });
     const png = PNG.sync.read(Buffer.from(images(e)[0]!.data, 'base64'));
     t.notOk(png.data.equals(before.data), 'the picture changed');

@@ -53,7 +53,7 @@ export class McpDoor {
     this.maxImagePixels = options.maxImagePixels ?? MAX_IMAGE_PIXELS;
     // The low-level Server: the tools are data made from the operations table, not registered one
     // by one with zod schemas (which McpServer wants).
-    this.server = new Server({ name: 'entelechy', title: 'Entelechy', version: VERSIONS.entelechy }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+    this.server = new Server({ name: 'entelechy', title: 'Entelechy', version: VERSIONS.entelechy }, { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS });
     const list = tools();
     this.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: list }));
     this.server.setRequestHandler(CallToolRequestSchema, async (request) => {
@@ -87,12 +87,29 @@ export class McpDoor {
     const answer = await this.ask(name, args);
     if (answer.error) return toolError(answer.error);
     const ok = answer.ok;
+    await this.log(ok.events);
     let result: CallToolResult;
     if (name === 'read') result = this.readResult(ok);
     else if (name === 'evaluate') result = await this.evaluateResult(ok, Array.isArray(args.outputs) && args.outputs.length > 0);
     else result = okResult(ok);
     if (name === 'quit') setImmediate(() => this.options.onQuit?.());
     return result;
+  }
+
+  /**
+   * The events of an answer, also as MCP log messages (logger `entelechy`), for clients that show
+   * a server's log: they are sent before the result, so a log reads in order. The answer keeps
+   * them too; a client that set a level (logging/setLevel) gets only those at or above it.
+   */
+  private async log(events: unknown): Promise<void> {
+    if (!Array.isArray(events)) return;
+    for (const event of events as Json[]) {
+      try {
+        await this.server.sendLoggingMessage({ level: EVENT_LEVELS[String(event.kind)] ?? 'info', logger: 'entelechy', data: event });
+      } catch {
+        // a client gone mid-answer: the answer fails on its own
+      }
+    }
   }
 
   /** `read`: the PNG as an image, the rest as text; raw f32 stays in the text (it is the data). */
@@ -128,6 +145,12 @@ export class McpDoor {
     return result;
   }
 }
+
+/** How loud each event is in a client's log (an event not named here is info). */
+const EVENT_LEVELS: Record<string, 'debug' | 'info' | 'notice' | 'warning'> = {
+  rejected: 'warning', scene_rejected: 'warning', write_refused: 'warning', state_reset: 'warning',
+  large: 'notice', idle: 'debug', unrun: 'debug',
+};
 
 function png(data: string): Content {
   return { type: 'image', data, mimeType: 'image/png' };

@@ -149,6 +149,20 @@ t.test('in process: evaluate on a scene with a 3-D output says why there is no p
   t.match(texts(e).join('\n'), /output `voxels`: no image: `voxels` is a 3-D field: an image needs a 2-D one/);
 });
 
+t.test('in process: a session that did not open answers tool errors, not crashes', async (t) => {
+  const failed = Promise.reject(new Error('the compile worker did not start'));
+  failed.catch(() => undefined);
+  const door = new McpDoor(failed);
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await Promise.all([door.server.connect(a), client.connect(b)]);
+  t.teardown(() => client.close());
+  t.equal((await client.listTools()).tools.length, 24, 'the tools are there without a session');
+  const r = (await client.callTool({ name: 'status', arguments: {} })) as Result;
+  t.equal(r.isError, true);
+  t.same(r.structuredContent.error, { message: 'internal error in `status`: the compile worker did not start', internal: true });
+});
+
 function goodValue(type: string): unknown {
   return ({ string: 'x', number: 1, integer: 1, boolean: true, object: {}, array: [], 'string|null': null, 'number|array': 1 } as Record<string, unknown>)[type] ?? null;
 }
@@ -236,7 +250,8 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
     t.equal(images(r).length, 1);
     const png = PNG.sync.read(Buffer.from(images(r)[0]!.data, 'base64'));
     t.same([png.width, png.height], [256, 256]);
-    t.same({ ...r.structuredContent, data: undefined }, { format: 'png', frame: 1, height: 256, name: 'result', width: 256, data: undefined });
+    t.same(r.structuredContent, { format: 'png', frame: 1, height: 256, name: 'result', width: 256 }, 'the answer but its base64');
+    t.same(JSON.parse(texts(r)[0]!.split('\n')[0]!), r.structuredContent);
     t.ok(texts(r)[0]!.length < 300, 'no base64 in the text');
     await plain.request(JSON.stringify({ op: 'evaluate', time: 0.5 }));
     const expected = await plainPng({ op: 'read', output: 'result' });

@@ -58,7 +58,14 @@ export class McpDoor {
     this.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: list }));
     this.server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const { name, arguments: args } = request.params;
-      return this.serialised(() => this.call(name, args ?? {}));
+      return this.serialised(async () => {
+        try {
+          return await this.call(name, args ?? {});
+        } catch (e) {
+          // The session answers its own failures; this is the door's (or a session that did not open).
+          return toolError({ message: `internal error in \`${name}\`: ${(e as Error)?.message ?? e}`, internal: true });
+        }
+      });
     });
   }
 
@@ -115,9 +122,9 @@ export class McpDoor {
   /** `read`: the PNG as an image, the rest as text; raw f32 stays in the text (it is the data). */
   private readResult(ok: Json): CallToolResult {
     if (ok.format !== 'png' || typeof ok.data !== 'string') return okResult(ok);
+    // The base64 is the image; in the text it would only cost the model's context.
     const { data, ...rest } = ok;
-    const described = { ...rest, data: '(the PNG: the image content of this result)' };
-    return { content: [{ type: 'text', text: JSON.stringify(described) }, png(data)], structuredContent: described };
+    return { content: [{ type: 'text', text: `${JSON.stringify(rest)}\n(the PNG is the image content of this result)` }, png(data)], structuredContent: rest };
   }
 
   /** `evaluate`: the report, then the picture of each output asked for (by default the first). */

@@ -4,7 +4,7 @@
 // evaluate and read with images, argument errors, and the ways the server ends.
 
 import t from 'tap';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +38,12 @@ const texts = (r: Result): string[] => r.content.filter((c) => c.type === 'text'
 const images = (r: Result) => r.content.filter((c) => c.type === 'image') as { type: 'image'; data: string; mimeType: string }[];
 
 const ajv = new AjvJsonSchemaValidator();
+
+/**
+ * The first call waits for the scene to compile, which on a machine busy with other test files
+ * can pass the SDK's default 60 s request timeout.
+ */
+const SLOW = { timeout: 600_000 };
 
 // ---------------------------------------------------------------------------------------------
 // The schemas: made from the table, and agreeing with what the session accepts.
@@ -117,7 +123,7 @@ t.test('in process: a wrong type is refused by the schema and by the tool, namin
       const args = { ...Object.fromEntries(op.fields.filter((g) => g.required && g.name !== f.name).map((g) => [g.name, goodValue(g.type)])), [f.name]: value };
       const schema = ajv.getValidator(list.find((x) => x.name === op.name)!.inputSchema as object)(args);
       t.notOk(schema.valid, `${op.name}.${f.name} = ${JSON.stringify(value)}: the schema refuses it`);
-      const r = (await client.callTool({ name: op.name, arguments: args })) as Result;
+      const r = (await client.callTool({ name: op.name, arguments: args }, undefined, SLOW)) as Result;
       t.equal(r.isError, true, `${op.name}.${f.name}: a tool error`);
       t.equal(r.structuredContent?.error?.field, f.name, `${op.name}.${f.name}: the error names the field`);
       checked++;
@@ -126,11 +132,11 @@ t.test('in process: a wrong type is refused by the schema and by the tool, namin
   t.ok(checked > 30, `${checked} fields checked`);
 
   // The image cap of evaluate: a larger output is named, not attached; read still answers it.
-  const e = (await client.callTool({ name: 'evaluate', arguments: { time: 0 } })) as Result;
+  const e = (await client.callTool({ name: 'evaluate', arguments: { time: 0 } }, undefined, SLOW)) as Result;
   t.notOk(e.isError);
   t.equal(images(e).length, 0, 'no image past maxImagePixels');
   t.match(texts(e).join('\n'), /larger than 100 pixels: no image attached; `read` it, or part of it with `region`/);
-  const r = (await client.callTool({ name: 'read', arguments: { region: { x: 0, y: 0, width: 8, height: 4 } } })) as Result;
+  const r = (await client.callTool({ name: 'read', arguments: { region: { x: 0, y: 0, width: 8, height: 4 } } }, undefined, SLOW)) as Result;
   const png = PNG.sync.read(Buffer.from(images(r)[0]!.data, 'base64'));
   t.same([png.width, png.height], [8, 4], 'read answers the region it was asked for');
 });
@@ -158,7 +164,7 @@ t.test('in process: a session that did not open answers tool errors, not crashes
   await Promise.all([door.server.connect(a), client.connect(b)]);
   t.teardown(() => client.close());
   t.equal((await client.listTools()).tools.length, 24, 'the tools are there without a session');
-  const r = (await client.callTool({ name: 'status', arguments: {} })) as Result;
+  const r = (await client.callTool({ name: 'status', arguments: {} }, undefined, SLOW)) as Result;
   t.equal(r.isError, true);
   t.same(r.structuredContent.error, { message: 'internal error in `status`: the compile worker did not start', internal: true });
 });
@@ -195,7 +201,7 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
   t.teardown(async () => {
     if (!closed) await client.close();
   });
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as Result;
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, SLOW)) as Result;
 
   t.equal(client.getServerVersion()?.name, 'entelechy');
   t.match(client.getInstructions(), /`status`/);
@@ -326,14 +332,17 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
     t.equal(noOutput.structuredContent.error.field, 'outputs');
   });
 
-  await t.test('the server ends when the client closes stdin', async (t) => {
+  await t.test('the server ends when the client closes stdin, with status 0', async (t) => {
     t.same(transportErrors, [], 'stdout carried nothing but JSON-RPC');
-    const pid = transport.pid!;
-    const start = Date.now();
+    // Closing stdin by hand (the SDK's close would SIGTERM a server still ending after 2 s, and
+    // this test is about the server ending on its own).
+    const child = (transport as unknown as { _process: ChildProcess })._process;
+    const exited = new Promise<[number | null, string | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+    child.stdin!.end();
+    const late = new Promise<string>((resolve) => setTimeout(() => resolve('still running after 90 s'), 90_000).unref());
+    t.same(await Promise.race([exited, late]), [0, null], 'exited with status 0, not by a signal');
     await client.close();
     closed = true;
-    t.ok(Date.now() - start < 1900, `ended on its own, before the client's SIGTERM (${Date.now() - start} ms)`);
-    t.throws(() => process.kill(pid, 0), 'the process is gone');
     t.notMatch(stderr, /internal error|at .*\.js:\d+/, 'no stack traces on stderr');
   });
 });
@@ -346,7 +355,7 @@ t.test('a scene that is not there yet: compose writes it; quit answers, then the
   const client = new Client({ name: 'entelechy-test', version: '1' });
   await client.connect(transport);
   const pid = transport.pid!;
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as Result;
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, SLOW)) as Result;
   const before = await call('status');
   t.match(before.structuredContent.refused?.message, /new\.esn/, 'status says the scene is refused');
   const scene = 'use "kernels.esn";\nnode rings: demo.rings@1 {\n  size = 16 x 8;\n}\noutput result <- rings.result;\n';
@@ -364,7 +373,7 @@ t.test('a scene that is not there yet: compose writes it; quit answers, then the
   const r = await call('quit');
   t.notOk(r.isError);
   t.same(r.structuredContent, {});
-  t.ok(await waitGone(pid, 10000), 'the process ended');
+  t.ok(await waitGone(pid, 120_000), 'the process ended');
   await client.close();
 });
 

@@ -171,6 +171,20 @@ export async function main(args: string[]): Promise<number> {
       },
     )
     .command(
+      'mcp <scene>',
+      'run a session as a Model Context Protocol server on stdio: the operations as tools (docs/mcp.md)',
+      (y) =>
+        y
+          .positional('scene', { type: 'string', demandOption: true })
+          .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
+          .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
+          .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
+      async (argv) => {
+        const { mcp } = await import('../mcp/run.js');
+        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, workers: Math.max(1, argv.workers as number) });
+      },
+    )
+    .command(
       'help [name]',
       'describe an operation, type, builtin, form, grant, event or replay line (the same as the protocol\'s help)',
       (y) => y.positional('name', { type: 'string' }).option('json', { type: 'boolean', default: false }),
@@ -188,7 +202,7 @@ export async function main(args: string[]): Promise<number> {
         status = await replayFiles((argv.paths as string[] | undefined) ?? ['examples']);
       },
     )
-    .demandCommand(1, 'name a command: render, check, serve, help, test or bench (entelechy --help lists them)')
+    .demandCommand(1, 'name a command: render, check, serve, mcp, help, test or bench (entelechy --help lists them)')
     .strict()
     .help()
     .fail((msg, err) => {

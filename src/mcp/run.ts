@@ -1,0 +1,82 @@
+// `entelechy mcp <scene>`: a session behind the MCP door, over stdio. The process ends when the
+// client closes stdin (how MCP clients stop a stdio server) or after a `quit` tool call.
+
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Session } from '../main/session.js';
+import { McpDoor } from './server.js';
+
+export interface McpOptions {
+  /** --grant and --deny, checked as `serve` checks them. */
+  grant?: string[];
+  deny?: string[];
+  workers?: number;
+}
+
+/** A mistake in the command: cli.ts shows a UserError as a message, not a stack trace. */
+class CommandError extends Error {
+  override name = 'UserError';
+}
+
+/**
+ * The session, opened after the server is connected: the engine's modules take seconds to load
+ * on a busy machine, and clients time `initialize` out. Grants are checked here too (a bad one
+ * ends the server with its message, as it would have before connecting).
+ */
+async function openSession(scenePath: string, options: McpOptions): Promise<Session> {
+  const { sessionGrants } = await import('../main/tools.js');
+  const { Session } = await import('../main/session.js');
+  return Session.open(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers });
+}
+
+/**
+ * stdout carries the JSON-RPC stream and nothing else: a stray line there (a console.log, a
+ * worker's output, a library's warning) would break the client's framing. The transport gets
+ * its own channel to the real stdout; whatever else writes to process.stdout goes to stderr.
+ */
+function claimStdout(): Writable {
+  const stdout = process.stdout;
+  const write = stdout.write.bind(stdout);
+  const channel = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      write(chunk, (err) => callback(err ?? null));
+    },
+  });
+  stdout.write = process.stderr.write.bind(process.stderr) as typeof stdout.write;
+  return channel;
+}
+
+export async function mcp(scenePath: string, options: McpOptions = {}): Promise<void> {
+  // Like `serve`, a scene file that is not there yet opens a refused session (compose can write
+  // it); a folder that is not there is a mistake in the command.
+  if (!existsSync(dirname(resolve(scenePath)))) throw new CommandError(`cannot open \`${scenePath}\`: no such folder`);
+  const channel = claimStdout();
+  // The server answers the client's `initialize` while the scene compiles.
+  const opening = openSession(scenePath, options);
+  opening.catch(() => undefined); // awaited below, after connecting: not an unhandled rejection meanwhile
+  let end!: () => void;
+  const ended = new Promise<void>((r) => (end = r));
+  const door = new McpDoor(opening, { onQuit: () => end() });
+  const transport = new StdioServerTransport(process.stdin, channel);
+  transport.onclose = () => end();
+  // The SDK's transport does not watch for the end of stdin; a client that closes it is gone.
+  process.stdin.once('end', () => end());
+  process.stdin.once('close', () => end());
+  // A client that went away (EPIPE) ends the server; nothing more can be said to it.
+  channel.on('error', () => end());
+  process.stdout.on('error', () => end());
+  await door.server.connect(transport);
+  let session: Session;
+  try {
+    session = await opening;
+  } catch (e) {
+    await door.server.close();
+    throw e;
+  }
+  if (session.refused) process.stderr.write(`entelechy: ${session.refused.message}\n(the session runs; mend the scene with compose)\n`);
+  await ended;
+  await door.server.close();
+  await session.close();
+}

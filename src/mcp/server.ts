@@ -1,0 +1,189 @@
+// The MCP door: the session's operations as Model Context Protocol tools. Each tool call becomes
+// one protocol request line through `session.request`, the path every other door takes, so a
+// tool answers what the operation answers and fails as it fails (same message, same data).
+// What this module adds is presentation: the answer as text and structured content, errors as
+// tool errors a model can act on, and the pictures `read` and `evaluate` make as image content.
+
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Session } from '../main/session.js';
+import { VERSIONS } from '../protocol/handlers/inspect.js';
+import { operation } from '../protocol/operations.js';
+import { tools } from './schema.js';
+
+type Json = Record<string, unknown>;
+type Content = CallToolResult['content'][number];
+
+/** One protocol answer: `ok` or `error`, as the envelope writes them. */
+type Answer = { ok: Json; error?: undefined } | { error: Json; ok?: undefined };
+
+export interface McpDoorOptions {
+  /**
+   * The largest output (in pixels) `evaluate` attaches as an image on its own; a larger one is
+   * named in the text instead (read it, or part of it with `region`). `read` always answers the
+   * picture it was asked for.
+   */
+  maxImagePixels?: number;
+  /** Called after `quit` was answered: the host ends the server. */
+  onQuit?: () => void;
+}
+
+export const MAX_IMAGE_PIXELS = 1024 * 1024;
+
+/** Fields the envelope itself takes: a tool's arguments may not set them. */
+const ENVELOPE = ['id', 'op'];
+
+export class McpDoor {
+  readonly server: Server;
+  private readonly maxImagePixels: number;
+  /** Tool calls run one at a time, in order, as the requests of one connection of any door. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private nextId = 0;
+  private static connections = 0;
+  private readonly conn = { kind: 'mcp', id: ++McpDoor.connections };
+
+  /**
+   * `session` may still be opening: the server answers `initialize` and `tools/list` at once (the
+   * tools come from the table), and tool calls wait for the session.
+   */
+  constructor(
+    private readonly session: Session | Promise<Session>,
+    private readonly options: McpDoorOptions = {},
+  ) {
+    this.maxImagePixels = options.maxImagePixels ?? MAX_IMAGE_PIXELS;
+    // The low-level Server: the tools are data made from the operations table, not registered one
+    // by one with zod schemas (which McpServer wants).
+    this.server = new Server({ name: 'entelechy', title: 'Entelechy', version: VERSIONS.entelechy }, { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS });
+    const list = tools();
+    this.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: list }));
+    this.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const { name, arguments: args } = request.params;
+      return this.serialised(async () => {
+        try {
+          return await this.call(name, args ?? {});
+        } catch (e) {
+          // The session answers its own failures; this is the door's (or a session that did not open).
+          return toolError({ message: `internal error in \`${name}\`: ${(e as Error)?.message ?? e}`, internal: true });
+        }
+      });
+    });
+  }
+
+  private serialised<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(f, f);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** One protocol request through the session, its answer parsed. */
+  async ask(op: string, fields: Json): Promise<Answer> {
+    const id = ++this.nextId;
+    const session = await this.session;
+    const answer = JSON.parse(await session.request(JSON.stringify({ ...fields, id, op }), this.conn)) as Json;
+    return answer.error !== undefined ? { error: answer.error as Json } : { ok: answer.ok as Json };
+  }
+
+  /** A tool call: the operation of that name, answered as MCP content. */
+  async call(name: string, args: Json): Promise<CallToolResult> {
+    // `id` and `op` belong to the envelope; taken from the arguments they would change the request.
+    const reserved = Object.keys(args).find((k) => ENVELOPE.includes(k));
+    if (reserved !== undefined) {
+      const fields = operation(name)?.fields.map((f) => f.name) ?? [];
+      return toolError({ message: `\`${name}\` takes no field \`${reserved}\` (the tool's name is the operation)`, fields, field: reserved, expected: null });
+    }
+    const answer = await this.ask(name, args);
+    if (answer.error) return toolError(answer.error);
+    const ok = answer.ok;
+    await this.log(ok.events);
+    let result: CallToolResult;
+    if (name === 'read') result = this.readResult(ok);
+    else if (name === 'evaluate') result = await this.evaluateResult(ok, Array.isArray(args.outputs) && args.outputs.length > 0);
+    else result = okResult(ok);
+    if (name === 'quit') setImmediate(() => this.options.onQuit?.());
+    return result;
+  }
+
+  /**
+   * The events of an answer, also as MCP log messages (logger `entelechy`), for clients that show
+   * a server's log: they are sent before the result, so a log reads in order. The answer keeps
+   * them too; a client that set a level (logging/setLevel) gets only those at or above it.
+   */
+  private async log(events: unknown): Promise<void> {
+    if (!Array.isArray(events)) return;
+    for (const event of events as Json[]) {
+      try {
+        await this.server.sendLoggingMessage({ level: EVENT_LEVELS[String(event.kind)] ?? 'info', logger: 'entelechy', data: event });
+      } catch {
+        // a client gone mid-answer: the answer fails on its own
+      }
+    }
+  }
+
+  /** `read`: the PNG as an image, the rest as text; raw f32 stays in the text (it is the data). */
+  private readResult(ok: Json): CallToolResult {
+    if (ok.format !== 'png' || typeof ok.data !== 'string') return okResult(ok);
+    // The base64 is the image; in the text it would only cost the model's context.
+    const { data, ...rest } = ok;
+    return { content: [{ type: 'text', text: `${JSON.stringify(rest)}\n(the PNG is the image content of this result)` }, png(data)], structuredContent: rest };
+  }
+
+  /** `evaluate`: the report, then the picture of each output asked for (by default the first). */
+  private async evaluateResult(ok: Json, asked: boolean): Promise<CallToolResult> {
+    const result = okResult(ok);
+    const outputs = Array.isArray(ok.outputs) ? (ok.outputs as Json[]) : [];
+    // The report names the outputs asked for; with none asked for it names them all, and one
+    // picture is enough to see what was made.
+    const shown = asked ? outputs : outputs.slice(0, 1);
+    for (const o of shown) {
+      const name = String(o.name);
+      // (A 3-D output has no picture: `read` says so, and what to do instead, below.)
+      const pixels = Number(o.width) * Number(o.height);
+      if (o.depth === undefined && !(pixels <= this.maxImagePixels)) {
+        result.content.push({ type: 'text', text: `output \`${name}\` (${o.width} x ${o.height}) is larger than ${this.maxImagePixels} pixels: no image attached; \`read\` it, or part of it with \`region\`` });
+        continue;
+      }
+      const read = await this.ask('read', { output: name });
+      if (read.error) {
+        result.content.push({ type: 'text', text: `output \`${name}\`: no image: ${String(read.error.message)}` });
+        continue;
+      }
+      result.content.push({ type: 'text', text: `output \`${name}\`, frame ${read.ok.frame} (${read.ok.width} x ${read.ok.height}):` }, png(String(read.ok.data)));
+    }
+    return result;
+  }
+}
+
+/** How loud each event is in a client's log (an event not named here is info). */
+const EVENT_LEVELS: Record<string, 'debug' | 'info' | 'notice' | 'warning'> = {
+  rejected: 'warning', scene_rejected: 'warning', write_refused: 'warning', state_reset: 'warning',
+  large: 'notice', idle: 'debug', unrun: 'debug',
+};
+
+function png(data: string): Content {
+  return { type: 'image', data, mimeType: 'image/png' };
+}
+
+function okResult(ok: Json): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(ok) }], structuredContent: ok };
+}
+
+/**
+ * A failed operation as a tool error: the message and the fix first (what a model acts on), then
+ * the whole error object as JSON (node, line, column, fields...), also as structured content.
+ */
+export function toolError(error: Json): CallToolResult {
+  const lines = [String(error.message)];
+  if (error.fix !== undefined) lines.push(`fix: ${JSON.stringify(error.fix)}`);
+  return {
+    isError: true,
+    content: [{ type: 'text', text: lines.join('\n') }, { type: 'text', text: JSON.stringify({ error }) }],
+    structuredContent: { error },
+  };
+}
+
+/** What the server tells the client about itself when it connects. */
+const INSTRUCTIONS = [
+  'Entelechy: a live engine for 2-D/3-D fields computed by kernels compiled to WebAssembly. This server runs one session on a scene: its documents on disk and the running world.',
+  'Start with `status` (a scene that does not check shows in `refused`: mend it with `compose`) and `graph`; `help` describes any operation, type, builtin, grant or event. `compose` changes the scene\'s documents (checked and compiled before anything is written); `evaluate` runs a frame and shows the first output; `read` returns an output as a PNG image.',
+  'A failed call is a tool error: the message and, where there is one, a `fix` (often an edit to hand back to `compose`), then the error as JSON (line, column, node, fields).',
+].join('\n');

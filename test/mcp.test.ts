@@ -1,0 +1,414 @@
+// The MCP door: the tool schemas against the operations table (and against what the session
+// accepts), then `entelechy mcp` spawned for real and driven by the SDK's own client over stdio —
+// list tools, status, compose (an edit that publishes, one that is refused with its fix),
+// evaluate and read with images, argument errors, and the ways the server ends.
+
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PNG } from 'pngjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Session } from '../src/main/session.js';
+import { OPERATIONS, OPERATION_NAMES } from '../src/protocol/operations.js';
+import { McpDoor } from '../src/mcp/server.js';
+import { tools, typeSchema } from '../src/mcp/schema.js';
+import { ROOT } from './helpers.js';
+
+const temps: string[] = [];
+t.teardown(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+function copyExample(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `entelechy-mcp-${name}-`));
+  temps.push(dir);
+  cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
+  return dir;
+}
+
+type Result = CallToolResult & { structuredContent?: any };
+
+const texts = (r: Result): string[] => r.content.filter((c) => c.type === 'text').map((c) => (c as { text: string }).text);
+const images = (r: Result) => r.content.filter((c) => c.type === 'image') as { type: 'image'; data: string; mimeType: string }[];
+
+const ajv = new AjvJsonSchemaValidator();
+
+/**
+ * The first call waits for the scene to compile, which on a machine busy with other test files
+ * can pass the SDK's default 60 s request timeout.
+ */
+const SLOW = { timeout: 600_000 };
+
+// ---------------------------------------------------------------------------------------------
+// The schemas: made from the table, and agreeing with what the session accepts.
+
+t.test('one tool per operation, its schema and description from the table', async (t) => {
+  const list = tools();
+  t.same(list.map((x) => x.name), OPERATION_NAMES, 'the 24 operations, in the table\'s order');
+  t.equal(list.length, 24);
+  for (const op of OPERATIONS) {
+    const tool = list.find((x) => x.name === op.name)!;
+    const props = tool.inputSchema.properties as Record<string, any>;
+    t.same(Object.keys(props), op.fields.map((f) => f.name), `${op.name}: a property per field`);
+    t.same(tool.inputSchema.required ?? [], op.fields.filter((f) => f.required).map((f) => f.name), `${op.name}: the required fields`);
+    t.equal(tool.inputSchema.additionalProperties, false, `${op.name}: no other fields`);
+    for (const f of op.fields) t.equal(props[f.name].description, f.meaning, `${op.name}.${f.name}: the meaning`);
+    t.ok(tool.description.startsWith(op.summary), `${op.name}: the summary`);
+    t.ok(tool.description.includes(op.answer.replace(/\.$/, '')), `${op.name}: what it answers`);
+    t.equal(tool.annotations.readOnlyHint, op.group === 'Inspect');
+  }
+  t.same(typeSchema('a type the table does not have yet'), {}, 'an unknown type is any value, not a crash');
+});
+
+// Requests the session answers with `ok` (from the examples' replays and the protocol tests).
+const GOOD: [string, Record<string, unknown>][] = [
+  ['status', {}],
+  ['kernel', { kernel: 'demo.tint@1' }],
+  ['document', { path: 'kernels.esn' }],
+  ['compose', { edits: [{ node: 'rings', member: 'count', text: 'count = 12.0;' }] }],
+  ['compose', { documents: [{ path: 'more.esn', text: '// more' }] }],
+  ['param', { name: 'warmth', value: 0.9 }],
+  ['param', { name: 'tint', value: [1, 0.5, 0.25] }],
+  ['evaluate', { time: 0.5, outputs: ['result'], pointer: { x: 3, y: 4, down: true }, keys: ['a'] }],
+  ['read', { output: 'result', format: 'f32', region: { x: 0, y: 0, width: 8, height: 8 } }],
+  ['write', { node: 'board', port: 'cells', value: [1, 0] }],
+  ['pause', { paused: true }],
+  ['trace', { x: 1, y: 2 }],
+  ['publish', { source: 'kernel a.b@1 {}', expect: 2 }],
+];
+
+t.test('the schemas accept what the session accepts', async (t) => {
+  const replays = readdirSync(join(ROOT, 'examples')).flatMap((name) =>
+    readdirSync(join(ROOT, 'examples', name))
+      .filter((f) => f.endsWith('.replay'))
+      .flatMap((f) => readFileSync(join(ROOT, 'examples', name, f), 'utf8').split('\n'))
+      .filter((l) => l.startsWith('> '))
+      .map((l) => JSON.parse(l.slice(2)) as Record<string, unknown>),
+  );
+  t.ok(replays.length > 10, 'the examples\' replay requests');
+  const requests: [string, Record<string, unknown>][] = [...GOOD, ...replays.map(({ id: _id, op, ...fields }): [string, Record<string, unknown>] => [String(op), fields])];
+  const list = tools();
+  for (const [op, fields] of requests) {
+    const v = ajv.getValidator(list.find((x) => x.name === op)!.inputSchema as object)(fields);
+    t.ok(v.valid, `${op} ${JSON.stringify(fields).slice(0, 80)}: ${v.errorMessage ?? 'valid'}`);
+  }
+});
+
+/** A value of another type than the field's (undefined where every value is one). */
+function wrong(type: string): unknown {
+  return ({ string: 42, number: 'x', integer: 1.5, boolean: 'yes', object: [1], array: { a: 1 }, 'string|null': 7, 'number|array': 'x' } as Record<string, unknown>)[type];
+}
+
+t.test('in process: a wrong type is refused by the schema and by the tool, naming the same field', async (t) => {
+  const dir = copyExample('rings');
+  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => session.close());
+  const door = new McpDoor(session, { maxImagePixels: 100 });
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await Promise.all([door.server.connect(a), client.connect(b)]);
+  t.teardown(() => client.close());
+  const list = tools();
+  let checked = 0;
+  for (const op of OPERATIONS) {
+    for (const f of op.fields) {
+      const value = wrong(f.type);
+      if (value === undefined) continue;
+      const args = { ...Object.fromEntries(op.fields.filter((g) => g.required && g.name !== f.name).map((g) => [g.name, goodValue(g.type)])), [f.name]: value };
+      const schema = ajv.getValidator(list.find((x) => x.name === op.name)!.inputSchema as object)(args);
+      t.notOk(schema.valid, `${op.name}.${f.name} = ${JSON.stringify(value)}: the schema refuses it`);
+      const r = (await client.callTool({ name: op.name, arguments: args }, undefined, SLOW)) as Result;
+      t.equal(r.isError, true, `${op.name}.${f.name}: a tool error`);
+      t.equal(r.structuredContent?.error?.field, f.name, `${op.name}.${f.name}: the error names the field`);
+      checked++;
+    }
+  }
+  t.ok(checked > 30, `${checked} fields checked`);
+
+  // The image cap of evaluate: a larger output is named, not attached; read still answers it.
+  const e = (await client.callTool({ name: 'evaluate', arguments: { time: 0 } }, undefined, SLOW)) as Result;
+  t.notOk(e.isError);
+  t.equal(images(e).length, 0, 'no image past maxImagePixels');
+  t.match(texts(e).join('\n'), /larger than 100 pixels: no image attached; `read` it, or part of it with `region`/);
+  const r = (await client.callTool({ name: 'read', arguments: { region: { x: 0, y: 0, width: 8, height: 4 } } }, undefined, SLOW)) as Result;
+  const png = PNG.sync.read(Buffer.from(images(r)[0]!.data, 'base64'));
+  t.same([png.width, png.height], [8, 4], 'read answers the region it was asked for');
+});
+
+t.test('in process: evaluate on a scene with a 3-D output says why there is no picture of it', async (t) => {
+  const dir = copyExample('castle');
+  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => session.close());
+  const door = new McpDoor(session);
+  const composed = await door.call('compose', { edits: [{ output: 'voxels', text: 'output voxels <- build.voxels;' }] });
+  t.notOk(composed.isError, JSON.stringify(composed.content).slice(0, 300));
+  const e = (await door.call('evaluate', { outputs: ['image', 'voxels'] })) as Result;
+  t.notOk(e.isError, 'the evaluation itself answers');
+  t.same(e.structuredContent.outputs.map((o: any) => o.name), ['image', 'voxels']);
+  t.equal(images(e).length, 1, 'a picture of the 2-D output');
+  t.match(texts(e).join('\n'), /output `voxels`: no image: `voxels` is a 3-D field: an image needs a 2-D one/);
+});
+
+t.test('in process: a session that did not open answers tool errors, not crashes', async (t) => {
+  const failed = Promise.reject(new Error('the compile worker did not start'));
+  failed.catch(() => undefined);
+  const door = new McpDoor(failed);
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await Promise.all([door.server.connect(a), client.connect(b)]);
+  t.teardown(() => client.close());
+  t.equal((await client.listTools()).tools.length, 24, 'the tools are there without a session');
+  const r = (await client.callTool({ name: 'status', arguments: {} }, undefined, SLOW)) as Result;
+  t.equal(r.isError, true);
+  t.same(r.structuredContent.error, { message: 'internal error in `status`: the compile worker did not start', internal: true });
+});
+
+function goodValue(type: string): unknown {
+  return ({ string: 'x', number: 1, integer: 1, boolean: true, object: {}, array: [], 'string|null': null, 'number|array': 1 } as Record<string, unknown>)[type] ?? null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// `entelechy mcp` spawned, driven by the SDK's client over stdio.
+
+t.test('entelechy mcp end to end with the SDK client', async (t) => {
+  const dir = copyExample('rings');
+  const scenePath = join(dir, 'scene.esn');
+  const original = readFileSync(scenePath, 'utf8');
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', scenePath, '--workers', '1'],
+    cwd: ROOT,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => (stderr += String(d)));
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  // Anything on stdout that is not a JSON-RPC message would surface here.
+  const transportErrors: Error[] = [];
+  client.onerror = (e) => transportErrors.push(e);
+  const logged: { level: string; logger?: string; data: any }[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    logged.push(n.params);
+  });
+  await client.connect(transport);
+  let closed = false;
+  t.teardown(async () => {
+    if (!closed) await client.close();
+  });
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, SLOW)) as Result;
+
+  t.equal(client.getServerVersion()?.name, 'entelechy');
+  t.match(client.getInstructions(), /`status`/);
+
+  await t.test('tools/list: 24 tools whose schemas are the table\'s', async (t) => {
+    const { tools: listed } = await client.listTools();
+    t.same(listed.map((x) => x.name), OPERATION_NAMES);
+    for (const op of OPERATIONS) {
+      const tool = listed.find((x) => x.name === op.name)!;
+      t.same(tool.inputSchema.required ?? [], op.fields.filter((f) => f.required).map((f) => f.name), `${op.name}: required fields`);
+      t.ok(tool.description?.startsWith(op.summary));
+    }
+  });
+
+  await t.test('status', async (t) => {
+    const r = await call('status');
+    t.notOk(r.isError);
+    t.equal(r.structuredContent.scene, 'scene.esn');
+    t.equal(r.structuredContent.loaded, true);
+    t.same(r.structuredContent.outputs, ['result']);
+    t.same(JSON.parse(texts(r)[0]!), r.structuredContent, 'the text is the same answer');
+  });
+
+  // The plain protocol on another copy of the scene: what `read` answers there.
+  const plainDir = copyExample('rings');
+  const plain = await Session.open(join(plainDir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => plain.close());
+  const plainPng = async (req: object) => {
+    const a = JSON.parse(await plain.request(JSON.stringify(req)));
+    if (!a.ok) throw new Error(JSON.stringify(a.error));
+    return PNG.sync.read(Buffer.from(a.ok.data, 'base64'));
+  };
+
+  let before: PNG;
+  await t.test('evaluate: the report and the picture of the first output', async (t) => {
+    const r = await call('evaluate', { time: 0.5 });
+    t.notOk(r.isError);
+    t.same(r.structuredContent.executed, ['rings', 'tint']);
+    t.same(r.structuredContent.outputs, [{ name: 'result', width: 256, height: 256 }]);
+    const [image] = images(r);
+    t.ok(image, 'an image');
+    t.equal(image!.mimeType, 'image/png');
+    const png = PNG.sync.read(Buffer.from(image!.data, 'base64'));
+    t.same([png.width, png.height], [256, 256]);
+    t.ok(texts(r).some((x) => /output `result`, frame 1 \(256 x 256\)/.test(x)), 'the image is named');
+    before = png;
+  });
+
+  await t.test('read: the PNG as image content, equal to the plain protocol\'s read', async (t) => {
+    const r = await call('read', { output: 'result' });
+    t.notOk(r.isError);
+    t.equal(images(r).length, 1);
+    const png = PNG.sync.read(Buffer.from(images(r)[0]!.data, 'base64'));
+    t.same([png.width, png.height], [256, 256]);
+    t.same(r.structuredContent, { format: 'png', frame: 1, height: 256, name: 'result', width: 256 }, 'the answer but its base64');
+    t.same(JSON.parse(texts(r)[0]!.split('\n')[0]!), r.structuredContent);
+    t.ok(texts(r)[0]!.length < 300, 'no base64 in the text');
+    await plain.request(JSON.stringify({ op: 'evaluate', time: 0.5 }));
+    const expected = await plainPng({ op: 'read', output: 'result' });
+    t.ok(png.data.equals(expected.data), 'every pixel as the plain protocol reads it');
+    t.ok(png.data.equals(before.data), 'the picture evaluate showed');
+    // Some pixels by hand: the rings vary, and alpha is opaque.
+    const px = (x: number, y: number) => [...png.data.subarray(4 * (y * 256 + x), 4 * (y * 256 + x) + 4)];
+    t.equal(px(128, 128)[3], 255);
+    t.not(px(128, 128).join(), px(128 + 12, 128).join(), 'the rings vary');
+
+    const f = await call('read', { format: 'f32', region: { x: 0, y: 0, width: 4, height: 2 } });
+    t.equal(images(f).length, 0, 'f32: no image');
+    t.equal(Buffer.from(f.structuredContent.data, 'base64').length, 4 * 2 * 4 * 4, 'f32: the floats (4 x 2, four components) in the answer');
+  });
+
+  await t.test('compose: an edit that publishes', async (t) => {
+    const r = await call('compose', { edits: [{ node: 'rings', member: 'count', text: 'count = 3.0;' }] });
+    t.notOk(r.isError, texts(r)[0]);
+    t.equal(r.structuredContent.written, true);
+    t.ok(r.structuredContent.events.some((e: any) => e.kind === 'scene_loaded'), 'a new revision runs');
+    t.equal(readFileSync(scenePath, 'utf8'), original.replace('count = 8.0;', 'count = 3.0;'), 'written on disk');
+    const loaded = r.structuredContent.events.find((e: any) => e.kind === 'scene_loaded');
+    t.same(logged.find((l) => l.data.kind === 'scene_loaded'), { level: 'info', logger: 'entelechy', data: loaded }, 'the events as log messages too');
+    const e = await call('evaluate', { time: 0.5 });
+    const png = PNG.sync.read(Buffer.from(images(e)[0]!.data, 'base64'));
+    t.notOk(png.data.equals(before.data), 'the picture changed');
+    await plain.request(JSON.stringify({ op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = 3.0;' }] }));
+    await plain.request(JSON.stringify({ op: 'evaluate', time: 0.5 }));
+    t.ok(png.data.equals((await plainPng({ op: 'read' })).data), 'as the plain protocol makes it');
+  });
+
+  await t.test('compose: a bad edit is a tool error with its fix, line and column', async (t) => {
+    const onDisk = readFileSync(scenePath, 'utf8');
+    const r = await call('compose', { edits: [{ node: 'tint', member: 'warmth', text: 'warmth = warmt;' }] });
+    t.equal(r.isError, true);
+    const error = r.structuredContent.error;
+    t.match(error.message, /nothing was written/);
+    t.same(error.fix, { node: 'tint', member: 'warmth', text: 'warmth = warmth;' });
+    t.equal(error.line, onDisk.split('\n').findIndex((l) => l.includes('warmth = warmth;')) + 1);
+    t.equal(error.column, 12);
+    t.equal(error.written, false);
+    const [message, json] = texts(r);
+    t.match(message, /warmt/);
+    t.match(message, /\nfix: \{"member":"warmth","node":"tint","text":"warmth = warmth;"\}/, 'the fix in the text a model reads');
+    t.same(JSON.parse(json!), { error }, 'the whole error as JSON');
+    t.equal(readFileSync(scenePath, 'utf8'), onDisk, 'nothing written');
+    const mended = await call('compose', { edits: [error.fix] });
+    t.notOk(mended.isError, 'the fix, handed back, is accepted');
+  });
+
+  await t.test('argument errors', async (t) => {
+    const extra = await call('status', { frame: 1 });
+    t.equal(extra.isError, true);
+    t.equal(extra.structuredContent.error.field, 'frame');
+    t.match(texts(extra)[0], /`status` takes no field `frame`/);
+    const type = await call('read', { format: 3 });
+    t.equal(type.structuredContent.error.field, 'format');
+    t.equal(type.structuredContent.error.expected, 'string');
+    const missing = await call('kernel', {});
+    t.equal(missing.structuredContent.error.field, 'kernel');
+    t.match(texts(missing)[0], /`kernel` needs `kernel`/);
+    const unknown = await call('statsu');
+    t.equal(unknown.isError, true);
+    t.match(texts(unknown)[0], /did you mean `status`\?/);
+    t.same(unknown.structuredContent.error.operations, OPERATION_NAMES);
+    const envelope = await call('status', { id: 7 });
+    t.equal(envelope.structuredContent.error.field, 'id', 'the envelope\'s fields are not arguments');
+    const param = await call('param', { name: 'count', value: 3 });
+    t.same(param.structuredContent.error.fix, { node: 'rings', member: 'count', text: 'count = 3;' }, 'a fix for another tool');
+    const noOutput = await call('evaluate', { outputs: ['nope'] });
+    t.equal(noOutput.isError, true);
+    t.equal(noOutput.structuredContent.error.field, 'outputs');
+  });
+
+  await t.test('the server ends when the client closes stdin, with status 0', async (t) => {
+    t.same(transportErrors, [], 'stdout carried nothing but JSON-RPC');
+    // Closing stdin by hand (the SDK's close would SIGTERM a server still ending after 2 s, and
+    // this test is about the server ending on its own).
+    const child = (transport as unknown as { _process: ChildProcess })._process;
+    const exited = new Promise<[number | null, string | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+    child.stdin!.end();
+    const late = new Promise<string>((resolve) => setTimeout(() => resolve('still running after 90 s'), 90_000).unref());
+    t.same(await Promise.race([exited, late]), [0, null], 'exited with status 0, not by a signal');
+    await client.close();
+    closed = true;
+    t.notMatch(stderr, /internal error|at .*\.js:\d+/, 'no stack traces on stderr');
+  });
+});
+
+t.test('a scene that is not there yet: compose writes it; quit answers, then the server ends', async (t) => {
+  const dir = copyExample('rings');
+  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', join(dir, 'new.esn'), '--workers', '1'], cwd: ROOT, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => (stderr += String(d)));
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  await client.connect(transport);
+  const pid = transport.pid!;
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, SLOW)) as Result;
+  const before = await call('status');
+  t.match(before.structuredContent.refused?.message, /new\.esn/, 'status says the scene is refused');
+  const scene = 'use "kernels.esn";\nnode rings: demo.rings@1 {\n  size = 16 x 8;\n}\noutput result <- rings.result;\n';
+  const composed = await call('compose', { text: scene });
+  t.notOk(composed.isError, texts(composed)[0]);
+  t.equal(readFileSync(join(dir, 'new.esn'), 'utf8'), scene);
+  const after = await call('status');
+  t.equal(after.structuredContent.refused, null);
+  t.same(after.structuredContent.outputs, ['result']);
+  const e = await call('evaluate');
+  const png = PNG.sync.read(Buffer.from(images(e)[0]!.data, 'base64'));
+  t.same([png.width, png.height], [16, 8]);
+  t.match(stderr, /the session runs; mend the scene with compose/);
+
+  const r = await call('quit');
+  t.notOk(r.isError);
+  t.same(r.structuredContent, {});
+  t.ok(await waitGone(pid, 120_000), 'the process ended');
+  await client.close();
+});
+
+/** `entelechy mcp ARGS` that is expected to end on its own: its status, stdout and stderr. */
+async function runMcp(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'mcp', ...args], { cwd: ROOT });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += String(d)));
+  child.stderr.on('data', (d) => (err += String(d)));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, out, err };
+}
+
+t.test('mistakes in the command: a message, status 1, nothing on stdout', async (t) => {
+  const folder = await runMcp([join(tmpdir(), 'entelechy-no-such-folder', 'scene.esn')]);
+  t.equal(folder.code, 1);
+  t.match(folder.err, /entelechy: cannot open `.*scene\.esn`: no such folder/);
+  t.notMatch(folder.err, /internal error|\n\s+at /);
+  t.equal(folder.out, '', 'nothing on stdout');
+  const grant = await runMcp([join(ROOT, 'examples', 'rings', 'scene.esn'), '--grant', 'field.raed', '--workers', '1']);
+  t.equal(grant.code, 1);
+  t.match(grant.err, /entelechy: `field\.raed` is not a grant; the grants are field\.read/);
+  t.notMatch(grant.err, /internal error|\n\s+at /);
+});
+
+async function waitGone(pid: number, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}

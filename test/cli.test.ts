@@ -123,3 +123,10 @@ output r <- hang.r;
   t.same([last.frame, last.node], [2, 'hang']);
   t.ok(existsSync(join(dir, '01.png')) && !existsSync(join(dir, '02.png')), 'frames before the failure were written, none after');
 });
+
+t.test('serve on a scene whose folder does not exist says so, without a stack trace', async (t) => {
+  const r = cli(['serve', join(tmpdir(), 'entelechy-no-such-folder', 'scene.esn')]);
+  t.equal(r.status, 1);
+  t.match(r.stderr, /the folder .*entelechy-no-such-folder does not exist/);
+  t.notMatch(r.stderr, /internal error|\n\s+at /);
+});

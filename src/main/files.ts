@@ -10,7 +10,9 @@ export class SceneFolder {
   readonly root: string;
 
   constructor(scenePath: string) {
-    this.root = realpathSync(dirname(resolve(scenePath)));
+    const folder = dirname(resolve(scenePath));
+    if (!existsSync(folder)) throw new PathError(`cannot open \`${scenePath}\`: the folder ${folder} does not exist`, scenePath);
+    this.root = realpathSync(folder);
   }
 
   /** An absolute path for a document path under the folder; refuses paths that leave it. */

@@ -12,7 +12,7 @@ import { ROOT } from './helpers.js';
 const BIN = join(ROOT, 'bin', 'entelechy.js');
 
 function cli(args: string[], cwd = ROOT) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 60000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 300_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -3,6 +3,7 @@
 
 import t from 'tap';
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { decodePng } from '../src/main/image.js';
@@ -146,4 +147,26 @@ t.test('the command line: a missing scene and a bad address are one-line errors'
   t.equal(address.code, 1);
   t.match(address.stderr, /^entelechy-player: invalid --listen address "http:\/\/127.0.0.1:80": give an address, not a URL/);
   t.equal(address.stderr.trim().split('\n').length, 1, 'one line, no stack trace');
+});
+
+t.test('a rejected saved edit stays on show through a pin; a fixed one clears it', async (t) => {
+  const file = join(life.dir, 'scene.esn');
+  const original = readFileSync(file, 'utf8');
+  const page = await pageSocket();
+  writeFileSync(file, original.replace('size = 128 x 128;', 'size = 128 x 128 x;'));
+  await until('the rejection', () => page.texts.some((m) => m.type === 'rejected'));
+  const rejected = page.texts.find((m) => m.type === 'rejected');
+  t.equal(rejected.path, 'scene.esn');
+  t.equal(rejected.line, original.split('\n').findIndex((l) => l.includes('size = 128 x 128;')) + 1, 'the line of the broken edit');
+  t.type(rejected.column, 'number');
+  const revision = player.session.revision;
+  t.same((await ask({ op: 'unpin', node: 'board' })).ok.pins, []);
+  t.ok(player.session.revision > revision, 'the unpin published the world again');
+  player.window.tellScene();
+  t.ok(player.window.rejection, 'the rejection still shows: the documents are as they were');
+  t.notOk(page.texts.some((m) => m.type === 'published'));
+  writeFileSync(file, original);
+  await until('the fix published', () => page.texts.some((m) => m.type === 'published'));
+  t.equal(player.window.rejection, null);
+  page.ws.close();
 });

@@ -46,6 +46,8 @@ export class PlayerWindow implements FrameSource {
   keys: string[] = [];
   /** The last rejected change, shown until a change is published. */
   rejection: Rejection | null = null;
+  /** The running documents when the rejection came. */
+  private rejectedOver?: string;
   private waiters: { resolve: (a: Answer) => void; reject: (e: unknown) => void }[] = [];
   private timer?: NodeJS.Timeout;
   private running = false;
@@ -70,7 +72,10 @@ export class PlayerWindow implements FrameSource {
     this.interval = options.interval ?? 1000 / 60;
     this.revision = session.revision;
     // A scene that did not check at all runs an empty world: say why until it is mended.
-    if (session.refused) this.rejection = { message: session.refused.message };
+    if (session.refused) {
+      this.rejection = { message: session.refused.message };
+      this.rejectedOver = this.documentsNow();
+    }
     session.window = this;
     session.pending.observers.add(this.observe);
     // Saved edits: the folder is watched (and looked at now and then, for editors and file systems
@@ -119,8 +124,9 @@ export class PlayerWindow implements FrameSource {
   tellScene(): void {
     if (this.session.revision !== this.revision) {
       this.revision = this.session.revision;
-      // A change was published (compose, a saved edit, a pin): the overlay goes.
-      this.clearRejection();
+      // A change of the documents was published (a compose, say): the overlay goes. A pin also
+      // publishes, but the documents are as they were: the rejected edit still waits for a fix.
+      if (this.documentsNow() !== this.rejectedOver) this.clearRejection();
     }
     const d = this.description();
     const text = JSON.stringify(d);
@@ -238,8 +244,14 @@ export class PlayerWindow implements FrameSource {
 
   // -- changes and their verdicts ---------------------------------------------------------------
 
+  /** The running documents' texts, to tell a published fix from a publication of the same. */
+  private documentsNow(): string {
+    return JSON.stringify([...this.session.texts]);
+  }
+
   private onEvent(event: SessionEvent): void {
     if (event.kind === 'rejected' || event.kind === 'scene_rejected') {
+      this.rejectedOver = this.documentsNow();
       const where = (k: string) => (typeof event[k] === 'number' ? (event[k] as number) : undefined);
       this.rejection = {
         message: String(event.message ?? 'the change was rejected'),

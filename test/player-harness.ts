@@ -97,7 +97,7 @@ export async function startPlayerProcess(example: string): Promise<PlayerProcess
 }
 
 /** Wait until `test` (run in the page) returns something truthy; fail with `what` after `ms`. */
-export async function until<T>(page: Page, what: string, test: () => T, ms = 15000): Promise<T> {
+export async function until<T>(page: Page, what: string, test: () => T, ms = 30000): Promise<T> {
   try {
     const handle = await page.waitForFunction(test, undefined, { timeout: ms, polling: 50 });
     return (await handle.jsonValue()) as T;
@@ -121,7 +121,7 @@ export async function openPlayer(browser: Browser, url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 860 } });
   page.on('pageerror', (e) => process.stderr.write(`page error: ${e.message}\n`));
   await page.goto(url);
-  await until(page, 'a first frame on the canvas', () => (window as any).player?.framesDrawn > 0);
+  await until(page, 'a first frame on the canvas', () => (window as any).player?.framesDrawn > 0, 60000);
   return page;
 }
 

@@ -202,3 +202,72 @@ t.test('bridges/web: the WebSocket client page sends status and read and shows t
   await shot(page, 'bridge-web');
   await page.close();
 });
+
+t.test('life: a pinned node\'s state can be shown instead of the output', async (t) => {
+  const life = await player('life');
+  const page = await openPlayer(browser, life.url);
+  await page.check('#nodes input[data-node="board"]');
+  await until(page, 'board.cells among the sources', () => Array.from((document.getElementById('source') as HTMLSelectElement).options).some((o) => o.value === 'board.cells'));
+  await page.selectOption('#source', 'board.cells');
+  await until(page, 'a frame of board.cells', () => (window as any).player.header?.output === 'board.cells');
+  const from = await frameOf(page);
+  await until(page, 'another frame of it', is(`window.player.frame > ${from}`));
+  const canvas = await canvasPixels(page);
+  let live = 0;
+  let gray = true;
+  for (let i = 0; i < canvas.rgba.length; i += 4) {
+    if (canvas.rgba[i] !== canvas.rgba[i + 1] || canvas.rgba[i] !== canvas.rgba[i + 2]) gray = false;
+    if (canvas.rgba[i] === 255) live++;
+  }
+  t.ok(gray, 'one component: shown as gray');
+  t.ok(live > 50, `live cells are white (${live})`);
+  await shot(page, 'life-pinned-cells');
+  await page.uncheck('#nodes input[data-node="board"]');
+  await until(page, 'back to the output once the pin goes', () => (window as any).player.header?.output === 'result');
+  await page.close();
+});
+
+t.test('keys: a saved scene that reads keys swaps in live, and held keys reach its kernel', async (t) => {
+  const life = await player('life');
+  const page = await openPlayer(browser, life.url);
+  const revision = await page.evaluate(() => (window as any).player.scene.revision as number);
+  writeFileSync(join(life.dir, 'scene.esn'), [
+    'kernel demo.keys@1 {',
+    '  grants input.read;',
+    '  out result: field2<vec4>;',
+    '  each (x, y) {',
+    '    const left = x < width / 2;',
+    '    result = vec4((keys.a && left) ? 1.0 : 0.0, (keys.space && !left) ? 1.0 : 0.0, 0.0, 1.0);',
+    '  }',
+    '}',
+    'node k: demo.keys@1 { size = 32 x 32; }',
+    'output result <- k.result;',
+    '',
+  ].join('\n'));
+  await until(page, 'the keys scene running', is(`window.player.scene.revision > ${revision} && window.player.header.width === 32`));
+  const pixel = async (x: number) => {
+    const c = await canvasPixels(page);
+    return [...c.rgba.subarray((16 * 32 + x) * 4, (16 * 32 + x) * 4 + 3)];
+  };
+  t.same(await pixel(4), [0, 0, 0], 'no key held: black');
+  await page.locator('#canvas').focus();
+  await page.keyboard.down('a');
+  await page.keyboard.down(' ');
+  await until(page, 'a frame with the keys held', () => {
+    const c = document.getElementById('canvas') as HTMLCanvasElement;
+    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    return d[(16 * 32 + 4) * 4] === 255 && d[(16 * 32 + 28) * 4 + 1] === 255;
+  });
+  t.same(await pixel(4), [255, 0, 0], '`a` held: the left half red');
+  t.same(await pixel(28), [0, 255, 0], 'space held: the right half green');
+  await shot(page, 'keys-held');
+  await page.keyboard.up('a');
+  await page.keyboard.up(' ');
+  await until(page, 'black again', () => {
+    const c = document.getElementById('canvas') as HTMLCanvasElement;
+    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    return d[(16 * 32 + 4) * 4] === 0 && d[(16 * 32 + 28) * 4 + 1] === 0;
+  });
+  t.pass('released: black');
+  await page.close();
+});

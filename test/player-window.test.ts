@@ -170,3 +170,9 @@ t.test('a rejected saved edit stays on show through a pin; a fixed one clears it
   t.equal(player.window.rejection, null);
   page.ws.close();
 });
+
+t.test('the command line: no scene named', async (t) => {
+  const none = await runPlayer([]);
+  t.equal(none.code, 1);
+  t.equal(none.stderr, 'entelechy-player: name a scene: entelechy-player <scene.esn> [--listen host:port] [--serve]\n');
+});

@@ -35,6 +35,7 @@ async function main(args: string[]): Promise<void> {
     .help()
     .fail((msg, err) => {
       if (err) throw err;
+      if (/^Not enough non-option arguments/.test(msg)) throw new PlayerError('name a scene: entelechy-player <scene.esn> [--listen host:port] [--serve]');
       throw new PlayerError(msg);
     })
     .parseAsync();
@@ -45,7 +46,11 @@ async function main(args: string[]): Promise<void> {
   // With --serve, stdout carries the protocol's answers: the address goes to stderr.
   (argv.serve ? process.stderr : process.stdout).write(`player at ${player.url}\n`);
   if (player.session.refused) process.stderr.write(`entelechy-player: ${player.session.refused.message}\n(the Player runs; mend the scene and save it)\n`);
-  const stop = () => void player.close().then(() => process.exit(0));
+  const stop = () => {
+    // Ending the workers can take a moment on a busy machine; the person asked to stop now.
+    setTimeout(() => process.exit(0), 2000).unref();
+    void player.close().then(() => process.exit(0));
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   if (!argv.serve) return; // the listener keeps the process alive until it is stopped

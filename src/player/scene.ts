@@ -1,6 +1,7 @@
 // The scene as a page shows it: its params (with type and range, for sliders), what it can show
 // (outputs, and the ports of pinned nodes), its nodes, and whether it runs.
 
+import { basename } from 'node:path';
 import type { Session } from '../main/session.js';
 
 export interface ParamDescription {
@@ -24,6 +25,7 @@ export interface SourceDescription {
 
 export interface SceneDescription {
   revision: number;
+  /** The entry document, under its folder's name (what the window's title says). */
   entry: string;
   params: ParamDescription[];
   sources: SourceDescription[];
@@ -60,7 +62,7 @@ export function describeScene(s: Session): SceneDescription {
     }
   }
   return {
-    revision: s.revision, entry: s.entry, params, sources, nodes: s.scene.nodes.map((n) => n.name), pins: [...s.pins],
+    revision: s.revision, entry: `${basename(s.folder.root)}/${s.entry}`, params, sources, nodes: s.scene.nodes.map((n) => n.name), pins: [...s.pins],
     paused: s.paused, refused: s.refused?.message ?? null,
   };
 }

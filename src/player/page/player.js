@@ -73,6 +73,13 @@ function draw() {
   send({ type: 'next' });
 }
 
+// Frames drawn in the last second, also when none come (paused, or the session is gone).
+setInterval(() => {
+  const now = performance.now();
+  while (drawTimes.length && drawTimes[0] < now - 1000) drawTimes.shift();
+  $('fps').textContent = String(drawTimes.length);
+}, 500);
+
 function showTimings(timings) {
   if (!timings.length) return; // a cached or paused frame ran nothing: keep the last timings
   const body = $('timings').tBodies[0];

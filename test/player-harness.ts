@@ -120,6 +120,8 @@ export async function canvasPixels(page: Page): Promise<{ width: number; height:
 export async function openPlayer(browser: Browser, url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 860 } });
   page.on('pageerror', (e) => process.stderr.write(`page error: ${e.message}\n`));
+  // Clicks and screenshots wait for a busy machine rather than fail.
+  page.setDefaultTimeout(120000);
   await page.goto(url);
   await until(page, 'a first frame on the canvas', () => (window as any).player?.framesDrawn > 0, 60000);
   return page;

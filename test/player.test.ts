@@ -25,7 +25,8 @@ t.teardown(async () => {
 const player = (example: keyof typeof started): Promise<PlayerProcess> => started[example];
 const is = (expression: string) => new Function(`return ${expression}`) as () => boolean;
 
-const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+// Generous: on a machine shared by many jobs a screenshot can take tens of seconds.
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), timeout: 120000 });
 
 /** Sums of the red and blue bytes of pixels. */
 function redBlue(rgba: Uint8Array): { red: number; blue: number } {
@@ -192,6 +193,7 @@ t.test('life: two pages watch one session and share its frames', async (t) => {
 t.test('bridges/web: the WebSocket client page sends status and read and shows the image', async (t) => {
   const life = await player('life');
   const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
+  page.setDefaultTimeout(120000);
   await page.goto(`${life.url}bridges/web/`);
   await until(page, 'connected', () => document.getElementById('state')!.textContent === 'connected');
   await page.click('button[data-request=\'{"op":"status"}\']');

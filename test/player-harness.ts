@@ -48,6 +48,9 @@ export async function startPlayerProcess(example: string): Promise<PlayerProcess
   const args = [join(ROOT, 'bin', 'entelechy-player.js'), join(dir, 'scene.esn'), '--listen', '127.0.0.1:0', '--serve', '--workers', '1'];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // A player outlives the end of its stdin (it goes on serving pages): if this test process ends
+  // without stopping it (a failure, a timeout), it is ended here.
+  process.once('exit', () => child.kill());
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr.on('data', (d) => {

@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-process.stderr.write('entelechy-player: the Player is not built yet (see the open issue "The Player"); use `entelechy render` meanwhile\n');
-process.exitCode = 1;
+import { runPlayer } from '../dist/src/player/cli.js';
+await runPlayer(process.argv.slice(2));

@@ -37,6 +37,25 @@ export interface SessionEvent {
   [k: string]: unknown;
 }
 
+/** Events waiting for `sync` that also tells each one, as it is pushed, to its observers (the Player). */
+export class EventList extends Array<SessionEvent> {
+  // splice/slice/map make plain arrays: only the session's own list is observed.
+  static override get [Symbol.species]() {
+    return Array;
+  }
+  readonly observers = new Set<(event: SessionEvent) => void>();
+  override push(...events: SessionEvent[]): number {
+    for (const event of events) for (const observe of this.observers) observe(event);
+    return super.push(...events);
+  }
+}
+
+/** Who makes the frames when a window shows the session (the Player): `evaluate` asks it. */
+export interface FrameSource {
+  /** The window's next frame, made with the person's pointer and keys. */
+  nextFrame(): Promise<{ report: FrameReport; events: SessionEvent[] }>;
+}
+
 export interface DocumentVersion {
   version: string;
   origin: 'load' | 'compose' | 'disk' | 'rollback';
@@ -86,8 +105,10 @@ export class Session {
   lastFrame?: FrameReport;
   /** The last refused change, or null. */
   refused: { message: string; at: string } | null = null;
-  /** Events waiting for `sync`. */
-  pending: SessionEvent[] = [];
+  /** Events waiting for `sync` (observers see them as they come). */
+  readonly pending = new EventList();
+  /** Set by the Player: `evaluate` requests then answer with the window's next frame. */
+  window?: FrameSource;
   /** Changes run one at a time, in order. */
   private changes: Promise<unknown> = Promise.resolve();
   /** Frames run one at a time; a world swap waits for the running one before freeing memory. */
@@ -287,8 +308,16 @@ export class Session {
     return { kind: 'migrated', node: nodeName, migration };
   }
 
-  /** Evaluate a frame on the running world (paused: the last frame, nothing runs). */
+  /**
+   * The `evaluate` request: a frame of its own, or, when a window shows the session (the Player),
+   * the window's next frame, so what a client is told is what the person sees.
+   */
   evaluate(input: Parameters<Engine['evaluate']>[0]): Promise<{ report: FrameReport; events: SessionEvent[] }> {
+    return this.window && !this.paused ? this.window.nextFrame() : this.runFrame(input);
+  }
+
+  /** Evaluate a frame on the running world (paused: the last frame, nothing runs). */
+  runFrame(input: Parameters<Engine['evaluate']>[0]): Promise<{ report: FrameReport; events: SessionEvent[] }> {
     return this.frame(async () => {
       const engine = this.engine;
       if (this.paused) {

@@ -86,6 +86,11 @@ export interface ListenOptions extends DoorLimits {
    * 'http://localhost:5173'; '*' allows any origin.
    */
   allowedOrigins?: string[];
+  /**
+   * WebSockets that are not protocol doors (the Player's frame socket): when it returns a
+   * function for an upgrade request, that function serves the socket. Origins are checked first.
+   */
+  webSocket?: (req: http.IncomingMessage) => ((ws: WebSocket) => void) | undefined;
   /** Where `listening on HOST:PORT` and refusals/drops are told; default stderr. */
   log?: (line: string) => void;
 }
@@ -124,6 +129,8 @@ export async function listen(
   const sockets = new Set<net.Socket>();
   const doors = new Set<Door>();
   const webSockets = new Set<WebSocket>();
+  /** WebSockets a route serves (no door): closed by close() like the doors. */
+  const routed = new Set<WebSocket>();
   /** Sockets a TCP line door or a WebSocket owns (ended gracefully by close()). */
   const owned = new WeakSet<Duplex>();
   let closing = false;
@@ -208,7 +215,17 @@ export async function listen(
       return;
     }
     owned.add(socket);
-    wss.handleUpgrade(req, socket, head, (ws) => serveWebSocket(ws));
+    const route = options.webSocket?.(req);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      if (!route) return serveWebSocket(ws);
+      webSockets.add(ws);
+      routed.add(ws);
+      ws.on('close', () => {
+        webSockets.delete(ws);
+        routed.delete(ws);
+      });
+      route(ws);
+    });
   });
 
   const serveWebSocket = (ws: WebSocket) => {
@@ -378,6 +395,7 @@ export async function listen(
       closed = new Promise<void>((resolve) => {
         const serverClosed = new Promise<void>((r) => server.close(() => r()));
         for (const door of [...doors]) door.close();
+        for (const ws of routed) ws.close(1001, 'server closing');
         // HTTP requests and sockets still being sniffed go now; doors end after their answer in flight.
         for (const socket of sockets) if (!owned.has(socket)) socket.destroy();
         const allClosed = Promise.all(

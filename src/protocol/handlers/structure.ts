@@ -63,7 +63,8 @@ export async function compose(s: Session, f: Fields) {
     const kept = new Map([...s.published].filter(([id]) => !composedIds.has(id)));
     const scene = s.check(s.readAll(overrides), kept);
     if (scene.diagnostics.length) {
-      s.pending.push({ kind: 'scene_rejected', message: scene.diagnostics[0].message });
+      const { path, line, column, message } = scene.diagnostics[0];
+      s.pending.push({ kind: 'scene_rejected', message, path, line, column });
       const err = diagnosticsError('compose refused: nothing was written', scene.diagnostics);
       (err.data as Record<string, unknown>).written = false;
       throw err;
@@ -132,8 +133,18 @@ function listDocuments(root: string, under = ''): string[] {
 }
 
 export async function sync(s: Session) {
-  const events = s.pending.splice(0);
-  events.push(...renames(s));
+  const events: SessionEvent[] = s.pending.splice(0);
+  events.push(...syncDisk(s));
+  return { events };
+}
+
+/**
+ * Look at the disk: documents renamed or removed, and saved edits, which start compiling in the
+ * background (their `published` or `rejected` comes later, in `pending`). Returns what it saw at
+ * once. `sync` calls it; so does the Player when the folder changes.
+ */
+export function syncDisk(s: Session): SessionEvent[] {
+  const events = renames(s);
   if (!s.syncing) {
     const { texts, changed } = diskChanges(s);
     if (changed.length) {
@@ -170,5 +181,5 @@ export async function sync(s: Session) {
         });
     }
   }
-  return { events };
+  return events;
 }

@@ -1,0 +1,60 @@
+// The `entelechy-player` command line.
+
+import yargs from 'yargs';
+import { serveStdio } from '../protocol/transports.js';
+import { doorHandler } from '../main/serve.js';
+import { PlayerError, startPlayer } from './start.js';
+
+export async function runPlayer(args: string[]): Promise<void> {
+  try {
+    await main(args);
+  } catch (e) {
+    const err = e as Error;
+    if (err?.name === 'PlayerError' || err?.name === 'UserError' || err?.name === 'ToolError') process.stderr.write(`entelechy-player: ${err.message}\n`);
+    else {
+      process.stderr.write(`entelechy-player: internal error: ${err?.message ?? err}\n(this is a bug in entelechy, not in your scene; set ENTELECHY_DEBUG=1 for details)\n`);
+      if (process.env.ENTELECHY_DEBUG) process.stderr.write(`${err?.stack}\n`);
+    }
+    process.exitCode = 1;
+  }
+}
+
+async function main(args: string[]): Promise<void> {
+  const argv = await yargs(args)
+    .scriptName('entelechy-player')
+    .usage('$0 <scene.esn> [--listen host:port] [--serve]\n\nA live window on a running scene: open the printed URL in a browser.')
+    .command('$0 <scene>', 'run the scene and serve the Player page', (y) =>
+      y.positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' }),
+    )
+    .option('listen', { type: 'string', default: '127.0.0.1:7788', describe: 'host:port for the page and the protocol (port 0 picks a free one)' })
+    .option('serve', { type: 'boolean', default: false, describe: 'protocol lines on stdin too (answers on stdout)' })
+    .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
+    .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
+    .option('workers', { type: 'number', describe: 'evaluation workers (default: one per core)' })
+    .strict()
+    .help()
+    .fail((msg, err) => {
+      if (err) throw err;
+      if (/^Not enough non-option arguments/.test(msg)) throw new PlayerError('name a scene: entelechy-player <scene.esn> [--listen host:port] [--serve]');
+      throw new PlayerError(msg);
+    })
+    .parseAsync();
+  const { sessionGrants } = await import('../main/tools.js');
+  const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
+  const workers = argv.workers === undefined ? undefined : Math.max(1, argv.workers);
+  const player = await startPlayer(String(argv.scene), { listen: argv.listen, grants, ...(workers ? { workers } : {}) });
+  // With --serve, stdout carries the protocol's answers: the address goes to stderr.
+  (argv.serve ? process.stderr : process.stdout).write(`player at ${player.url}\n`);
+  if (player.session.refused) process.stderr.write(`entelechy-player: ${player.session.refused.message}\n(the Player runs; mend the scene and save it)\n`);
+  const stop = () => {
+    // Ending the workers can take a moment on a busy machine; the person asked to stop now.
+    setTimeout(() => process.exit(0), 2000).unref();
+    void player.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  if (!argv.serve) return; // the listener keeps the process alive until it is stopped
+  await serveStdio(doorHandler(player.session));
+  // stdin ended: keep serving the page. A quit on stdin ends the process.
+  if (!process.stdin.readableEnded) await player.close().then(() => process.exit(0));
+}

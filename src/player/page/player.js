@@ -1,0 +1,290 @@
+// The Player page: draws the frames the session streams (binary: a JSON header, then RGBA8
+// pixels), asks for the next one only once it has drawn the last (so a slow page misses frames
+// instead of queueing them), and sends the person's pointer, keys, params and choices back.
+
+const $ = (id) => document.getElementById(id);
+const canvas = $('canvas');
+const context = canvas.getContext('2d');
+
+/** What tests and curious people can look at: the frame on the canvas and counts. */
+const state = { frame: null, header: null, framesDrawn: 0, seen: [], scene: null, rejection: null, connected: false };
+window.player = state;
+
+const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/player/socket`);
+socket.binaryType = 'arraybuffer';
+let nextId = 0;
+const send = (message) => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify(message));
+/** A protocol request (the same operations an agent sends). */
+const request = (op, fields = {}) => send({ op, id: `page-${++nextId}`, ...fields });
+
+socket.addEventListener('open', () => {
+  state.connected = true;
+  $('connection').textContent = 'live';
+  send({ type: 'next' });
+});
+socket.addEventListener('close', () => {
+  state.connected = false;
+  $('connection').textContent = 'disconnected (the session ended?) — reload to reconnect';
+  $('connection').classList.add('lost');
+});
+
+// -- frames --------------------------------------------------------------------------------------
+
+let latest = null;
+let drawing = false;
+const drawTimes = [];
+
+function onFrame(buffer) {
+  latest = buffer;
+  if (!drawing) {
+    drawing = true;
+    requestAnimationFrame(draw);
+  }
+}
+
+function draw() {
+  drawing = false;
+  const buffer = latest;
+  latest = null;
+  if (!buffer) return;
+  const view = new DataView(buffer);
+  const length = view.getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 4, length)));
+  const pixels = new Uint8ClampedArray(buffer, 4 + length, header.width * header.height * 4);
+  if (canvas.width !== header.width || canvas.height !== header.height) {
+    canvas.width = header.width;
+    canvas.height = header.height;
+  }
+  context.putImageData(new ImageData(pixels, header.width, header.height), 0, 0);
+  state.frame = header.frame;
+  state.header = header;
+  state.framesDrawn++;
+  state.seen.push(header.frame);
+  if (state.seen.length > 600) state.seen.shift();
+  const now = performance.now();
+  drawTimes.push(now);
+  while (drawTimes.length && drawTimes[0] < now - 1000) drawTimes.shift();
+  $('frame').textContent = header.frame;
+  $('fps').textContent = header.paused ? '0' : String(drawTimes.length);
+  $('fps').title = `the engine made ${header.fps} frames in the last second; this page drew ${drawTimes.length}`;
+  $('size').textContent = `${header.width}×${header.height}${header.depth ? ` (slice z=${header.slice} of ${header.depth})` : ''}`;
+  showTimings(header.timings ?? []);
+  // Drawn: now the next one (never more than one in flight).
+  send({ type: 'next' });
+}
+
+// Frames drawn in the last second, also when none come (paused, or the session is gone).
+setInterval(() => {
+  const now = performance.now();
+  while (drawTimes.length && drawTimes[0] < now - 1000) drawTimes.shift();
+  $('fps').textContent = String(drawTimes.length);
+}, 500);
+
+function showTimings(timings) {
+  if (!timings.length) return; // a cached or paused frame ran nothing: keep the last timings
+  const body = $('timings').tBodies[0];
+  body.replaceChildren(...timings.map((t) => {
+    const row = document.createElement('tr');
+    const name = document.createElement('td');
+    name.textContent = t.fused ? `${t.node} (fused: ${t.fused.join(', ')})` : t.node;
+    const ms = document.createElement('td');
+    ms.textContent = t.millis.toFixed(3);
+    row.append(name, ms);
+    return row;
+  }));
+}
+
+// -- messages ------------------------------------------------------------------------------------
+
+socket.addEventListener('message', (event) => {
+  if (typeof event.data !== 'string') return onFrame(event.data);
+  const message = JSON.parse(event.data);
+  if (message.type === 'scene') return showScene(message);
+  if (message.type === 'rejected') return showRejection(message);
+  if (message.type === 'published') return hideRejection();
+  if (message.type === 'error') return say(message.message);
+  // A protocol answer to a request of this page.
+  if (message.error) say(message.error.message);
+});
+
+let statusTimer;
+function say(text) {
+  $('status').textContent = text;
+  clearTimeout(statusTimer);
+  statusTimer = setTimeout(() => ($('status').textContent = ''), 6000);
+}
+
+function showRejection(r) {
+  state.rejection = r;
+  $('overlay-where').textContent = r.line !== undefined ? `${r.path ?? ''} line ${r.line}, column ${r.column}` : (r.path ?? '');
+  $('overlay-message').textContent = r.message;
+  $('overlay').hidden = false;
+}
+
+function hideRejection() {
+  state.rejection = null;
+  $('overlay').hidden = true;
+}
+
+// -- the scene: params, sources, nodes, pause ----------------------------------------------------
+
+let paramShape = '';
+let sourceShape = '';
+let nodeShape = '';
+
+function showScene(scene) {
+  state.scene = scene;
+  $('scene-name').textContent = scene.entry;
+  document.title = `${scene.entry} — Entelechy Player`;
+  $('play-pause').textContent = scene.paused ? 'play' : 'pause';
+  $('play-pause').dataset.paused = String(scene.paused);
+
+  const shape = JSON.stringify(scene.params.map((p) => [p.name, p.type, p.range, p.value.length]));
+  if (shape !== paramShape) {
+    paramShape = shape;
+    buildParams(scene.params);
+  }
+  for (const p of scene.params) updateParam(p);
+
+  const sources = JSON.stringify(scene.sources.map((s) => s.name));
+  if (sources !== sourceShape) {
+    sourceShape = sources;
+    const select = $('source');
+    const chosen = select.value;
+    select.replaceChildren(...scene.sources.map((s) => {
+      const option = document.createElement('option');
+      option.value = s.name;
+      option.textContent = s.kind === 'pinned' ? `${s.name} (pinned)` : s.name;
+      return option;
+    }));
+    if (scene.sources.some((s) => s.name === chosen)) select.value = chosen;
+    else if (chosen) send({ type: 'show', source: select.value });
+  }
+
+  const nodes = JSON.stringify([scene.nodes, scene.pins]);
+  if (nodes !== nodeShape) {
+    nodeShape = nodes;
+    $('nodes').replaceChildren(...scene.nodes.map((name) => {
+      const item = document.createElement('li');
+      const label = document.createElement('label');
+      const box = document.createElement('input');
+      box.type = 'checkbox';
+      box.checked = scene.pins.includes(name);
+      box.dataset.node = name;
+      box.addEventListener('change', () => request(box.checked ? 'pin' : 'unpin', { node: name }));
+      label.append(box, ` ${name}`);
+      item.append(label);
+      return item;
+    }));
+  }
+}
+
+/** One slider (and a number box) per component; a range gives the slider's ends. */
+function buildParams(params) {
+  const box = $('params');
+  if (!params.length) {
+    box.innerHTML = '<p class="empty">none</p>';
+    return;
+  }
+  box.replaceChildren(...params.map((p) => {
+    const div = document.createElement('div');
+    div.className = 'param';
+    div.dataset.param = p.name;
+    const title = document.createElement('div');
+    title.className = 'name';
+    title.innerHTML = `<span></span><span class="type"></span>`;
+    title.children[0].textContent = p.name;
+    title.children[1].textContent = p.range ? `${p.type} ${p.range.lo}..${p.range.hi}` : p.type;
+    div.append(title);
+    p.value.forEach((v, c) => {
+      const lo = p.range ? p.range.lo : Math.min(0, v * 2, v - 1);
+      const hi = p.range ? p.range.hi : Math.max(1, v * 2, v + 1);
+      const step = p.integer ? 1 : (hi - lo) / 1000;
+      const row = document.createElement('div');
+      row.className = 'component';
+      const slider = Object.assign(document.createElement('input'), { type: 'range', min: lo, max: hi, step, value: v });
+      const number = Object.assign(document.createElement('input'), { type: 'number', step: p.integer ? 1 : 'any', value: v });
+      if (p.range) Object.assign(number, { min: lo, max: hi });
+      slider.dataset.component = number.dataset.component = String(c);
+      const set = (value) => {
+        const values = [...div.querySelectorAll('input[type=number]')].map((n) => Number(n.value));
+        values[c] = value;
+        request('param', { name: p.name, value: values.length === 1 ? values[0] : values });
+      };
+      slider.addEventListener('input', () => {
+        number.value = slider.value;
+        set(Number(slider.value));
+      });
+      number.addEventListener('change', () => {
+        slider.value = number.value;
+        set(Number(number.value));
+      });
+      row.append(slider, number);
+      div.append(row);
+    });
+    return div;
+  }));
+}
+
+/** The value as the session holds it (another page or an agent may have set it). */
+function updateParam(p) {
+  const div = document.querySelector(`.param[data-param="${CSS.escape(p.name)}"]`);
+  if (!div || div.contains(document.activeElement)) return;
+  div.querySelectorAll('input').forEach((input) => {
+    const v = p.value[Number(input.dataset.component)];
+    if (Number(input.value) !== v) input.value = v;
+  });
+}
+
+$('source').addEventListener('change', () => send({ type: 'show', source: $('source').value }));
+$('play-pause').addEventListener('click', () => request('pause', { paused: !(state.scene?.paused ?? false) }));
+
+// -- the person's pointer and keys ---------------------------------------------------------------
+
+const pointer = { x: -1, y: -1, down: false };
+const keys = new Set();
+
+/** Canvas pixels to field elements: the canvas is the field, scaled to fit the window. */
+function toElement(event) {
+  const rect = canvas.getBoundingClientRect();
+  pointer.x = ((event.clientX - rect.left) / rect.width) * canvas.width;
+  pointer.y = ((event.clientY - rect.top) / rect.height) * canvas.height;
+}
+const sendInput = () => send({ type: 'input', pointer, keys: [...keys] });
+
+canvas.addEventListener('pointerdown', (e) => {
+  canvas.setPointerCapture(e.pointerId);
+  canvas.focus();
+  toElement(e);
+  pointer.down = true;
+  sendInput();
+});
+canvas.addEventListener('pointermove', (e) => {
+  toElement(e);
+  sendInput();
+});
+const lift = (e) => {
+  toElement(e);
+  pointer.down = false;
+  sendInput();
+};
+canvas.addEventListener('pointerup', lift);
+canvas.addEventListener('pointercancel', lift);
+
+/** Key names as kernels read them (`keys.space`, `keys.a`, `keys.arrowup`, `keys.shift`). */
+const keyName = (e) => (e.key === ' ' ? 'space' : e.key.toLowerCase());
+const typing = (e) => e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement;
+window.addEventListener('keydown', (e) => {
+  if (typing(e) || e.repeat) return;
+  keys.add(keyName(e));
+  sendInput();
+});
+window.addEventListener('keyup', (e) => {
+  if (typing(e)) return;
+  keys.delete(keyName(e));
+  sendInput();
+});
+window.addEventListener('blur', () => {
+  keys.clear();
+  sendInput();
+});

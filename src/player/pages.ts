@@ -1,0 +1,79 @@
+// One page's WebSocket: binary frames out, JSON in (Player messages with `type`, protocol
+// requests with `op`, answered as the protocol answers them, under the same authority rules).
+
+import type { WebSocket, RawData } from 'ws';
+import type { PlayerWindow, WindowPage } from './window.js';
+
+let nextPageId = 0;
+
+/** Bytes not yet sent to a page past which it gets no frame (it is too slow: it misses frames). */
+const MAX_UNSENT = 8 * 1024 * 1024;
+
+export function servePage(window: PlayerWindow, ws: WebSocket): void {
+  const id = ++nextPageId;
+  const conn = { kind: 'player', id };
+  const page: WindowPage = {
+    ready: false,
+    sendFrame: (bytes) => {
+      if (ws.readyState !== ws.OPEN) return;
+      if (ws.bufferedAmount > MAX_UNSENT) {
+        page.ready = true; // try again next tick
+        page.lastKey = undefined;
+        return;
+      }
+      ws.send(bytes, { binary: true });
+    },
+    sendJson: (message) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+    },
+  };
+  ws.on('message', (data: RawData, isBinary: boolean) => {
+    if (isBinary) return page.sendJson({ type: 'error', message: 'the Player takes JSON text messages' });
+    const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer)).toString('utf8');
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return page.sendJson({ type: 'error', message: 'not JSON: the Player takes one JSON object a message' });
+    }
+    if (message === null || typeof message !== 'object') return page.sendJson({ type: 'error', message: 'send a JSON object' });
+    if (typeof message.op === 'string') {
+      // A protocol request: the session answers it as it answers every door.
+      void window.session.request(text, conn).then((answer) => {
+        if (ws.readyState === ws.OPEN) ws.send(answer);
+        window.tellScene();
+        window.schedule();
+      });
+      return;
+    }
+    onPlayerMessage(window, page, message);
+  });
+  ws.on('close', () => window.removePage(page));
+  ws.on('error', () => undefined);
+  window.addPage(page);
+}
+
+function onPlayerMessage(window: PlayerWindow, page: WindowPage, m: Record<string, unknown>): void {
+  switch (m.type) {
+    case 'next':
+      // The page drew its last frame: it may have the next one.
+      page.ready = true;
+      break;
+    case 'input': {
+      const p = m.pointer as { x?: unknown; y?: unknown; down?: unknown } | undefined;
+      if (p && Number.isFinite(p.x) && Number.isFinite(p.y)) window.pointer = { x: Number(p.x), y: Number(p.y), down: p.down === true };
+      if (Array.isArray(m.keys)) window.keys = m.keys.filter((k): k is string => typeof k === 'string').map((k) => k.toLowerCase());
+      break;
+    }
+    case 'show':
+      if (typeof m.source === 'string') {
+        page.source = m.source;
+        page.lastKey = undefined;
+        if (!window.fieldOf(m.source)) page.sendJson({ type: 'error', message: `nothing to show as \`${m.source}\`: name an output, or a port of a pinned node` });
+      }
+      break;
+    default:
+      page.sendJson({ type: 'error', message: `unknown Player message ${JSON.stringify(m.type)}: next, input, show, or a protocol request with op` });
+  }
+  window.schedule();
+}

@@ -1,0 +1,68 @@
+// The scene as a page shows it: its params (with type and range, for sliders), what it can show
+// (outputs, and the ports of pinned nodes), its nodes, and whether it runs.
+
+import { basename } from 'node:path';
+import type { Session } from '../main/session.js';
+
+export interface ParamDescription {
+  name: string;
+  type: string;
+  /** The current value, one number per component. */
+  value: number[];
+  range?: { lo: number; hi: number };
+  /** i32 and bool params step by whole numbers. */
+  integer: boolean;
+}
+
+export interface SourceDescription {
+  /** What the page asks to show: an output's name, or `node.port`. */
+  name: string;
+  kind: 'output' | 'pinned';
+  width: number;
+  height: number;
+  depth?: number;
+}
+
+export interface SceneDescription {
+  revision: number;
+  /** The entry document, under its folder's name (what the window's title says). */
+  entry: string;
+  params: ParamDescription[];
+  sources: SourceDescription[];
+  nodes: string[];
+  pins: string[];
+  paused: boolean;
+  /** Why the scene does not run, when it does not check at all. */
+  refused: string | null;
+}
+
+export function describeScene(s: Session): SceneDescription {
+  const params = [...s.scene.params.values()].map((p) => ({
+    name: p.name,
+    type: p.type.name,
+    value: [...(s.engine.params.get(p.name) ?? p.value)],
+    ...(p.range ? { range: { ...p.range } } : {}),
+    integer: p.type.name === 'i32' || p.type.name === 'bool',
+  }));
+  const sources: SourceDescription[] = [];
+  const size = (key: string) => {
+    const f = key.includes('.') ? s.engine.fields.get(key) : s.engine.outputField(key);
+    return f ? { width: f.width, height: f.height, ...(f.dims === 3 ? { depth: f.depth } : {}) } : undefined;
+  };
+  for (const o of s.scene.outputs) {
+    const z = size(o.name);
+    if (z) sources.push({ name: o.name, kind: 'output', ...z });
+  }
+  for (const node of s.scene.nodes) {
+    if (!s.pins.has(node.name)) continue;
+    for (const port of node.kernel.ports) {
+      if (port.kind === 'in') continue;
+      const z = size(`${node.name}.${port.name}`);
+      if (z) sources.push({ name: `${node.name}.${port.name}`, kind: 'pinned', ...z });
+    }
+  }
+  return {
+    revision: s.revision, entry: `${basename(s.folder.root)}/${s.entry}`, params, sources, nodes: s.scene.nodes.map((n) => n.name), pins: [...s.pins],
+    paused: s.paused, refused: s.refused?.message ?? null,
+  };
+}

@@ -1,0 +1,293 @@
+// The window loop: one per session. It makes the frames every page watches (and the frames
+// `evaluate` answers with while the Player serves the session), at most one per tick, only when a
+// page is ready for one or a request waits: a page that is slow misses frames, none queue up.
+
+import { watch, type FSWatcher } from 'node:fs';
+import type { FrameReport } from '../main/engine.js';
+import type { Field } from '../main/field.js';
+import type { FrameSource, Session, SessionEvent } from '../main/session.js';
+import { syncDisk } from '../protocol/handlers/structure.js';
+import { encodeFrame, fieldPixels, type FrameHeader } from './frames.js';
+import { describeScene, type SceneDescription } from './scene.js';
+
+/** What the window needs of a page (see pages.ts). */
+export interface WindowPage {
+  /** The page has drawn its last frame and asked for the next. */
+  ready: boolean;
+  /** What it shows: an output's name, or `node.port` of a pinned node. */
+  source?: string;
+  /** The key of the last frame it got (revision, frame, source): a frame is sent once. */
+  lastKey?: string;
+  sendFrame(bytes: Buffer): void;
+  sendJson(message: object): void;
+}
+
+/** A rejected change as the overlay shows it. */
+export interface Rejection {
+  message: string;
+  path?: string;
+  line?: number;
+  column?: number;
+}
+
+export interface WindowOptions {
+  /** Shortest time between two frames (ms); default 1000/60, a display's rate. */
+  interval?: number;
+  /** How often the folder is looked at besides file-change notices (ms); default 1000. */
+  pollInterval?: number;
+}
+
+type Answer = { report: FrameReport; events: SessionEvent[] };
+
+export class PlayerWindow implements FrameSource {
+  readonly pages = new Set<WindowPage>();
+  /** The person's pointer, in field elements, and the keys held (from the page used last). */
+  pointer = { x: -1, y: -1, down: false };
+  keys: string[] = [];
+  /** The last rejected change, shown until a change is published. */
+  rejection: Rejection | null = null;
+  /** The running documents when the rejection came. */
+  private rejectedOver?: string;
+  private waiters: { resolve: (a: Answer) => void; reject: (e: unknown) => void }[] = [];
+  private timer?: NodeJS.Timeout;
+  private running = false;
+  private closed = false;
+  private lastStart = 0;
+  private lastClock = performance.now();
+  /** Wall-clock times of the frames of the last second (the frame rate). */
+  private recent: number[] = [];
+  private lastReport?: FrameReport;
+  private revision: number;
+  private described = '';
+  private housekeeping: NodeJS.Timeout;
+  private watcher?: FSWatcher;
+  private diskTimer?: NodeJS.Timeout;
+  private readonly interval: number;
+  private readonly observe = (event: SessionEvent) => this.onEvent(event);
+
+  constructor(
+    readonly session: Session,
+    options: WindowOptions = {},
+  ) {
+    this.interval = options.interval ?? 1000 / 60;
+    this.revision = session.revision;
+    // A scene that did not check at all runs an empty world: say why until it is mended.
+    if (session.refused) {
+      this.rejection = { message: session.refused.message };
+      this.rejectedOver = this.documentsNow();
+    }
+    session.window = this;
+    session.pending.observers.add(this.observe);
+    // Saved edits: the folder is watched (and looked at now and then, for editors and file systems
+    // whose notices do not come); the session prepares them as for `sync`.
+    try {
+      this.watcher = watch(session.folder.root, { recursive: true }, () => this.diskSoon());
+      this.watcher.on('error', () => undefined);
+    } catch {
+      // no file notices here: the poll below still sees saved edits
+    }
+    let ticks = 0;
+    const poll = Math.max(1, Math.round((options.pollInterval ?? 1000) / 250));
+    this.housekeeping = setInterval(() => {
+      if (++ticks % poll === 0) this.lookAtDisk();
+      this.tellScene();
+      this.schedule();
+    }, 250);
+    this.housekeeping.unref();
+  }
+
+  /** What `evaluate` answers while the Player serves the session: the window's next frame. */
+  nextFrame(): Promise<Answer> {
+    return new Promise<Answer>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
+  addPage(page: WindowPage): void {
+    this.pages.add(page);
+    page.sendJson({ type: 'scene', ...this.description() });
+    if (this.rejection) page.sendJson({ type: 'rejected', ...this.rejection });
+    this.schedule();
+  }
+
+  removePage(page: WindowPage): void {
+    this.pages.delete(page);
+  }
+
+  /** The scene as pages show it (params, outputs, pins, paused); told again when it changes. */
+  description(): SceneDescription {
+    return describeScene(this.session);
+  }
+
+  /** Tell every page the scene when it changed (a publication, a param, a pin, pause). */
+  tellScene(): void {
+    if (this.session.revision !== this.revision) {
+      this.revision = this.session.revision;
+      // A change of the documents was published (a compose, say): the overlay goes. A pin also
+      // publishes, but the documents are as they were: the rejected edit still waits for a fix.
+      if (this.documentsNow() !== this.rejectedOver) this.clearRejection();
+    }
+    const d = this.description();
+    const text = JSON.stringify(d);
+    if (text === this.described) return;
+    this.described = text;
+    for (const p of this.pages) p.sendJson({ type: 'scene', ...d });
+  }
+
+  /** A page asked for the next frame, or changed what it shows: look again soon. */
+  schedule(): void {
+    if (this.closed || this.timer || this.running || !this.wanted()) return;
+    const delay = Math.max(0, this.lastStart + this.interval - performance.now());
+    this.timer = setTimeout(() => void this.tick(), delay);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.diskTimer);
+    clearInterval(this.housekeeping);
+    this.watcher?.close();
+    this.session.pending.observers.delete(this.observe);
+    if (this.session.window === this) this.session.window = undefined;
+    for (const w of this.waiters.splice(0)) w.reject(new Error('the Player closed'));
+  }
+
+  private wanted(): boolean {
+    if (this.waiters.length) return true;
+    for (const p of this.pages) if (p.ready && (!this.session.paused || p.lastKey !== this.keyFor(p))) return true;
+    return false;
+  }
+
+  private keyFor(page: WindowPage): string {
+    return `${this.session.revision}:${this.session.engine.frame}:${page.source ?? ''}`;
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    this.running = true;
+    try {
+      if (this.session.paused) {
+        // Paused: nothing runs; requests get the last frame, pages the frame they may not have yet.
+        const waiters = this.waiters.splice(0);
+        if (waiters.length) {
+          const answer = await this.session.runFrame({});
+          for (const w of waiters) w.resolve(answer);
+        }
+        if (this.session.lastFrame) this.deliver(this.session.lastFrame);
+        return;
+      }
+      this.lastStart = performance.now();
+      // The world's clock follows the wall clock while it runs (a long stall counts as 0.1 s).
+      const dt = Math.min(0.1, (this.lastStart - this.lastClock) / 1000);
+      this.lastClock = this.lastStart;
+      const waiters = this.waiters.splice(0);
+      let answer: Answer;
+      try {
+        answer = await this.session.runFrame({ time: this.session.engine.time + dt, pointer: { ...this.pointer }, keys: this.keys });
+      } catch (e) {
+        for (const w of waiters) w.reject(e);
+        for (const p of this.pages) p.sendJson({ type: 'error', message: (e as Error)?.message ?? String(e) });
+        return;
+      }
+      for (const w of waiters) w.resolve(answer);
+      if (!answer.report.cached) {
+        const now = performance.now();
+        this.recent.push(now);
+        while (this.recent.length && this.recent[0]! < now - 1000) this.recent.shift();
+      }
+      this.lastReport = answer.report.cached ? (this.lastReport ?? answer.report) : answer.report;
+      // The world may have been swapped while the frame ran: then this frame is not the one held.
+      if (this.session.lastFrame === answer.report || answer.report.cached) this.deliver(this.lastReport);
+    } finally {
+      this.running = false;
+      this.lastClock = this.session.paused ? performance.now() : this.lastClock;
+      this.schedule();
+    }
+  }
+
+  /** Send the frame the world holds to every ready page that has not got it (read now, at once). */
+  private deliver(report: FrameReport): void {
+    const encoded = new Map<string, Buffer | null>();
+    for (const page of this.pages) {
+      if (!page.ready) continue;
+      const key = this.keyFor(page);
+      if (page.lastKey === key) continue;
+      const source = page.source ?? this.session.scene.outputs[0]?.name ?? '';
+      if (!encoded.has(source)) encoded.set(source, this.encode(source, report));
+      const bytes = encoded.get(source);
+      if (!bytes) continue;
+      page.ready = false;
+      page.lastKey = key;
+      page.sendFrame(bytes);
+    }
+  }
+
+  private encode(source: string, report: FrameReport): Buffer | null {
+    const field = this.fieldOf(source);
+    if (!field) return null;
+    const { width, height, rgba, depth, slice } = fieldPixels(this.session.memory, field);
+    const header: FrameHeader & Record<string, unknown> = {
+      frame: this.session.engine.frame, time: this.session.engine.time, output: source, width, height,
+      ...(depth !== undefined ? { depth, slice } : {}), revision: this.session.revision,
+      timings: report.timings, fps: this.recent.length, paused: this.session.paused,
+    };
+    return encodeFrame(header, rgba);
+  }
+
+  /** An output by name, or `node.port` of a node whose field is kept (pinned). */
+  fieldOf(source: string): Field | undefined {
+    const engine = this.session.engine;
+    if (this.session.scene.outputs.some((o) => o.name === source)) return engine.outputField(source);
+    return engine.fields.get(source);
+  }
+
+  // -- changes and their verdicts ---------------------------------------------------------------
+
+  /** The running documents' texts, to tell a published fix from a publication of the same. */
+  private documentsNow(): string {
+    return JSON.stringify([...this.session.texts]);
+  }
+
+  private onEvent(event: SessionEvent): void {
+    if (event.kind === 'rejected' || event.kind === 'scene_rejected') {
+      this.rejectedOver = this.documentsNow();
+      const where = (k: string) => (typeof event[k] === 'number' ? (event[k] as number) : undefined);
+      this.rejection = {
+        message: String(event.message ?? 'the change was rejected'),
+        ...(typeof event.path === 'string' ? { path: event.path } : {}),
+        ...(where('line') !== undefined ? { line: where('line'), column: where('column') } : {}),
+      };
+      for (const p of this.pages) p.sendJson({ type: 'rejected', ...this.rejection });
+    } else if (event.kind === 'published' && Array.isArray(event.paths)) {
+      this.tellScene();
+      this.clearRejection();
+    }
+  }
+
+  private clearRejection(): void {
+    if (!this.rejection) return;
+    this.rejection = null;
+    for (const p of this.pages) p.sendJson({ type: 'published', revision: this.session.revision });
+  }
+
+  private diskSoon(): void {
+    if (this.closed || this.diskTimer) return;
+    // Editors write a file in several steps: look once they are done.
+    this.diskTimer = setTimeout(() => {
+      this.diskTimer = undefined;
+      this.lookAtDisk();
+    }, 50);
+  }
+
+  private lookAtDisk(): void {
+    if (this.closed) return;
+    try {
+      const seen = syncDisk(this.session);
+      // Agents that `sync` are told too: what the Player saw is theirs as well.
+      if (seen.length) this.session.pending.push(...seen);
+    } catch (e) {
+      for (const p of this.pages) p.sendJson({ type: 'error', message: `looking at the folder failed: ${(e as Error)?.message ?? e}` });
+    }
+  }
+}

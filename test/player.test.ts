@@ -1,0 +1,275 @@
+// The Player in a real browser: Debian's chromium (playwright-core) on a real `entelechy-player`
+// process. Screenshots of each state go to test/out/player/.
+
+import t from 'tap';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { decodePng } from '../src/main/image.js';
+import { SCREENSHOTS, canvasPixels, frameOf, launchChromium, openPlayer, sleep, startPlayerProcess, until, type PlayerProcess } from './player-harness.js';
+
+let browser: Browser;
+// Two real players, started at once (a session takes seconds to start on a busy machine).
+const started = { rings: startPlayerProcess('rings'), life: startPlayerProcess('life') };
+// A failure to start is reported by the test that needs the player.
+for (const p of Object.values(started)) p.catch(() => undefined);
+
+t.before(async () => {
+  browser = await launchChromium();
+});
+t.teardown(async () => {
+  await browser?.close();
+  for (const p of Object.values(started)) await p.then((x) => x.stop(), () => undefined);
+});
+
+const player = (example: keyof typeof started): Promise<PlayerProcess> => started[example];
+const is = (expression: string) => new Function(`return ${expression}`) as () => boolean;
+
+// Generous: on a machine shared by many jobs a screenshot can take tens of seconds.
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), timeout: 120000 });
+
+/** Sums of the red and blue bytes of pixels. */
+function redBlue(rgba: Uint8Array): { red: number; blue: number } {
+  let red = 0;
+  let blue = 0;
+  for (let i = 0; i < rgba.length; i += 4) {
+    red += rgba[i]!;
+    blue += rgba[i + 2]!;
+  }
+  return { red, blue };
+}
+
+t.test('rings: the page shows frames whose pixels are what `read` returns; a slider changes the image', async (t) => {
+  const rings = await player('rings');
+  const page = await openPlayer(browser, rings.url);
+  await until(page, 'several frames drawn', () => (window as any).player.framesDrawn >= 5);
+  await shot(page, 'rings-live');
+
+  // Pause (an agent on stdin), so the frame the window shows stays; then read it.
+  t.same((await rings.ask({ op: 'pause', paused: true })).ok, { paused: true });
+  const read = await rings.ask({ op: 'read' });
+  t.ok(read.ok, `read answered: ${JSON.stringify(read.error ?? '')}`);
+  await until(page, `the page shows frame ${read.ok.frame}`, is(`window.player.frame === ${read.ok.frame}`));
+  const png = decodePng(Buffer.from(read.ok.data, 'base64'));
+  const canvas = await canvasPixels(page);
+  t.equal(canvas.frame, read.ok.frame, 'the same frame');
+  t.equal(canvas.width, png.width);
+  t.equal(canvas.height, png.height);
+  let differing = 0;
+  for (let i = 0; i < png.rgba.length; i++) if (png.rgba[i] !== canvas.rgba[i]) differing++;
+  t.equal(differing, 0, 'every byte of the canvas equals the PNG of `read`');
+  t.ok(redBlue(canvas.rgba).red > 0, 'the image is not black');
+  await rings.ask({ op: 'pause', paused: false });
+
+  // The warmth slider: 0 makes blue outweigh red (tint: red x 0.5, blue x 1.5); 1 the other way.
+  const slider = page.locator('.param[data-param="warmth"] input[type=range]');
+  await slider.fill('0');
+  await until(page, 'the session to take warmth 0', () => (window as any).player.scene?.params[0]?.value[0] === 0);
+  let from = await frameOf(page);
+  await until(page, 'a frame after the change', is(`window.player.frame > ${from + 1}`));
+  const cold = redBlue((await canvasPixels(page)).rgba);
+  await shot(page, 'rings-warmth-0');
+  await slider.fill('1');
+  await until(page, 'the session to take warmth 1', () => (window as any).player.scene?.params[0]?.value[0] === 1);
+  from = await frameOf(page);
+  await until(page, 'a frame after the change', is(`window.player.frame > ${from + 1}`));
+  const warm = redBlue((await canvasPixels(page)).rgba);
+  await shot(page, 'rings-warmth-1');
+  t.ok(cold.blue > cold.red, `warmth 0: blue (${cold.blue}) outweighs red (${cold.red})`);
+  t.ok(warm.red > warm.blue, `warmth 1: red (${warm.red}) outweighs blue (${warm.blue})`);
+  const status = await rings.ask({ op: 'status' });
+  t.ok(JSON.stringify(status.ok).includes('warmth'), 'status names the param');
+  await page.close();
+});
+
+/** The colour life.step gives a live cell: vec4(0.95, 1.0, 0.85, 1.0). */
+const ALIVE = [242, 255, 217, 255];
+
+t.test('life: pointer strokes draw live cells where the pointer is', async (t) => {
+  const life = await player('life');
+  const page = await openPlayer(browser, life.url);
+  const box = (await page.locator('#canvas').boundingBox())!;
+  const size = 128;
+  // A stroke from the left to the right third of the board, held down at its end.
+  const at = (ex: number, ey: number) => ({ x: box.x + ((ex + 0.5) / size) * box.width, y: box.y + ((ey + 0.5) / size) * box.height });
+  const start = at(20, 40);
+  const end = at(100, 90);
+  await page.mouse.move(start.x, start.y);
+  await page.mouse.down();
+  for (let i = 1; i <= 16; i++) {
+    await page.mouse.move(start.x + ((end.x - start.x) * i) / 16, start.y + ((end.y - start.y) * i) / 16);
+    await sleep(30);
+  }
+  const from = await frameOf(page);
+  await until(page, 'frames made with the pointer held at the end', is(`window.player.frame > ${from + 2}`));
+  await shot(page, 'life-stroke');
+  const read = await life.ask({ op: 'read' });
+  const png = decodePng(Buffer.from(read.ok.data, 'base64'));
+  t.equal(png.width, size);
+  // Every element within 3 of the pointer (the kernel draws within 4) is alive.
+  let dead = 0;
+  let cells = 0;
+  for (let y = 87; y <= 93; y++)
+    for (let x = 97; x <= 103; x++) {
+      if (Math.hypot(x - 100, y - 90) >= 3) continue;
+      cells++;
+      const i = (y * size + x) * 4;
+      if (ALIVE.some((v, c) => png.rgba[i + c] !== v)) dead++;
+    }
+  t.ok(cells > 20);
+  t.equal(dead, 0, `the ${cells} cells under the pointer (element 100, 90) are alive`);
+  // And the page shows them too.
+  const canvas = await canvasPixels(page);
+  const i = (90 * size + 100) * 4;
+  t.same([...canvas.rgba.subarray(i, i + 4)], ALIVE, 'the canvas shows a live cell under the pointer');
+  await page.mouse.up();
+  await page.close();
+});
+
+t.test('life: a rejected edit on disk shows the overlay while frames go on; a fixed edit clears it', async (t) => {
+  const life = await player('life');
+  const page = await openPlayer(browser, life.url);
+  const file = join(life.dir, 'scene.esn');
+  const original = readFileSync(file, 'utf8');
+  writeFileSync(file, original.replace('(cells > 0.5 && n == 2)', '(cellz > 0.5 && n == 2)'));
+  await until(page, 'the overlay', () => !(document.getElementById('overlay') as HTMLElement).hidden);
+  const where = await page.locator('#overlay-where').textContent();
+  const message = await page.locator('#overlay-message').textContent();
+  t.match(where, /scene\.esn line 13, column 28/, 'the overlay names the line and column');
+  t.match(message, /unknown name `cellz`/, 'and the message');
+  const from = await frameOf(page);
+  await until(page, 'frames still coming under the overlay', is(`window.player.frame > ${from + 3}`));
+  t.notOk(await page.locator('#overlay').isHidden(), 'the overlay stays while the old version runs');
+  await shot(page, 'life-rejected');
+
+  // A fixed version (live cells drawn red now) is published: the overlay goes.
+  const revision = await page.evaluate(() => (window as any).player.scene.revision as number);
+  writeFileSync(file, original.replace('result = vec4(next * 0.95, next * age, 0.25 + 0.6 * next, 1.0);', 'result = vec4(next, 0.1 * next, 0.25, 1.0);'));
+  await until(page, 'the overlay to go', () => (document.getElementById('overlay') as HTMLElement).hidden);
+  await until(page, 'the new revision', is(`window.player.scene.revision > ${revision}`));
+  const after = await frameOf(page);
+  await until(page, 'frames of the new version', is(`window.player.frame > ${after + 1}`));
+  const canvas = await canvasPixels(page);
+  let red = 0;
+  for (let i = 0; i < canvas.rgba.length; i += 4) if (canvas.rgba[i] === 255 && canvas.rgba[i + 1] === 26) red++;
+  t.ok(red > 100, `the fixed version runs: ${red} red live cells`);
+  await shot(page, 'life-fixed');
+  await page.close();
+});
+
+t.test('life: pause stops the frame counter, play resumes it', async (t) => {
+  const life = await player('life');
+  const page = await openPlayer(browser, life.url);
+  await page.click('#play-pause');
+  await until(page, 'the session paused', () => (window as any).player.scene?.paused === true);
+  t.equal(await page.locator('#play-pause').textContent(), 'play');
+  await sleep(300);
+  const paused = await page.locator('#frame').textContent();
+  await sleep(800);
+  t.equal(await page.locator('#frame').textContent(), paused, 'the counter stands still while paused');
+  t.same((await life.ask({ op: 'status' })).ok.paused, true, 'the session says paused');
+  await shot(page, 'life-paused');
+  await page.click('#play-pause');
+  await until(page, 'the counter to move again', is(`Number(document.getElementById('frame').textContent) > ${Number(paused) + 2}`));
+  t.equal(await page.locator('#play-pause').textContent(), 'pause');
+  await page.close();
+});
+
+t.test('life: two pages watch one session and share its frames', async (t) => {
+  const life = await player('life');
+  const [a, b] = await Promise.all([openPlayer(browser, life.url), openPlayer(browser, life.url)]);
+  await Promise.all([a, b].map((p) => p.evaluate(() => ((window as any).player.seen = []))));
+  await sleep(2500);
+  const seen = await Promise.all([a, b].map((p) => p.evaluate(() => (window as any).player.seen as number[])));
+  t.ok(seen[0]!.length >= 5 && seen[1]!.length >= 5, `both pages draw frames (${seen[0]!.length} and ${seen[1]!.length})`);
+  const shared = seen[0]!.filter((f) => seen[1]!.includes(f));
+  t.ok(shared.length > 0, `the pages show the same frames of one world (${shared.length} in common)`);
+  for (const s of seen) t.ok(s.every((f, i) => i === 0 || f > s[i - 1]!), 'each page sees frames in order, none twice');
+  await shot(a, 'life-two-pages-a');
+  await shot(b, 'life-two-pages-b');
+  await Promise.all([a.close(), b.close()]);
+});
+
+t.test('bridges/web: the WebSocket client page sends status and read and shows the image', async (t) => {
+  const life = await player('life');
+  const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
+  page.setDefaultTimeout(120000);
+  await page.goto(`${life.url}bridges/web/`);
+  await until(page, 'connected', () => document.getElementById('state')!.textContent === 'connected');
+  await page.click('button[data-request=\'{"op":"status"}\']');
+  await until(page, 'the status answer', () => Array.from(document.querySelectorAll('#log li.answer')).some((li) => li.textContent!.includes('"ok"')));
+  await page.click('button[data-request=\'{"op":"read"}\']');
+  const width = await until(page, 'the image of read', () => (document.querySelector('#log img') as HTMLImageElement | null)?.naturalWidth);
+  t.equal(width, 128, 'the image of `read` is the 128 x 128 board');
+  await shot(page, 'bridge-web');
+  await page.close();
+});
+
+t.test('life: a pinned node\'s state can be shown instead of the output', async (t) => {
+  const life = await player('life');
+  const page = await openPlayer(browser, life.url);
+  await page.check('#nodes input[data-node="board"]');
+  await until(page, 'board.cells among the sources', () => Array.from((document.getElementById('source') as HTMLSelectElement).options).some((o) => o.value === 'board.cells'));
+  await page.selectOption('#source', 'board.cells');
+  await until(page, 'a frame of board.cells', () => (window as any).player.header?.output === 'board.cells');
+  const from = await frameOf(page);
+  await until(page, 'another frame of it', is(`window.player.frame > ${from}`));
+  const canvas = await canvasPixels(page);
+  let live = 0;
+  let gray = true;
+  for (let i = 0; i < canvas.rgba.length; i += 4) {
+    if (canvas.rgba[i] !== canvas.rgba[i + 1] || canvas.rgba[i] !== canvas.rgba[i + 2]) gray = false;
+    if (canvas.rgba[i] === 255) live++;
+  }
+  t.ok(gray, 'one component: shown as gray');
+  t.ok(live > 50, `live cells are white (${live})`);
+  await shot(page, 'life-pinned-cells');
+  await page.uncheck('#nodes input[data-node="board"]');
+  await until(page, 'back to the output once the pin goes', () => (window as any).player.header?.output === 'result');
+  await page.close();
+});
+
+t.test('keys: a saved scene that reads keys swaps in live, and held keys reach its kernel', async (t) => {
+  const life = await player('life');
+  const page = await openPlayer(browser, life.url);
+  const revision = await page.evaluate(() => (window as any).player.scene.revision as number);
+  writeFileSync(join(life.dir, 'scene.esn'), [
+    'kernel demo.keys@1 {',
+    '  grants input.read;',
+    '  out result: field2<vec4>;',
+    '  each (x, y) {',
+    '    const left = x < width / 2;',
+    '    result = vec4((keys.a && left) ? 1.0 : 0.0, (keys.space && !left) ? 1.0 : 0.0, 0.0, 1.0);',
+    '  }',
+    '}',
+    'node k: demo.keys@1 { size = 32 x 32; }',
+    'output result <- k.result;',
+    '',
+  ].join('\n'));
+  await until(page, 'the keys scene running', is(`window.player.scene.revision > ${revision} && window.player.header.width === 32`));
+  const pixel = async (x: number) => {
+    const c = await canvasPixels(page);
+    return [...c.rgba.subarray((16 * 32 + x) * 4, (16 * 32 + x) * 4 + 3)];
+  };
+  t.same(await pixel(4), [0, 0, 0], 'no key held: black');
+  await page.locator('#canvas').focus();
+  await page.keyboard.down('a');
+  await page.keyboard.down(' ');
+  await until(page, 'a frame with the keys held', () => {
+    const c = document.getElementById('canvas') as HTMLCanvasElement;
+    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    return d[(16 * 32 + 4) * 4] === 255 && d[(16 * 32 + 28) * 4 + 1] === 255;
+  });
+  t.same(await pixel(4), [255, 0, 0], '`a` held: the left half red');
+  t.same(await pixel(28), [0, 255, 0], 'space held: the right half green');
+  await shot(page, 'keys-held');
+  await page.keyboard.up('a');
+  await page.keyboard.up(' ');
+  await until(page, 'black again', () => {
+    const c = document.getElementById('canvas') as HTMLCanvasElement;
+    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    return d[(16 * 32 + 4) * 4] === 0 && d[(16 * 32 + 28) * 4 + 1] === 0;
+  });
+  t.pass('released: black');
+  await page.close();
+});

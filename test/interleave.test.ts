@@ -4,100 +4,12 @@
 // lane leaves; fuel traps must name the node of the first element in order that runs out.
 
 import t, { type Test } from 'tap';
-import { compileFunction, instantiate } from '../src/codegen/index.js';
-import { fieldLayout, writeArgs, elementIndex, type Extents, type FieldPlacement } from '../src/codegen/layout.js';
-import { ARGS, type IrFunction } from '../src/ir/ir.js';
-import { FuelTrap, interpret } from '../src/ir/interp.js';
-import { X, Y, brk, f32, field, fn, i32, iff, load, local, loop, op, randomCase, randomValues, rng, set, type RandomCase } from './ir-gen.js';
+import type { IrFunction } from '../src/ir/ir.js';
+import { agree as agreeWith, difference, runWith, type Extents } from './compare.js';
+import { X, Y, brk, f32, field, fn, i32, iff, load, local, loop, op, randomCase, set, type RandomCase } from './ir-gen.js';
 
-const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
-const HEAP = 8192;
-
-interface Run {
-  trap?: string;
-  out: Int32Array[];
-}
-
-/** Run `f` with the interpreter (interleave 0) or compiled with `interleave` vectors per step. */
-function runWith(c: RandomCase, interleave: number, optimize = true): Run {
-  const f = c.fn;
-  let at = HEAP;
-  const places: FieldPlacement[] = f.fields.map((fd, i) => {
-    const l = fieldLayout(c.extents[i], fd.comps.length);
-    const p = { base: at, ...c.extents[i], stride: l.stride, planeBytes: l.planeBytes };
-    at += l.bytes + 64;
-    return p;
-  });
-  const need = at - memory.buffer.byteLength;
-  if (need > 0) memory.grow(Math.ceil(need / 65536));
-  const words = new Int32Array(memory.buffer);
-  const floats = new Float32Array(memory.buffer);
-  words.fill(0x7a7a7a7a, HEAP / 4, at / 4);
-  const r = rng(7);
-  f.fields.forEach((fd, i) => {
-    if (fd.role !== 'read') return;
-    const p = places[i];
-    fd.comps.forEach((ty, comp) => {
-      const data = randomValues(r, ty, p.width * p.height * p.depth);
-      let k = 0;
-      for (let z = 0; z < p.depth; z++)
-        for (let y = 0; y < p.height; y++)
-          for (let x = 0; x < p.width; x++) {
-            if (data instanceof Float32Array) floats[elementIndex(p, comp, x, y, z)] = data[k++];
-            else words[elementIndex(p, comp, x, y, z)] = data[k++];
-          }
-    });
-  });
-  writeArgs(memory, 0, f, c.domain, places, c.uniforms);
-  const rows = c.domain.height * c.domain.depth;
-  let trap: string | undefined;
-  try {
-    if (interleave === 0) interpret(f, memory, 0, 0, rows);
-    else instantiate(compileFunction(f, { interleave, optimize }), memory)(0, 0, rows);
-  } catch (e) {
-    if (!(e instanceof FuelTrap)) throw e;
-    trap = `${e.node} (word ${new Int32Array(memory.buffer)[ARGS.trap / 4]})`;
-  }
-  const out = f.fields.flatMap((fd, i) => {
-    if (fd.role === 'read') return [];
-    const p = places[i];
-    return fd.comps.map((_, comp) => {
-      const view = new Int32Array(memory.buffer);
-      const plane = new Int32Array(p.width * p.height * p.depth);
-      let k = 0;
-      for (let z = 0; z < p.depth; z++)
-        for (let y = 0; y < p.height; y++)
-          for (let x = 0; x < p.width; x++) {
-            const b = view[elementIndex(p, comp, x, y, z)];
-            // NaN payloads are not fixed by WebAssembly.
-            plane[k++] = (b & 0x7f800000) === 0x7f800000 && (b & 0x7fffff) !== 0 && fd.comps[comp] === 'f32' ? 0x7fc00000 : b;
-          }
-      return plane;
-    });
-  });
-  return { trap, out };
-}
-
-function difference(a: Run, b: Run): string | undefined {
-  if (a.trap !== b.trap) return `traps: interpreter ${a.trap ?? 'none'}, wasm ${b.trap ?? 'none'}`;
-  if (a.trap) return undefined; // outputs after a trap are discarded
-  for (let p = 0; p < a.out.length; p++)
-    for (let i = 0; i < a.out[p].length; i++) {
-      if (a.out[p][i] !== b.out[p][i]) return `plane ${p} element ${i}: interpreter ${a.out[p][i]}, wasm ${b.out[p][i]}`;
-    }
-  return undefined;
-}
-
-function agree(tt: Test, name: string, c: RandomCase, factors = [2, 3, 4]): Run {
-  const expected = runWith(c, 0);
-  for (const k of factors)
-    for (const optimize of [true, false]) {
-      const d = difference(expected, runWith(c, k, optimize));
-      if (d === undefined) tt.pass(`${name}, ${k} vectors per step${optimize ? '' : ', unoptimised'}`);
-      else tt.fail(`${name}, ${k} vectors per step${optimize ? '' : ', unoptimised'}: ${d}`);
-    }
-  return expected;
-}
+const FACTORS = { '2 vectors per step': { interleave: 2 }, '3 vectors per step': { interleave: 3 }, '4 vectors per step': { interleave: 4 } };
+const agree = (tt: Test, name: string, c: RandomCase) => agreeWith(tt, name, c, FACTORS);
 
 const domain = (width: number, height: number): Extents => ({ width, height, depth: 1 });
 const WIDTHS = [1, 3, 4, 5, 8, 12, 13, 16, 17, 23, 31, 33];
@@ -211,9 +123,9 @@ t.test('random functions at wider domains, 2 and 3 vectors per step', (tt) => {
     const same = (e: Extents) => e.width === old.width && e.height === old.height && e.depth === old.depth;
     const wide = { ...c, domain: { ...old, width }, extents: c.extents.map((e) => (same(e) ? { ...e, width } : e)) };
     checked++;
-    const expected = runWith(wide, 0);
+    const expected = runWith(wide, 'interp');
     for (const k of [2, 3]) {
-      const d = difference(expected, runWith(wide, k));
+      const d = difference(expected, runWith(wide, { interleave: k }));
       if (d !== undefined && ++failures <= 5) tt.fail(`seed ${seed}, ${k} vectors: ${d}\n${JSON.stringify(c.fn)}`);
     }
   }

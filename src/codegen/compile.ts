@@ -17,6 +17,7 @@ import { Gen, P_R0, P_R1, type Ref } from './context.js';
 import { compileBody, trapCheck } from './control.js';
 import { storeCode } from './fields.js';
 import { interleaveFactor, interleavedStep } from './interleave.js';
+import { Interior, interiorTest } from './interior.js';
 import { finishModule, newModule } from './module.js';
 
 const i32 = binaryen.i32;
@@ -38,6 +39,13 @@ export function compileFunction(fn: IrFunction, options: CompileOptions = {}): U
   return finishModule(m, options.optimize !== false);
 }
 
+/** One vector: its start, body, trap check and stores. */
+function vectorCode(g: Gen): Ref[] {
+  const body = compileBody(g);
+  const stores = storeCode(g);
+  return [...g.vectorStart(), ...body, ...(g.analysis.hasLoops ? [trapCheck(g)] : []), ...stores];
+}
+
 function buildRun(g: Gen, interleave: number): void {
   const m = g.m;
   const loops = g.analysis.hasLoops;
@@ -46,13 +54,22 @@ function buildRun(g: Gen, interleave: number): void {
 
   // The vector bodies first: they register what they need hoisted.
   const step = interleave > 1 ? interleavedStep(g, interleave) : null;
-  const body = compileBody(g);
-  const stores = storeCode(g);
+  const perCallTraps: Ref[] = [...(step?.perCall ?? [])];
+  const general = vectorCode(g);
+  // Gathers along x: an interior version without edge tests, where they hold (interior.ts).
+  const inner = step ? null : g.view({ samePosition: true });
+  let vectorBody = general;
+  if (inner) {
+    inner.interior = new Interior();
+    const code = vectorCode(inner);
+    if (inner.interior.used) {
+      vectorBody = [m.if(interiorTest(g, inner.interior), m.block(null, code), m.block(null, general))];
+      if (inner.usesXv) g.usesXv = true; // (they share the x vector)
+      perCallTraps.push(...inner.trapStart());
+    }
+  }
   const vector: Ref[] = [
-    ...g.vectorStart(),
-    ...body,
-    ...(loops ? [trapCheck(g)] : []),
-    ...stores,
+    ...vectorBody,
     g.set(g.x0, m.i32.add(g.get(g.x0, i32), g.i32(4))),
     ...(g.usesXv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
   ];
@@ -83,7 +100,7 @@ function buildRun(g: Gen, interleave: number): void {
 
   const perCall = g.callCode();
   const start: Ref[] = [...perCall];
-  if (loops) start.push(...g.trapStart(), ...(step?.perCall ?? []));
+  if (loops) start.push(...g.trapStart(), ...perCallTraps);
   const run = m.block(null, [
     ...start,
     g.set(g.r, g.get(P_R0, i32)),

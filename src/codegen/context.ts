@@ -4,6 +4,7 @@
 import binaryen from 'binaryen';
 import { ARGS, FIELD, type IrFunction } from '../ir/ir.js';
 import type { Analysis } from './analysis.js';
+import type { Interior } from './interior.js';
 
 export type Ref = binaryen.ExpressionRef;
 
@@ -16,6 +17,13 @@ interface Hoisted {
   local: number;
   type: binaryen.Type;
   value: Ref;
+}
+
+export interface ViewOptions {
+  /** Does lane 0 trap at once (see laneZeroTraps)? Default true. */
+  laneZeroTraps?: boolean;
+  /** The same elements as the parent: share its x0 and x vector (another version of its code). */
+  samePosition?: boolean;
 }
 
 /** What every vector of one run function shares: its locals' types, hoisted values, labels. */
@@ -63,6 +71,12 @@ export class Gen {
    */
   readonly laneZeroTraps: boolean;
 
+  /**
+   * Compiling the interior version of the vector (interior.ts): gathers at x + constant skip
+   * their edge test and note the offsets here; the caller runs this version only where they hold.
+   */
+  interior: Interior | null = null;
+
   /** Locals replaced by constants (the counter of a loop being unrolled, see unroll.ts). */
   readonly subst = new Map<number, number>();
   /** Inside an unrolled loop nest whose fuel was charged at once: inner loops charge nothing. */
@@ -77,7 +91,9 @@ export class Gen {
    * the parent's module, locals list, hoisted values, labels and row locals (y, z, r), and has
    * its own per-vector locals.
    */
-  constructor(m: binaryen.Module, fn: IrFunction, analysis: Analysis, parent?: Gen, laneZeroTraps = true) {
+  constructor(m: binaryen.Module, fn: IrFunction, analysis: Analysis, parent?: Gen, options: ViewOptions = {}) {
+    const laneZeroTraps = options.laneZeroTraps ?? true;
+    const sharePosition = parent !== undefined && options.samePosition === true;
     this.m = m;
     this.fn = fn;
     this.analysis = analysis;
@@ -86,11 +102,11 @@ export class Gen {
     this.laneZeroTraps = laneZeroTraps;
     this.irLocal = fn.locals.map(() => this.local(binaryen.v128));
     this.scalarLocal = fn.locals.map((t, i) => (t === 'i32' && analysis.uniformLocal[i] ? this.local(binaryen.i32) : undefined));
-    this.x0 = this.local(binaryen.i32);
+    this.x0 = sharePosition ? parent.x0 : this.local(binaryen.i32);
     this.y = parent ? parent.y : this.local(binaryen.i32);
     this.z = parent ? parent.z : this.local(binaryen.i32);
     this.r = parent ? parent.r : this.local(binaryen.i32);
-    this.xv = this.local(binaryen.v128);
+    this.xv = sharePosition ? parent.xv : this.local(binaryen.v128);
     this.top = this.local(binaryen.v128);
     this.counter = this.local(binaryen.v128);
     this.reps = this.local(binaryen.i32);
@@ -104,9 +120,9 @@ export class Gen {
     return 2 + this.vars.length;
   }
 
-  /** A Gen for another vector compiled alongside this one (see the constructor). */
-  view(laneZeroTraps: boolean): Gen {
-    return new Gen(this.m, this.fn, this.analysis, this, laneZeroTraps);
+  /** A Gen for another vector compiled alongside this one, or for another version of it. */
+  view(options: ViewOptions): Gen {
+    return new Gen(this.m, this.fn, this.analysis, this, options);
   }
 
   label(prefix: string): string {

@@ -69,7 +69,7 @@ export function interleavedStep(g: Gen, k: number): Step | null {
   if (at < 0) return null;
   const m = g.m;
   const body = g.fn.body;
-  const views = Array.from({ length: k }, (_, j) => g.view(j === 0));
+  const views = Array.from({ length: k }, (_, j) => g.view({ laneZeroTraps: j === 0 }));
   const top = (v: Gen): Level => ({ mask: v.top, stack: [] });
 
   // Compile every part first: the starts depend on what the bodies used.
@@ -142,3 +142,4 @@ function fusedLoop(views: Gen[], s: Loop): Ref[] {
   for (const a of alive.slice(1)) any = m.v128.or(any, g.get(a));
   return [...enter, m.loop(repeat, m.block(null, [...bodies, m.br(repeat, m.v128.any_true(any))]))];
 }
+

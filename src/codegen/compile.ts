@@ -17,7 +17,7 @@ import { Gen, P_R0, P_R1, type Ref } from './context.js';
 import { compileBody, trapCheck } from './control.js';
 import { storeCode } from './fields.js';
 import { interleaveFactor, interleavedStep } from './interleave.js';
-import { Interior, interiorTest } from './interior.js';
+import { Interior, gathers, interiorTest } from './interior.js';
 import { finishModule, newModule } from './module.js';
 
 const i32 = binaryen.i32;
@@ -57,7 +57,7 @@ function buildRun(g: Gen, interleave: number): void {
   const perCallTraps: Ref[] = [...(step?.perCall ?? [])];
   const general = vectorCode(g);
   // Gathers along x: an interior version without edge tests, where they hold (interior.ts).
-  const inner = step ? null : g.view({ samePosition: true });
+  const inner = step || !gathers(g.fn.body) ? null : g.view({ samePosition: true });
   let vectorBody = general;
   if (inner) {
     inner.interior = new Interior();

@@ -12,6 +12,7 @@
 // tests that hold there. Gathers at x + a non-constant uniform keep their test.
 
 import binaryen from 'binaryen';
+import type { Expr, Stmt } from '../ir/ir.js';
 import type { Gen, Ref } from './context.js';
 
 const i32 = binaryen.i32;
@@ -84,5 +85,25 @@ export function directLimit(g: Gen, f: number): number {
   return g.callValue(`fast${f}`, i32, () => {
     const widthLess3 = () => m.i32.sub(g.get(g.fieldExtent(f, 0), i32), g.i32(3));
     return m.select(m.i32.gt_s(widthLess3(), g.i32(0)), widthLess3(), g.i32(0));
+  });
+}
+
+/** Does the body gather (so that an interior version may pay for compiling the body twice)? */
+export function gathers(stmts: Stmt[]): boolean {
+  const inExpr = (e: Expr): boolean => {
+    switch (e.k) {
+      case 'load': return e.at !== undefined;
+      case 'op': return e.args.some(inExpr);
+      case 'select': return inExpr(e.c) || inExpr(e.a) || inExpr(e.b);
+      default: return false;
+    }
+  };
+  return stmts.some((s) => {
+    switch (s.k) {
+      case 'set': return inExpr(s.e);
+      case 'if': return inExpr(s.c) || gathers(s.then) || gathers(s.else);
+      case 'block': case 'loop': return gathers(s.body);
+      default: return false;
+    }
   });
 }

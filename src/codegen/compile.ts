@@ -7,8 +7,8 @@
 //              mask of lanes with x < width, fuel counters, locals = 0, the body, trap check,
 //              one v128.store per `stores` entry
 //
-// A second vector per iteration (for latency-bound loops) would reuse compileBody with its own
-// Gen locals; nothing below assumes one vector per iteration except this assembly.
+// Latency-bound loops take several vectors per step first (interleave.ts); the columns left over
+// take the one-vector loop.
 
 import binaryen from 'binaryen';
 import type { IrFunction } from '../ir/ir.js';
@@ -16,6 +16,8 @@ import { analyse } from './analysis.js';
 import { Gen, P_R0, P_R1, type Ref } from './context.js';
 import { compileBody, trapCheck } from './control.js';
 import { storeCode } from './fields.js';
+import { interleaveFactor, interleavedStep } from './interleave.js';
+import { Interior, gathers, interiorTest } from './interior.js';
 import { finishModule, newModule } from './module.js';
 
 const i32 = binaryen.i32;
@@ -23,46 +25,65 @@ const i32 = binaryen.i32;
 export interface CompileOptions {
   /** Run binaryen's optimiser (-O3). Default true. */
   optimize?: boolean;
+  /**
+   * Vectors per step for latency-bound loops (interleave.ts); 1 turns interleaving off.
+   * Default: interleaveFactor's choice.
+   */
+  interleave?: number;
 }
 
 export function compileFunction(fn: IrFunction, options: CompileOptions = {}): Uint8Array<ArrayBuffer> {
   const m = newModule({ nodes: fn.nodes, fuel: fn.fuel });
   const g = new Gen(m, fn, analyse(fn));
-  buildRun(g);
+  buildRun(g, options.interleave ?? interleaveFactor(g));
   return finishModule(m, options.optimize !== false);
 }
 
-function buildRun(g: Gen): void {
-  const m = g.m;
-  const loops = g.analysis.hasLoops;
-
-  // The vector body first: it registers what it needs hoisted.
+/** One vector: its start, body, trap check and stores. */
+function vectorCode(g: Gen): Ref[] {
   const body = compileBody(g);
   const stores = storeCode(g);
-  const vectorStart: Ref[] = [];
-  if (loops) {
-    g.topMask();
-    vectorStart.push(g.set(g.counter, g.zero()), g.set(g.reps, g.i32(0)));
-  }
-  for (const local of g.irLocal) vectorStart.push(g.set(local, g.zero()));
-  for (const local of g.scalarLocal) if (local !== undefined) vectorStart.push(g.set(local, g.i32(0)));
+  return [...g.vectorStart(), ...body, ...(g.analysis.hasLoops ? [trapCheck(g)] : []), ...stores];
+}
+
+function buildRun(g: Gen, interleave: number): void {
+  const m = g.m;
+  const loops = g.analysis.hasLoops;
   const width = g.domainExtent(0);
   const height = g.domainExtent(1);
-  if (g.usesTop) {
-    const widthSplat = g.splatOf(width);
-    vectorStart.unshift(g.set(g.top, m.i32x4.lt_s(g.get(g.xv), g.get(widthSplat))));
-  }
 
-  const xLoop = g.label('x');
+  // The vector bodies first: they register what they need hoisted.
+  const step = interleave > 1 ? interleavedStep(g, interleave) : null;
+  const perCallTraps: Ref[] = [...(step?.perCall ?? [])];
+  const general = vectorCode(g);
+  // Gathers along x: an interior version without edge tests, where they hold (interior.ts).
+  const inner = step || !gathers(g.fn.body) ? null : g.view({ samePosition: true });
+  let vectorBody = general;
+  if (inner) {
+    inner.interior = new Interior();
+    const code = vectorCode(inner);
+    if (inner.interior.used) {
+      vectorBody = [m.if(interiorTest(g, inner.interior), m.block(null, code), m.block(null, general))];
+      if (inner.usesXv) g.usesXv = true; // (they share the x vector)
+      perCallTraps.push(...inner.trapStart());
+    }
+  }
   const vector: Ref[] = [
-    ...vectorStart,
-    ...body,
-    ...(loops ? [trapCheck(g)] : []),
-    ...stores,
+    ...vectorBody,
     g.set(g.x0, m.i32.add(g.get(g.x0, i32), g.i32(4))),
     ...(g.usesXv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
-    m.br(xLoop, m.i32.lt_s(g.get(g.x0, i32), g.get(width, i32))),
   ];
+
+  // Columns of the row from x0 on, one vector at a time.
+  const xLoop = g.label('x');
+  const oneAtATime = m.loop(xLoop, m.block(null, [
+    ...vector,
+    m.br(xLoop, m.i32.lt_s(g.get(g.x0, i32), g.get(width, i32))),
+  ]));
+  const xStart = g.usesXv ? [g.set(g.xv, m.i32x4.add(m.i32x4.splat(g.get(g.x0, i32)), g.lanesI32(0, 1, 2, 3)))] : [];
+  const columns: Ref[] = step
+    ? [...step.loop, m.if(m.i32.lt_s(g.get(g.x0, i32), g.get(width, i32)), m.block(null, [...xStart, oneAtATime]))]
+    : [...xStart, oneAtATime];
 
   const rowLoop = g.label('row');
   // Registered last on purpose: the row code may add per-call values.
@@ -72,15 +93,14 @@ function buildRun(g: Gen): void {
     g.set(g.z, m.i32.div_u(g.get(g.r, i32), g.get(height, i32))),
     ...perRow,
     g.set(g.x0, g.i32(0)),
-    ...(g.usesXv ? [g.set(g.xv, g.lanesI32(0, 1, 2, 3))] : []),
-    m.loop(xLoop, m.block(null, vector)),
+    ...columns,
     g.set(g.r, m.i32.add(g.get(g.r, i32), g.i32(1))),
     m.br(rowLoop, m.i32.lt_s(g.get(g.r, i32), g.get(P_R1, i32))),
   ];
 
   const perCall = g.callCode();
   const start: Ref[] = [...perCall];
-  if (loops) start.push(g.set(g.trapNode, g.splatI32(-1)), g.set(g.trapped, g.i32(0)));
+  if (loops) start.push(...g.trapStart(), ...perCallTraps);
   const run = m.block(null, [
     ...start,
     g.set(g.r, g.get(P_R0, i32)),

@@ -4,6 +4,7 @@
 import binaryen from 'binaryen';
 import { ARGS, FIELD, type IrFunction } from '../ir/ir.js';
 import type { Analysis } from './analysis.js';
+import type { Interior } from './interior.js';
 
 export type Ref = binaryen.ExpressionRef;
 
@@ -18,12 +19,28 @@ interface Hoisted {
   value: Ref;
 }
 
+export interface ViewOptions {
+  /** Does lane 0 trap at once (see laneZeroTraps)? Default true. */
+  laneZeroTraps?: boolean;
+  /** The same elements as the parent: share its x0 and x vector (another version of its code). */
+  samePosition?: boolean;
+}
+
+/** What every vector of one run function shares: its locals' types, hoisted values, labels. */
+interface Shared {
+  vars: binaryen.Type[];
+  perCall: Hoisted[];
+  perRow: Hoisted[];
+  memo: Map<string, number>;
+  labels: number;
+}
+
 export class Gen {
   readonly m: binaryen.Module;
   readonly fn: IrFunction;
   readonly analysis: Analysis;
   /** Types of the non-parameter locals, in order (the first is local 3). */
-  readonly vars: binaryen.Type[] = [];
+  readonly vars: binaryen.Type[];
   /** IR local i lives in WASM local irLocal[i] (a v128). */
   readonly irLocal: number[];
   /**
@@ -48,6 +65,17 @@ export class Gen {
   readonly reps: number;
   readonly trapNode: number;
   readonly trapped: number;
+  /**
+   * Does lane 0 trap at once when it runs out of fuel? Only when it is the lowest element in
+   * flight: in the first (or only) vector of a step (see interleave.ts).
+   */
+  readonly laneZeroTraps: boolean;
+
+  /**
+   * Compiling the interior version of the vector (interior.ts): gathers at x + constant skip
+   * their edge test and note the offsets here; the caller runs this version only where they hold.
+   */
+  interior: Interior | null = null;
 
   /** Locals replaced by constants (the counter of a loop being unrolled, see unroll.ts). */
   readonly subst = new Map<number, number>();
@@ -56,22 +84,29 @@ export class Gen {
   /** Depth of unrolled loops being compiled (inner counted loops then always unroll). */
   unrolling = 0;
 
-  private readonly perCall: Hoisted[] = [];
-  private readonly perRow: Hoisted[] = [];
-  private readonly memo = new Map<string, number>();
-  private labels = 0;
+  private readonly shared: Shared;
 
-  constructor(m: binaryen.Module, fn: IrFunction, analysis: Analysis) {
+  /**
+   * `parent`: make a view for another vector of the same run function (interleave.ts): it shares
+   * the parent's module, locals list, hoisted values, labels and row locals (y, z, r), and has
+   * its own per-vector locals.
+   */
+  constructor(m: binaryen.Module, fn: IrFunction, analysis: Analysis, parent?: Gen, options: ViewOptions = {}) {
+    const laneZeroTraps = options.laneZeroTraps ?? true;
+    const sharePosition = parent !== undefined && options.samePosition === true;
     this.m = m;
     this.fn = fn;
     this.analysis = analysis;
+    this.shared = parent ? parent.shared : { vars: [], perCall: [], perRow: [], memo: new Map(), labels: 0 };
+    this.vars = this.shared.vars;
+    this.laneZeroTraps = laneZeroTraps;
     this.irLocal = fn.locals.map(() => this.local(binaryen.v128));
     this.scalarLocal = fn.locals.map((t, i) => (t === 'i32' && analysis.uniformLocal[i] ? this.local(binaryen.i32) : undefined));
-    this.x0 = this.local(binaryen.i32);
-    this.y = this.local(binaryen.i32);
-    this.z = this.local(binaryen.i32);
-    this.r = this.local(binaryen.i32);
-    this.xv = this.local(binaryen.v128);
+    this.x0 = sharePosition ? parent.x0 : this.local(binaryen.i32);
+    this.y = parent ? parent.y : this.local(binaryen.i32);
+    this.z = parent ? parent.z : this.local(binaryen.i32);
+    this.r = parent ? parent.r : this.local(binaryen.i32);
+    this.xv = sharePosition ? parent.xv : this.local(binaryen.v128);
     this.top = this.local(binaryen.v128);
     this.counter = this.local(binaryen.v128);
     this.reps = this.local(binaryen.i32);
@@ -85,8 +120,13 @@ export class Gen {
     return 2 + this.vars.length;
   }
 
+  /** A Gen for another vector compiled alongside this one, or for another version of it. */
+  view(options: ViewOptions): Gen {
+    return new Gen(this.m, this.fn, this.analysis, this, options);
+  }
+
   label(prefix: string): string {
-    return `${prefix}${this.labels++}`;
+    return `${prefix}${this.shared.labels++}`;
   }
 
   get(i: number, type: binaryen.Type = binaryen.v128): Ref {
@@ -136,30 +176,30 @@ export class Gen {
    * other hoisted values: they are registered first, so they are computed first.
    */
   callValue(key: string, type: binaryen.Type, build: () => Ref): number {
-    return this.hoist(this.perCall, `call:${key}`, type, build);
+    return this.hoist(this.shared.perCall, `call:${key}`, type, build);
   }
 
   /** A value computed once per row (y and z are set when it runs). */
   rowValue(key: string, type: binaryen.Type, build: () => Ref): number {
-    return this.hoist(this.perRow, `row:${key}`, type, build);
+    return this.hoist(this.shared.perRow, `row:${key}`, type, build);
   }
 
   private hoist(list: Hoisted[], key: string, type: binaryen.Type, build: () => Ref): number {
-    const known = this.memo.get(key);
+    const known = this.shared.memo.get(key);
     if (known !== undefined) return known;
     const value = build();
     const local = this.local(type);
     list.push({ local, type, value });
-    this.memo.set(key, local);
+    this.shared.memo.set(key, local);
     return local;
   }
 
   callCode(): Ref[] {
-    return this.perCall.map((h) => this.set(h.local, h.value));
+    return this.shared.perCall.map((h) => this.set(h.local, h.value));
   }
 
   rowCode(): Ref[] {
-    return this.perRow.map((h) => this.set(h.local, h.value));
+    return this.shared.perRow.map((h) => this.set(h.local, h.value));
   }
 
   // --- the argument block ---
@@ -240,6 +280,31 @@ export class Gen {
     this.usesTop = true;
     this.usesXv = true;
     return this.top;
+  }
+
+  /**
+   * The start of a vector: its mask, fuel counter, locals = 0. Call it after the vector's body
+   * was compiled (which decides whether the mask and the x vector are used).
+   */
+  vectorStart(): Ref[] {
+    const m = this.m;
+    const start: Ref[] = [];
+    if (this.analysis.hasLoops) {
+      this.topMask();
+      start.push(this.set(this.counter, this.zero()), this.set(this.reps, this.i32(0)));
+    }
+    for (const local of this.irLocal) start.push(this.set(local, this.zero()));
+    for (const local of this.scalarLocal) if (local !== undefined) start.push(this.set(local, this.i32(0)));
+    if (this.usesTop) {
+      const widthSplat = this.splatOf(this.domainExtent(0));
+      start.unshift(this.set(this.top, m.i32x4.lt_s(this.get(this.xv), this.get(widthSplat))));
+    }
+    return start;
+  }
+
+  /** Per call: no lane of this vector has trapped yet. */
+  trapStart(): Ref[] {
+    return this.analysis.hasLoops ? [this.set(this.trapNode, this.splatI32(-1)), this.set(this.trapped, this.i32(0))] : [];
   }
 
   xVector(): Ref {

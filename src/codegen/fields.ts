@@ -5,7 +5,9 @@
 import binaryen from 'binaryen';
 import type { Expr, Scalar } from '../ir/ir.js';
 import type { Gen, Ref } from './context.js';
+import { directLimit } from './interior.js';
 import { lane, scalarI32, vector } from './lanes.js';
+import { constValue } from './unroll.js';
 
 type Load = Extract<Expr, { k: 'load' }>;
 
@@ -215,11 +217,11 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
     }
     const sx = g.temp(i32, sxValue, pre);
     // x0 + d .. x0 + d + 3 all inside [0, width - 1]: sx <u max(width - 3, 0).
-    const limit = g.callValue(`fast${f}`, i32, () => {
-      const widthLess3 = () => m.i32.sub(g.get(g.fieldExtent(f, 0), i32), g.i32(3));
-      return m.select(m.i32.gt_s(widthLess3(), g.i32(0)), widthLess3(), g.i32(0));
-    });
+    const limit = directLimit(g, f);
     const direct = m.v128.load(0, 4, m.i32.add(g.get(rowBase, i32), m.i32.shl(g.get(sx, i32), g.i32(2))));
+    // The interior version of the vector (interior.ts) runs only where this test holds.
+    const offset = fast.d ? constValue(g, fast.d) : 0;
+    if (g.interior && offset !== undefined && g.interior.note(f, fast.negate ? -offset : offset)) return direct;
     // The edge case is inline: as a call it made V8 spill the loop's vectors (life ran 1.6x slower).
     const slow: Ref[] = [];
     const xs = m.i32x4.add(m.i32x4.splat(g.get(sx, i32)), g.lanesI32(0, 1, 2, 3));

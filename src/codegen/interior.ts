@@ -1,0 +1,109 @@
+// Interior vectors for gathers along x (P2's blur, P3's life): a second version of the vector
+// code without edge tests.
+//
+// A gather at `x + d` (other axes uniform) loads the 4 neighbours at once when x0 + d .. x0 + d + 3
+// lie inside the field's row, else per lane with clamped or wrapped coordinates (fields.ts). That
+// test costs a compare and a branch per gather: 100 per vector in a 5 x 5 blur of 4 planes. Most
+// vectors are far from the edges, so the vector is compiled twice: the general version, and an
+// interior version in which every gather at x + constant loads directly and notes its offset
+// here. Per vector one test picks the version: x0 inside [xmin, xmax), where every noted gather
+// of every field is inside its row (computed once per call from the fields' widths and the
+// offsets' range). The results are the same by construction: the interior version only drops
+// tests that hold there. Gathers at x + a non-constant uniform keep their test.
+
+import binaryen from 'binaryen';
+import type { Expr, Stmt } from '../ir/ir.js';
+import type { Gen, Ref } from './context.js';
+
+const i32 = binaryen.i32;
+
+/** Offsets beyond this are not noted (the bounds arithmetic stays far from overflow). */
+const MAX_OFFSET = 1 << 20;
+
+export class Interior {
+  /** Per field: the range of the constant x offsets of its direct gathers. */
+  readonly offsets = new Map<number, { lo: number; hi: number }>();
+
+  /** Can a gather of field f at x0 + d skip its test? Notes d when it can. */
+  note(f: number, d: number): boolean {
+    if (Math.abs(d) > MAX_OFFSET) return false;
+    const known = this.offsets.get(f);
+    if (known) {
+      known.lo = Math.min(known.lo, d);
+      known.hi = Math.max(known.hi, d);
+    } else {
+      this.offsets.set(f, { lo: d, hi: d });
+    }
+    return true;
+  }
+
+  get used(): boolean {
+    return this.offsets.size > 0;
+  }
+}
+
+/**
+ * The test that picks the interior version: xmin <= x0 < xmax. A gather of field f at x0 + d
+ * loads directly when 0 <= x0 + d < limit_f = max(width_f - 3, 0) (fields.ts): for every noted d
+ * in [lo, hi] that is x0 >= -lo and x0 < limit_f - hi.
+ */
+export function interiorTest(g: Gen, interior: Interior): Ref {
+  const m = g.m;
+  let xmin: Ref | null = null;
+  let xmax: Ref | null = null;
+  for (const [f, { lo, hi }] of interior.offsets) {
+    const min = g.i32(-lo);
+    const max = m.i32.sub(g.get(directLimit(g, f), i32), g.i32(hi));
+    xmin = xmin ? maxS(g, xmin, min) : min;
+    xmax = xmax ? minS(g, xmax, max) : max;
+  }
+  const lo = g.callValue('interior.min', i32, () => xmin!);
+  const hi = g.callValue('interior.max', i32, () => xmax!);
+  const x0 = () => g.get(g.x0, i32);
+  return m.i32.and(m.i32.ge_s(x0(), g.get(lo, i32)), m.i32.lt_s(x0(), g.get(hi, i32)));
+}
+
+function maxS(g: Gen, a: Ref, b: Ref): Ref {
+  const ta = g.local(i32);
+  const tb = g.local(i32);
+  const m = g.m;
+  return m.block(null, [g.set(ta, a), g.set(tb, b),
+    m.select(m.i32.gt_s(g.get(ta, i32), g.get(tb, i32)), g.get(ta, i32), g.get(tb, i32))], i32);
+}
+
+function minS(g: Gen, a: Ref, b: Ref): Ref {
+  const ta = g.local(i32);
+  const tb = g.local(i32);
+  const m = g.m;
+  return m.block(null, [g.set(ta, a), g.set(tb, b),
+    m.select(m.i32.lt_s(g.get(ta, i32), g.get(tb, i32)), g.get(ta, i32), g.get(tb, i32))], i32);
+}
+
+/** max(width_f - 3, 0): x0 + d loads 4 neighbours directly when it is in [0, this). */
+export function directLimit(g: Gen, f: number): number {
+  const m = g.m;
+  return g.callValue(`fast${f}`, i32, () => {
+    const widthLess3 = () => m.i32.sub(g.get(g.fieldExtent(f, 0), i32), g.i32(3));
+    return m.select(m.i32.gt_s(widthLess3(), g.i32(0)), widthLess3(), g.i32(0));
+  });
+}
+
+/** Does the body gather (so that an interior version may pay for compiling the body twice)? */
+export function gathers(stmts: Stmt[]): boolean {
+  const inExpr = (e: Expr): boolean => {
+    switch (e.k) {
+      case 'load': return e.at !== undefined;
+      case 'op': return e.args.some(inExpr);
+      case 'select': return inExpr(e.c) || inExpr(e.a) || inExpr(e.b);
+      default: return false;
+    }
+  };
+  return stmts.some((s) => {
+    switch (s.k) {
+      case 'set': return inExpr(s.e);
+      case 'if': return inExpr(s.c) || gathers(s.then) || gathers(s.else);
+      case 'block': case 'loop': return gathers(s.body);
+      default: return false;
+    }
+  });
+}

@@ -1,0 +1,145 @@
+// Interleaved vectors for latency-bound loops (P4, Mandelbrot-like kernels).
+//
+// A data-dependent loop on one vector is one dependency chain: each repetition waits for the
+// previous one's multiplies and adds, and the core idles most of the time. When the body's top
+// level holds such a loop, the x loop first takes K vectors per step (4K elements), each compiled
+// by its own Gen view (its own locals; hoisted values, labels and row locals shared), and their
+// loops are fused into one loop that runs the body of every vector with a lane still alive, per
+// repetition: K independent chains in flight. It stops when no lane of any vector is alive
+// (each vector's lanes leave as they would alone). The statements before the loop run per
+// vector, in order; those after it per vector that has a lane left, as `list` does. Columns left
+// over (fewer than K vectors' worth before the row's end) take the one-vector loop.
+//
+// Fuel and traps stay exact: each vector counts its own lanes' repetitions; only the first
+// vector's lane 0 (the lowest element of the step) traps at once, the other lanes are recorded
+// and dropped, and after the step the vectors are checked in order, lowest lane first: the
+// element the interpreter traps at names the node.
+
+import binaryen from 'binaryen';
+import type { Stmt } from '../ir/ir.js';
+import { containsLoop } from './analysis.js';
+import type { Gen, Ref } from './context.js';
+import { anyLane, fuel, list, trapCheck, whileBody, whileShape, type Level } from './control.js';
+import { storeCode } from './fields.js';
+import { countedLoop, withinBudget } from './unroll.js';
+
+type Loop = Extract<Stmt, { k: 'loop' }>;
+
+const i32 = binaryen.i32;
+const v128 = binaryen.v128;
+
+/** Vectors per step when the body has a loop to interleave (4 measured best on P4, see docs). */
+const DEFAULT_FACTOR = 4;
+
+/** The index in the body's top level of the loop to interleave, or -1. */
+function fusableLoop(g: Gen): number {
+  const body = g.fn.body;
+  for (let i = 0; i < body.length; i++) {
+    const s = body[i];
+    if (s.k !== 'loop') {
+      // The statements before the loop must not lose lanes (then they are straight-line code).
+      if (containsLoop(s)) return -1;
+      continue;
+    }
+    if (g.analysis.uniformConstruct(s)) return -1;
+    // A counted loop that will be unrolled is not latency-bound in this way.
+    const counted = countedLoop(g, body[i - 1], s);
+    if (counted && withinBudget(g, body[i - 1], s)) return -1;
+    if (s.body.some(containsLoop)) return -1;
+    return i;
+  }
+  return -1;
+}
+
+/** Vectors per step for this function: 1 when it has no loop to interleave. */
+export function interleaveFactor(g: Gen): number {
+  return fusableLoop(g) >= 0 ? DEFAULT_FACTOR : 1;
+}
+
+export interface Step {
+  /** The step loop over columns: leaves g.x0 at the first column it did not cover. */
+  loop: Ref[];
+  /** Per call (after the call values): the views' trap records. */
+  perCall: Ref[];
+}
+
+/** The loop over columns taking `k` vectors per step, or null when the body has no loop to fuse. */
+export function interleavedStep(g: Gen, k: number): Step | null {
+  const at = fusableLoop(g);
+  if (at < 0) return null;
+  const m = g.m;
+  const body = g.fn.body;
+  const views = Array.from({ length: k }, (_, j) => g.view({ laneZeroTraps: j === 0 }));
+  const top = (v: Gen): Level => ({ mask: v.top, stack: [] });
+
+  // Compile every part first: the starts depend on what the bodies used.
+  const before = views.map((v) => list(v, body.slice(0, at), top(v)));
+  const loop = fusedLoop(views, body[at] as Loop);
+  const rest = body.slice(at + 1);
+  const after = views.map((v) => {
+    const code = list(v, rest, top(v));
+    return code.length ? [m.if(anyLane(v, v.top), m.block(null, code))] : [];
+  });
+  const stores = views.map((v) => storeCode(v));
+  const starts = views.map((v, j) => {
+    const start = v.vectorStart();
+    return [
+      g.set(v.x0, m.i32.add(g.get(g.x0, i32), g.i32(4 * j))),
+      ...(v.usesXv ? [g.set(v.xv, m.i32x4.add(m.i32x4.splat(g.get(v.x0, i32)), g.lanesI32(0, 1, 2, 3)))] : []),
+      ...start,
+    ];
+  });
+
+  const width = g.domainExtent(0);
+  // Steps run while all k vectors start inside the row: x0 < width - 4 (k - 1).
+  const limit = g.callValue(`interleave${k}`, i32, () => m.i32.sub(g.get(width, i32), g.i32(4 * (k - 1))));
+  const label = g.label('step');
+  const stepCode: Ref[] = [
+    ...starts.flat(),
+    ...before.flat(),
+    ...loop,
+    ...after.flat(),
+    ...views.map((v) => trapCheck(v)),
+    ...stores.flat(),
+    g.set(g.x0, m.i32.add(g.get(g.x0, i32), g.i32(4 * k))),
+    m.br(label, m.i32.lt_s(g.get(g.x0, i32), g.get(limit, i32))),
+  ];
+  return {
+    loop: [m.if(m.i32.lt_s(g.get(g.x0, i32), g.get(limit, i32)), m.loop(label, m.block(null, stepCode)))],
+    perCall: views.flatMap((v) => v.trapStart()),
+  };
+}
+
+/**
+ * The loop of every view at once: per repetition, each view with a lane alive runs its fuel
+ * count and its body under its alive mask (as varyingLoop does for one vector); the loop repeats
+ * while a lane of any view is alive. At the top level, lanes out of fuel leave the views' top
+ * masks in `fuel`, so nothing is to restore after the loop.
+ */
+function fusedLoop(views: Gen[], s: Loop): Ref[] {
+  const g = views[0];
+  const m = g.m;
+  const repeat = g.label('fused');
+  const enter: Ref[] = [];
+  const bodies: Ref[] = [];
+  const alive: number[] = [];
+  const plain = whileShape(s);
+  for (const v of views) {
+    const a = g.local(v128);
+    alive.push(a);
+    const bodyEnd = g.label('body');
+    enter.push(g.set(a, g.get(v.topMask())));
+    if (plain) {
+      // No test per vector: a vector whose lanes all left runs on with no effect.
+      bodies.push(m.block(bodyEnd, whileBody(v, s, a, { mask: v.top, stack: [] }, bodyEnd)));
+      continue;
+    }
+    const inner: Level = { mask: a, stack: [{ uniform: false, alive: a }] };
+    const code = m.block(bodyEnd, [...fuel(v, s.node, inner, bodyEnd), ...list(v, s.body, inner)]);
+    bodies.push(m.if(m.v128.any_true(g.get(a)), code));
+  }
+  let any = g.get(alive[0]);
+  for (const a of alive.slice(1)) any = m.v128.or(any, g.get(a));
+  return [...enter, m.loop(repeat, m.block(null, [...bodies, m.br(repeat, m.v128.any_true(any))]))];
+}
+

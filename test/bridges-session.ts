@@ -21,11 +21,11 @@ interface Teardown {
   teardown(fn: () => void | Promise<void>): void;
 }
 
-export async function serveExample(t: Teardown, example: string, startTimeout = 120000): Promise<ServedSession> {
+export async function serveExample(t: Teardown, example: string, startTimeout = 120000, extraArgs: string[] = []): Promise<ServedSession> {
   const dir = mkdtempSync(join(tmpdir(), `entelechy-bridge-${example}-`));
   cpSync(join(ROOT, 'examples', example), dir, { recursive: true });
   // stdin is a pipe left open (serve also reads requests there); the process ends at teardown.
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--workers', '1', '--listen', '127.0.0.1:0'], {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--workers', '1', '--listen', '127.0.0.1:0', ...extraArgs], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

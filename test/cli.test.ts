@@ -130,3 +130,9 @@ t.test('serve on a scene whose folder does not exist says so, without a stack tr
   t.match(r.stderr, /the folder .*entelechy-no-such-folder does not exist/);
   t.notMatch(r.stderr, /internal error|\n\s+at /);
 });
+
+t.test('serve --allow-origin refuses something that is not an origin', async (t) => {
+  const r = cli(['serve', 'examples/rings/scene.esn', '--listen', '127.0.0.1:0', '--allow-origin', 'localhost:5173/app']);
+  t.equal(r.status, 1);
+  t.match(r.stderr, /--allow-origin takes an origin such as http:\/\/localhost:5173/);
+});

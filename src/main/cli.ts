@@ -161,13 +161,17 @@ export async function main(args: string[]): Promise<number> {
           .option('listen', { type: 'string', describe: 'host:port for TCP and WebSocket (127.0.0.1:7788; port 0 picks a free one)' })
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
+          .option('allow-origin', { type: 'array', string: true, describe: 'a browser origin whose pages may open a WebSocket (e.g. http://localhost:5173; loopback pages of this port always may)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
       async (argv) => {
         const { sessionGrants } = await import('./tools.js');
         const { serve } = await import('./serve.js');
         const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
         const listenSpec = argv.listen === '' ? '127.0.0.1:7788' : (argv.listen as string | undefined);
-        await serve(String(argv.scene), { listen: listenSpec, grants, workers: Math.max(1, argv.workers as number) });
+        const allowedOrigins = (argv.allowOrigin as string[] | undefined) ?? [];
+        for (const o of allowedOrigins)
+          if (o !== '*' && !/^https?:\/\/[^/\s]+$/i.test(o)) throw new UserError(`--allow-origin takes an origin such as http://localhost:5173 (scheme, host and port, no path); got \`${o}\``);
+        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, workers: Math.max(1, argv.workers as number) });
       },
     )
     .command(

@@ -18,11 +18,11 @@ export function doorHandler(session: Session): LineHandler {
   };
 }
 
-export async function serve(scenePath: string, options: SessionOptions & { listen?: string }): Promise<void> {
+export async function serve(scenePath: string, options: SessionOptions & { listen?: string; allowedOrigins?: string[] }): Promise<void> {
   const session = await Session.open(scenePath, options);
   const handler = doorHandler(session);
   if (session.refused) process.stderr.write(`entelechy: ${session.refused.message}\n(the session runs; mend the scene with compose)\n`);
-  const listener = options.listen !== undefined ? await listen(options.listen, handler) : undefined;
+  const listener = options.listen !== undefined ? await listen(options.listen, handler, { allowedOrigins: options.allowedOrigins }) : undefined;
   await serveStdio(handler);
   // stdin ended or quit: without a listener the process ends; with one, a quit on stdin ends it too.
   if (listener) {

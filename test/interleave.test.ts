@@ -139,6 +139,31 @@ t.test('fuel: a loop after the fused one counts on from the fused loop\'s repeti
   tt.end();
 });
 
+t.test('fuel: a fused loop with no loop after it (counts kept only in the slow path)', (tt) => {
+  // The loop runs b + (7 x) % 11 times: the first element that runs out moves through the
+  // vectors of a step and the columns left over as b grows.
+  const n = local(0, 'i32');
+  const f = (b: number) => fn({
+    nodes: ['a'],
+    locals: ['i32', 'i32'],
+    fields: [field('out', 'write', 2, ['i32', 'i32'])],
+    fuel: 40,
+    body: [
+      set(1, op('i32.add', op('i32.rem', op('i32.mul', X, i32(7)), i32(11)), i32(b))),
+      loop(0, iff(op('i32.ge', n, local(1, 'i32')), [brk(0)]), set(0, op('i32.add', n, i32(1)))),
+      set(1, op('i32.mul', n, i32(3))),
+    ],
+    stores: [{ field: 0, comp: 0, local: 0 }, { field: 0, comp: 1, local: 1 }],
+  });
+  const traps = new Set<string | undefined>();
+  for (let b = 24; b <= 40; b++) {
+    const c = { fn: f(b), domain: domain(22, 2), extents: [domain(22, 2)], uniforms: [] };
+    traps.add(agree(tt, `b = ${b}`, c).trap);
+  }
+  tt.ok(traps.has(undefined) && traps.has('a (word 0)'), 'some cases trap, some do not');
+  tt.end();
+});
+
 t.test('random functions at wider domains, 2 and 3 vectors per step', (tt) => {
   let failures = 0;
   let checked = 0;

@@ -74,8 +74,8 @@ export function interleavedStep(g: Gen, k: number): Step | null {
 
   // Compile every part first: the starts depend on what the bodies used.
   const before = views.map((v) => list(v, body.slice(0, at), top(v)));
-  const loop = fusedLoop(views, body[at] as Loop);
   const rest = body.slice(at + 1);
+  const loop = fusedLoop(views, body[at] as Loop, rest.some(containsLoop));
   const after = views.map((v) => {
     const code = list(v, rest, top(v));
     return code.length ? [m.if(anyLane(v, v.top), m.block(null, code))] : [];
@@ -116,7 +116,7 @@ export function interleavedStep(g: Gen, k: number): Step | null {
  * while a lane of any view is alive. At the top level, lanes out of fuel leave the views' top
  * masks in `fuel`, so nothing is to restore after the loop.
  */
-function fusedLoop(views: Gen[], s: Loop): Ref[] {
+function fusedLoop(views: Gen[], s: Loop, countsRead: boolean): Ref[] {
   const g = views[0];
   const m = g.m;
   const repeat = g.label('fused');
@@ -140,8 +140,9 @@ function fusedLoop(views: Gen[], s: Loop): Ref[] {
       if (parts) {
         if (v === g) charges.push(parts.reps);
         gate ??= parts.gate;
-        charges.push(parts.count);
-        slows.push(m.block(bodyEnd, [parts.slow]));
+        if (countsRead) charges.push(parts.count);
+        const counts = countsRead ? [] : [g.set(v.counter, m.i32x4.splat(g.get(g.reps, i32)))];
+        slows.push(m.block(bodyEnd, [...counts, parts.slow]));
       }
       bodies.push(...whileBody(v, s, a, top, bodyEnd, false));
       continue;
@@ -158,6 +159,10 @@ function fusedLoop(views: Gen[], s: Loop): Ref[] {
   // the others get its value after the loop. Over the limit, the views' lanes are dropped in
   // view order, before any body runs: only view 0's lane 0 traps at once, so the order of the
   // records against the bodies changes nothing.
+  // A lane alive at a repetition was alive at every one before it (masks only lose lanes) and
+  // its count was 0 at the loop, so its count is reps. When no loop after this one reads the
+  // counts (`countsRead` false), they are not kept per repetition: the slow path, which reads
+  // only alive lanes' counts, sets them to reps first.
   const head = gate ? [...charges, m.if(gate, m.block(null, slows))] : [];
   const sync = gate ? views.slice(1).map((v) => g.set(v.reps, g.get(g.reps, i32))) : [];
   return [...enter, m.loop(repeat, m.block(null, [...head, ...bodies, m.br(repeat, m.v128.any_true(any))])), ...sync];

@@ -112,6 +112,58 @@ t.test('fuel: the first element in order that runs out names the node', (tt) => 
   tt.end();
 });
 
+t.test('fuel: a loop after the fused one counts on from the fused loop\'s repetitions', (tt) => {
+  // Loop `a` (fused, one shared repetition count) runs x % 5 + 2 times, loop `b` after it
+  // b + x - (x % 5 + 2) times: the element charged b + x + 2 in all, so the first element that
+  // runs out is x = 39 - b, in every vector of a step in turn (then in the columns left over).
+  const n = local(0, 'i32');
+  const f = (b: number) => fn({
+    nodes: ['a', 'b'],
+    locals: ['i32', 'i32', 'i32'],
+    fields: [field('out', 'write', 2, ['i32'])],
+    fuel: 40,
+    body: [
+      set(2, op('i32.add', op('i32.rem', X, i32(5)), i32(2))),
+      loop(0, iff(op('i32.ge', n, local(2, 'i32')), [brk(0)]), set(0, op('i32.add', n, i32(1)))),
+      set(1, op('i32.sub', op('i32.add', i32(b), X), local(2, 'i32'))),
+      loop(1, iff(op('i32.le', local(1, 'i32'), i32(0)), [brk(0)]), set(1, op('i32.sub', local(1, 'i32'), i32(1)))),
+    ],
+    stores: [{ field: 0, comp: 0, local: 0 }],
+  });
+  const traps = new Set<string | undefined>();
+  for (let b = 15; b <= 40; b++) {
+    const c = { fn: f(b), domain: domain(22, 2), extents: [domain(22, 2)], uniforms: [] };
+    traps.add(agree(tt, `b = ${b}`, c).trap);
+  }
+  tt.ok(traps.has(undefined) && traps.has('b (word 1)'), 'some cases trap in b, some do not');
+  tt.end();
+});
+
+t.test('fuel: a fused loop with no loop after it (counts kept only in the slow path)', (tt) => {
+  // The loop runs b + (7 x) % 11 times: the first element that runs out moves through the
+  // vectors of a step and the columns left over as b grows.
+  const n = local(0, 'i32');
+  const f = (b: number) => fn({
+    nodes: ['a'],
+    locals: ['i32', 'i32'],
+    fields: [field('out', 'write', 2, ['i32', 'i32'])],
+    fuel: 40,
+    body: [
+      set(1, op('i32.add', op('i32.rem', op('i32.mul', X, i32(7)), i32(11)), i32(b))),
+      loop(0, iff(op('i32.ge', n, local(1, 'i32')), [brk(0)]), set(0, op('i32.add', n, i32(1)))),
+      set(1, op('i32.mul', n, i32(3))),
+    ],
+    stores: [{ field: 0, comp: 0, local: 0 }, { field: 0, comp: 1, local: 1 }],
+  });
+  const traps = new Set<string | undefined>();
+  for (let b = 24; b <= 40; b++) {
+    const c = { fn: f(b), domain: domain(22, 2), extents: [domain(22, 2)], uniforms: [] };
+    traps.add(agree(tt, `b = ${b}`, c).trap);
+  }
+  tt.ok(traps.has(undefined) && traps.has('a (word 0)'), 'some cases trap, some do not');
+  tt.end();
+});
+
 t.test('random functions at wider domains, 2 and 3 vectors per step', (tt) => {
   let failures = 0;
   let checked = 0;

@@ -339,11 +339,17 @@ export function whileShape(s: Loop): boolean {
  * The body of a `while` loop (whileShape) under the alive mask `alive`, without a test of the
  * mask: for several vectors' loops fused into one (interleave.ts). With no lane alive it changes
  * nothing that is read later (straight-line code: masked sets blend or write dead lanes).
+ * With `charge` false the caller charges the fuel (fuelParts); `out` is then unused.
  */
-export function whileBody(g: Gen, s: Loop, alive: number, lvl: Level, out: string): Ref[] {
-  const inner: Level = { mask: alive, stack: [...lvl.stack, { uniform: false, alive }] };
+export function whileBody(g: Gen, s: Loop, alive: number, lvl: Level, out: string, charge = true): Ref[] {
+  const inner = whileLevel(alive, lvl);
   const [first, ...rest] = s.body;
-  return [...fuel(g, s.node, inner, out), ...statement(g, first as If, inner), ...list(g, rest, inner)];
+  return [...(charge ? fuel(g, s.node, inner, out) : []), ...statement(g, first as If, inner), ...list(g, rest, inner)];
+}
+
+/** The level of a `while` body under the alive mask `alive` (whileBody's, for its fuel parts). */
+export function whileLevel(alive: number, lvl: Level): Level {
+  return { mask: alive, stack: [...lvl.stack, { uniform: false, alive }] };
 }
 
 /**
@@ -391,8 +397,29 @@ function unrolledLoop(g: Gen, c: Counted, s: Loop, prev: SetStmt, lvl: Level): R
  * lanes over it (trapping at once for lane 0) and branch to `out` if no lane is left.
  */
 export function fuel(g: Gen, node: number, lvl: Level, out: string, units = 1): Ref[] {
+  const parts = fuelParts(g, node, lvl, out, units);
+  if (!parts) return [];
   const m = g.m;
-  if (g.fuelCharged || units === 0) return [];
+  return [parts.reps, parts.count, m.if(parts.gate, parts.slow)];
+}
+
+/** The charge of one repetition of a loop. */
+export interface FuelParts {
+  /** g.reps += units: a scalar bound of every lane's count. */
+  reps: Ref;
+  /** The mask's lanes' counts += units. */
+  count: Ref;
+  /** reps over the limit: only then can a lane be out of fuel. */
+  gate: Ref;
+  /** Drop (trap or record) the mask's lanes over the limit; leaves `out` when none is left. */
+  slow: Ref;
+  limit: number;
+}
+
+/** fuel()'s parts, for loops that share the scalar count (interleave.ts); null when nothing to charge. */
+export function fuelParts(g: Gen, node: number, lvl: Level, out: string, units = 1): FuelParts | null {
+  const m = g.m;
+  if (g.fuelCharged || units === 0) return null;
   const limit = fuelLimit(g.fn.fuel);
   const over = g.local(v128);
   const dropOver: Ref[] = [];
@@ -419,11 +446,13 @@ export function fuel(g: Gen, node: number, lvl: Level, out: string, units = 1): 
   const count = units === 1
     ? m.i32x4.sub(g.get(g.counter), getMask(g, lvl.mask)) // mask lanes are -1
     : m.i32x4.add(g.get(g.counter), m.v128.and(getMask(g, lvl.mask), g.splatI32(units)));
-  return [
-    g.set(g.reps, m.i32.add(g.get(g.reps, i32), g.i32(units))),
-    g.set(g.counter, count),
-    m.if(m.i32.gt_u(g.get(g.reps, i32), g.i32(limit)), slow),
-  ];
+  return {
+    reps: g.set(g.reps, m.i32.add(g.get(g.reps, i32), g.i32(units))),
+    count: g.set(g.counter, count),
+    gate: m.i32.gt_u(g.get(g.reps, i32), g.i32(limit)),
+    slow,
+    limit,
+  };
 }
 
 /** Write the node index into the trap word and trap. */

@@ -19,7 +19,7 @@ import binaryen from 'binaryen';
 import type { Stmt } from '../ir/ir.js';
 import { containsLoop } from './analysis.js';
 import type { Gen, Ref } from './context.js';
-import { anyLane, fuel, list, trapCheck, whileBody, whileShape, type Level } from './control.js';
+import { anyLane, fuel, fuelParts, list, trapCheck, whileBody, whileLevel, whileShape, type Level } from './control.js';
 import { storeCode } from './fields.js';
 import { countedLoop, withinBudget } from './unroll.js';
 
@@ -74,8 +74,8 @@ export function interleavedStep(g: Gen, k: number): Step | null {
 
   // Compile every part first: the starts depend on what the bodies used.
   const before = views.map((v) => list(v, body.slice(0, at), top(v)));
-  const loop = fusedLoop(views, body[at] as Loop);
   const rest = body.slice(at + 1);
+  const loop = fusedLoop(views, body[at] as Loop, rest.some(containsLoop));
   const after = views.map((v) => {
     const code = list(v, rest, top(v));
     return code.length ? [m.if(anyLane(v, v.top), m.block(null, code))] : [];
@@ -116,7 +116,7 @@ export function interleavedStep(g: Gen, k: number): Step | null {
  * while a lane of any view is alive. At the top level, lanes out of fuel leave the views' top
  * masks in `fuel`, so nothing is to restore after the loop.
  */
-function fusedLoop(views: Gen[], s: Loop): Ref[] {
+function fusedLoop(views: Gen[], s: Loop, countsRead: boolean): Ref[] {
   const g = views[0];
   const m = g.m;
   const repeat = g.label('fused');
@@ -124,6 +124,10 @@ function fusedLoop(views: Gen[], s: Loop): Ref[] {
   const bodies: Ref[] = [];
   const alive: number[] = [];
   const plain = whileShape(s);
+  // Plain loops: one scalar repetition count for all views (views[0].reps), see `head` below.
+  const charges: Ref[] = [];
+  const slows: Ref[] = [];
+  let gate: Ref | null = null;
   for (const v of views) {
     const a = g.local(v128);
     alive.push(a);
@@ -131,7 +135,16 @@ function fusedLoop(views: Gen[], s: Loop): Ref[] {
     enter.push(g.set(a, g.get(v.topMask())));
     if (plain) {
       // No test per vector: a vector whose lanes all left runs on with no effect.
-      bodies.push(m.block(bodyEnd, whileBody(v, s, a, { mask: v.top, stack: [] }, bodyEnd)));
+      const top: Level = { mask: v.top, stack: [] };
+      const parts = fuelParts(v, s.node, whileLevel(a, top), bodyEnd);
+      if (parts) {
+        if (v === g) charges.push(parts.reps);
+        gate ??= parts.gate;
+        if (countsRead) charges.push(parts.count);
+        const counts = countsRead ? [] : [g.set(v.counter, m.i32x4.splat(g.get(g.reps, i32)))];
+        slows.push(m.block(bodyEnd, [...counts, parts.slow]));
+      }
+      bodies.push(...whileBody(v, s, a, top, bodyEnd, false));
       continue;
     }
     const inner: Level = { mask: a, stack: [{ uniform: false, alive: a }] };
@@ -140,6 +153,18 @@ function fusedLoop(views: Gen[], s: Loop): Ref[] {
   }
   let any = g.get(alive[0]);
   for (const a of alive.slice(1)) any = m.v128.or(any, g.get(a));
-  return [...enter, m.loop(repeat, m.block(null, [...bodies, m.br(repeat, m.v128.any_true(any))]))];
+  // Plain loops charge every view's fuel at the top of the repetition. Every view runs every
+  // repetition and every reps is 0 at the loop (the statements before it have no loops), so
+  // views[0].reps stands for all: one count and one test per repetition instead of one per view;
+  // the others get its value after the loop. Over the limit, the views' lanes are dropped in
+  // view order, before any body runs: only view 0's lane 0 traps at once, so the order of the
+  // records against the bodies changes nothing.
+  // A lane alive at a repetition was alive at every one before it (masks only lose lanes) and
+  // its count was 0 at the loop, so its count is reps. When no loop after this one reads the
+  // counts (`countsRead` false), they are not kept per repetition: the slow path, which reads
+  // only alive lanes' counts, sets them to reps first.
+  const head = gate ? [...charges, m.if(gate, m.block(null, slows))] : [];
+  const sync = gate ? views.slice(1).map((v) => g.set(v.reps, g.get(g.reps, i32))) : [];
+  return [...enter, m.loop(repeat, m.block(null, [...head, ...bodies, m.br(repeat, m.v128.any_true(any))])), ...sync];
 }
 

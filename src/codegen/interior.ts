@@ -63,21 +63,17 @@ export function interiorTest(g: Gen, interior: Interior): Ref {
   return m.i32.and(m.i32.ge_s(x0(), g.get(lo, i32)), m.i32.lt_s(x0(), g.get(hi, i32)));
 }
 
-function maxS(g: Gen, a: Ref, b: Ref): Ref {
+/** The larger (or, with `pick` = lt_s, the smaller) of two i32s, each evaluated once. */
+function pickS(g: Gen, a: Ref, b: Ref, pick: (x: Ref, y: Ref) => Ref): Ref {
   const ta = g.local(i32);
   const tb = g.local(i32);
   const m = g.m;
   return m.block(null, [g.set(ta, a), g.set(tb, b),
-    m.select(m.i32.gt_s(g.get(ta, i32), g.get(tb, i32)), g.get(ta, i32), g.get(tb, i32))], i32);
+    m.select(pick(g.get(ta, i32), g.get(tb, i32)), g.get(ta, i32), g.get(tb, i32))], i32);
 }
 
-function minS(g: Gen, a: Ref, b: Ref): Ref {
-  const ta = g.local(i32);
-  const tb = g.local(i32);
-  const m = g.m;
-  return m.block(null, [g.set(ta, a), g.set(tb, b),
-    m.select(m.i32.lt_s(g.get(ta, i32), g.get(tb, i32)), g.get(ta, i32), g.get(tb, i32))], i32);
-}
+const maxS = (g: Gen, a: Ref, b: Ref): Ref => pickS(g, a, b, (x, y) => g.m.i32.gt_s(x, y));
+const minS = (g: Gen, a: Ref, b: Ref): Ref => pickS(g, a, b, (x, y) => g.m.i32.lt_s(x, y));
 
 /** max(width_f - 3, 0): x0 + d loads 4 neighbours directly when it is in [0, this). */
 export function directLimit(g: Gen, f: number): number {

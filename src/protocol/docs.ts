@@ -23,7 +23,7 @@ export function renderProtocolDoc(): string {
     'with `--listen host:port` (default 127.0.0.1:7788; port 0 picks a free one and stderr says `listening on HOST:PORT`)',
     'the same lines are served over every TCP connection, and over WebSocket (one request per text message) by HTTP',
     'upgrade on the same port; `quit` ends only that connection. WebSocket upgrades from foreign browser origins are',
-    'refused. `entelechy-player SCENE --serve` serves the same doors beside its window: there `evaluate` answers with',
+    'refused unless `--allow-origin http://host:port` names them. `entelechy-player SCENE --serve` serves the same doors beside its window: there `evaluate` answers with',
     "the window's next frame and `read` returns the frame it shows (docs/player.md). `entelechy mcp SCENE` offers the",
     'operations as Model Context Protocol tools over stdio (docs/mcp.md). Clients: bridges/ (Python and Blender, a',
     'TypeScript host client, C, a web page). In process, `Session.request(line)` answers a line (see docs/architecture.md).',

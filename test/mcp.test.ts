@@ -5,7 +5,7 @@
 
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
@@ -19,18 +19,8 @@ import { OPERATIONS, OPERATION_NAMES } from '../src/protocol/operations.js';
 import { McpDoor } from '../src/mcp/server.js';
 import { tools, typeSchema } from '../src/mcp/schema.js';
 import { ROOT } from './helpers.js';
+import { copyExample } from './fixtures.js';
 
-const temps: string[] = [];
-t.teardown(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
-
-function copyExample(name: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `entelechy-mcp-${name}-`));
-  temps.push(dir);
-  cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
-  return dir;
-}
 
 type Result = CallToolResult & { structuredContent?: any };
 
@@ -106,7 +96,7 @@ function wrong(type: string): unknown {
 }
 
 t.test('in process: a wrong type is refused by the schema and by the tool, naming the same field', async (t) => {
-  const dir = copyExample('rings');
+  const dir = copyExample('rings', 'mcp');
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => session.close());
   const door = new McpDoor(session, { maxImagePixels: 100 });
@@ -142,7 +132,7 @@ t.test('in process: a wrong type is refused by the schema and by the tool, namin
 });
 
 t.test('in process: evaluate on a scene with a 3-D output says why there is no picture of it', async (t) => {
-  const dir = copyExample('castle');
+  const dir = copyExample('castle', 'mcp');
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => session.close());
   const door = new McpDoor(session);
@@ -177,7 +167,7 @@ function goodValue(type: string): unknown {
 // `entelechy mcp` spawned, driven by the SDK's client over stdio.
 
 t.test('entelechy mcp end to end with the SDK client', async (t) => {
-  const dir = copyExample('rings');
+  const dir = copyExample('rings', 'mcp');
   const scenePath = join(dir, 'scene.esn');
   const original = readFileSync(scenePath, 'utf8');
   const transport = new StdioClientTransport({
@@ -226,7 +216,7 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
   });
 
   // The plain protocol on another copy of the scene: what `read` answers there.
-  const plainDir = copyExample('rings');
+  const plainDir = copyExample('rings', 'mcp');
   const plain = await Session.open(join(plainDir, 'scene.esn'), { workers: 1 });
   t.teardown(() => plain.close());
   const plainPng = async (req: object) => {
@@ -348,7 +338,7 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
 });
 
 t.test('a scene that is not there yet: compose writes it; quit answers, then the server ends', async (t) => {
-  const dir = copyExample('rings');
+  const dir = copyExample('rings', 'mcp');
   const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', join(dir, 'new.esn'), '--workers', '1'], cwd: ROOT, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d) => (stderr += String(d)));

@@ -4,33 +4,19 @@
 // on a copy of an example folder in a temp dir: compose and sync write files.
 
 import t, { type Test } from 'tap';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { PNG } from 'pngjs';
 import { Session, type SessionOptions } from '../src/main/session.js';
 import { versionOf } from '../src/main/documents.js';
 import { OPERATION_NAMES } from '../src/protocol/operations.js';
-import { ROOT } from './helpers.js';
+import { copyExample } from './fixtures.js';
 
 type Answer = { id?: unknown; ok?: any; error?: any };
 
-const temps: string[] = [];
-t.teardown(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
-
-/** A copy of examples/NAME in a temp dir; returns the folder. */
-function copyExample(name: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `entelechy-protocol-${name}-`));
-  temps.push(dir);
-  cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
-  return dir;
-}
-
 async function open(name: string, options: SessionOptions = { workers: 1 }): Promise<{ s: Session; dir: string }> {
-  const dir = copyExample(name);
+  const dir = copyExample(name, 'protocol');
   const s = await Session.open(join(dir, 'scene.esn'), options);
   t.teardown(() => s.close());
   return { s, dir };
@@ -829,7 +815,7 @@ t.test('write needs field.write', async (t) => {
 });
 
 t.test('the pool: a frame split over workers, and a failed one naming its node', async (t) => {
-  const dir = copyExample('rings');
+  const dir = copyExample('rings', 'protocol');
   const scenePath = join(dir, 'scene.esn');
   writeFileSync(scenePath, readFileSync(scenePath, 'utf8').replace('size = 256 x 256;', 'size = 512 x 512;'));
   const s = await Session.open(scenePath, { workers: 2 });

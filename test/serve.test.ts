@@ -4,62 +4,12 @@
 
 import t from 'tap';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { ROOT } from './helpers.js';
-
-const temps: string[] = [];
-t.teardown(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
-
-function copyExample(name: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `entelechy-serve-${name}-`));
-  temps.push(dir);
-  cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
-  return dir;
-}
-
-/** Lines from a stream, awaited one at a time. */
-class Lines {
-  private buf = '';
-  private lines: string[] = [];
-  private waiters: ((line: string | undefined) => void)[] = [];
-  ended = false;
-  constructor(stream: NodeJS.ReadableStream) {
-    stream.on('data', (chunk: Buffer | string) => {
-      const parts = (this.buf + chunk.toString()).split('\n');
-      this.buf = parts.pop()!;
-      for (const line of parts) this.deliver(line);
-    });
-    stream.on('end', () => this.end());
-    stream.on('close', () => this.end());
-  }
-  private deliver(line: string | undefined) {
-    const w = this.waiters.shift();
-    if (w) w(line);
-    else if (line !== undefined) this.lines.push(line);
-  }
-  private end() {
-    if (this.ended) return;
-    this.ended = true;
-    while (this.waiters.length) this.deliver(undefined);
-  }
-  next(timeout = 90000): Promise<string | undefined> {
-    if (this.lines.length) return Promise.resolve(this.lines.shift());
-    if (this.ended) return Promise.resolve(undefined);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no line in time')), timeout);
-      this.waiters.push((line) => {
-        clearTimeout(timer);
-        resolve(line);
-      });
-    });
-  }
-}
+import { copyExample, Lines } from './fixtures.js';
 
 interface Server {
   child: ChildProcessWithoutNullStreams;
@@ -71,7 +21,7 @@ interface Server {
 
 /** Spawn `entelechy serve` on a copy of an example; resolves once it listens (when asked to). */
 async function startServer(name: string, listen = true): Promise<Server & { dir: string }> {
-  const dir = copyExample(name);
+  const dir = copyExample(name, 'serve');
   const args = [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--workers', '1', ...(listen ? ['--listen', '127.0.0.1:0'] : [])];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

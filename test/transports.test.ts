@@ -8,6 +8,7 @@ import net from 'node:net';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { WebSocket } from 'ws';
+import { Lines } from './fixtures.js';
 import {
   serveStdio,
   parseListen,
@@ -45,52 +46,6 @@ const echo: LineHandler = async (line, conn) => {
 };
 
 const echoed = (line: string, kind: string) => JSON.stringify({ echo: line, conn: kind });
-
-/** Reads lines from a stream. */
-class Lines {
-  private buf = '';
-  private lines: string[] = [];
-  private waiters: ((line: string | undefined) => void)[] = [];
-  ended = false;
-  constructor(stream: NodeJS.ReadableStream) {
-    stream.on('data', (chunk: Buffer | string) => {
-      const parts = chunk.toString().split('\n');
-      this.buf += parts[0];
-      for (let i = 1; i < parts.length; i++) {
-        const line = this.buf;
-        this.buf = parts[i]!;
-        const w = this.waiters.shift();
-        if (w) w(line);
-        else this.lines.push(line);
-      }
-    });
-    const end = () => {
-      this.ended = true;
-      for (const w of this.waiters.splice(0)) w(undefined);
-    };
-    stream.on('end', end);
-    stream.on('close', end);
-    stream.on('error', end);
-  }
-  /** The next line, or undefined when the stream ended first. */
-  next(timeout = 3000): Promise<string | undefined> {
-    const line = this.lines.shift();
-    if (line !== undefined) return Promise.resolve(line);
-    if (this.ended) return Promise.resolve(undefined);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('timed out waiting for a line')), timeout);
-      this.waiters.push((l) => {
-        clearTimeout(timer);
-        resolve(l);
-      });
-    });
-  }
-  async take(n: number): Promise<(string | undefined)[]> {
-    const out: (string | undefined)[] = [];
-    for (let i = 0; i < n; i++) out.push(await this.next());
-    return out;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // stdin

@@ -1,0 +1,69 @@
+// Fixtures the process-level tests share: temporary copies of the examples, and lines read from a
+// stream (a child's stdout, a socket) one at a time.
+
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from './helpers.js';
+
+const temps: string[] = [];
+process.once('exit', () => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+/** A copy of examples/NAME in a fresh temporary folder (removed when the test file ends); returns the folder. */
+export function copyExample(name: string, tag = 'test'): string {
+  const dir = mkdtempSync(join(tmpdir(), `entelechy-${tag}-${name}-`));
+  temps.push(dir);
+  cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
+  return dir;
+}
+
+/** Lines from a stream, awaited one at a time; `undefined` once the stream has ended. */
+export class Lines {
+  private buf = '';
+  private lines: string[] = [];
+  private waiters: ((line: string | undefined) => void)[] = [];
+  ended = false;
+  constructor(stream: NodeJS.ReadableStream) {
+    stream.on('data', (chunk: Buffer | string) => {
+      // Split only the new chunk: a long line arriving in many chunks is not scanned again each time.
+      const parts = chunk.toString().split('\n');
+      this.buf += parts[0];
+      for (let i = 1; i < parts.length; i++) {
+        this.deliver(this.buf);
+        this.buf = parts[i]!;
+      }
+    });
+    stream.on('end', () => this.end());
+    stream.on('close', () => this.end());
+    stream.on('error', () => this.end());
+  }
+  private deliver(line: string | undefined) {
+    const w = this.waiters.shift();
+    if (w) w(line);
+    else if (line !== undefined) this.lines.push(line);
+  }
+  private end() {
+    if (this.ended) return;
+    this.ended = true;
+    while (this.waiters.length) this.deliver(undefined);
+  }
+  /** The next line, or undefined when the stream ended first; rejects after `timeout` ms. */
+  next(timeout = 90000): Promise<string | undefined> {
+    if (this.lines.length) return Promise.resolve(this.lines.shift());
+    if (this.ended) return Promise.resolve(undefined);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no line in time')), timeout);
+      this.waiters.push((line) => {
+        clearTimeout(timer);
+        resolve(line);
+      });
+    });
+  }
+  async take(n: number): Promise<(string | undefined)[]> {
+    const out: (string | undefined)[] = [];
+    for (let i = 0; i < n; i++) out.push(await this.next());
+    return out;
+  }
+}

@@ -33,6 +33,7 @@ interface Shared {
   perRow: Hoisted[];
   memo: Map<string, number>;
   labels: number;
+  anchors: number;
 }
 
 export class Gen {
@@ -97,7 +98,7 @@ export class Gen {
     this.m = m;
     this.fn = fn;
     this.analysis = analysis;
-    this.shared = parent ? parent.shared : { vars: [], perCall: [], perRow: [], memo: new Map(), labels: 0 };
+    this.shared = parent ? parent.shared : { vars: [], perCall: [], perRow: [], memo: new Map(), labels: 0, anchors: 0 };
     this.vars = this.shared.vars;
     this.laneZeroTraps = laneZeroTraps;
     this.irLocal = fn.locals.map(() => this.local(binaryen.v128));
@@ -195,11 +196,26 @@ export class Gen {
   }
 
   callCode(): Ref[] {
-    return this.shared.perCall.map((h) => this.set(h.local, h.value));
+    return this.shared.perCall.flatMap((h) => [this.set(h.local, h.value), this.anchor(h.local, h.type)]);
   }
 
   rowCode(): Ref[] {
-    return this.shared.perRow.map((h) => this.set(h.local, h.value));
+    return this.shared.perRow.flatMap((h) => [this.set(h.local, h.value), this.anchor(h.local, h.type)]);
+  }
+
+  /**
+   * Keep a value computed outside a loop where it is computed. V8's optimiser places a pure
+   * computation next to its use and often does not take it back out of a loop (it does not when
+   * the loop has another exit, such as a trap), so a value hoisted by hand would be computed
+   * again at every repetition. Storing it to a global of its own (per instance, never read: an
+   * exported one, so binaryen keeps the store) is a use that stays where it is.
+   */
+  anchor(local: number, type: binaryen.Type): Ref {
+    const name = `anchor${this.shared.anchors++}`;
+    const zero = type === binaryen.v128 ? this.zero() : type === binaryen.f32 ? this.m.f32.const(0) : this.i32(0);
+    this.m.addGlobal(name, type, true, zero);
+    this.m.addGlobalExport(name, name);
+    return this.m.global.set(name, this.get(local, type));
   }
 
   // --- the argument block ---

@@ -16,7 +16,7 @@
 // element the interpreter traps at names the node.
 
 import binaryen from 'binaryen';
-import type { Stmt } from '../ir/ir.js';
+import type { Expr, Stmt } from '../ir/ir.js';
 import { containsLoop } from './analysis.js';
 import type { Gen, Ref } from './context.js';
 import { anyLane, fuel, fuelParts, list, trapCheck, whileBody, whileLevel, whileShape, type Level } from './control.js';
@@ -97,6 +97,7 @@ export function interleavedStep(g: Gen, k: number): Step | null {
   const stepCode: Ref[] = [
     ...starts.flat(),
     ...before.flat(),
+    ...views.flatMap((v) => invariants(v, body.slice(0, at), body[at] as Loop).map((l) => g.anchor(l, v128))),
     ...loop,
     ...after.flat(),
     ...views.map((v) => trapCheck(v)),
@@ -108,6 +109,36 @@ export function interleavedStep(g: Gen, k: number): Step | null {
     loop: [m.if(m.i32.lt_s(g.get(g.x0, i32), g.get(limit, i32)), m.loop(label, m.block(null, stepCode)))],
     perCall: views.flatMap((v) => v.trapStart()),
   };
+}
+
+/** The WASM locals of a view that the statements before the loop set and the loop only reads. */
+function invariants(v: Gen, before: Stmt[], loop: Loop): number[] {
+  const set = new Set<number>();
+  const read = new Set<number>();
+  const written = new Set<number>();
+  visitLocals(before, (i, w) => w && set.add(i));
+  visitLocals(loop.body, (i, w) => (w ? written : read).add(i));
+  return [...set].filter((i) => read.has(i) && !written.has(i)).map((i) => v.irLocal[i]);
+}
+
+/** Calls `visit(i, written)` for every read and write of an IR local in `stmts`. */
+function visitLocals(stmts: Stmt[], visit: (i: number, written: boolean) => void): void {
+  const expr = (e: Expr): void => {
+    if (e.k === 'local') visit(e.i, false);
+    else if (e.k === 'op') e.args.forEach(expr);
+    else if (e.k === 'select') [e.c, e.a, e.b].forEach(expr);
+    else if (e.k === 'load') e.at?.coords.forEach(expr);
+  };
+  for (const s of stmts) {
+    if (s.k === 'set') {
+      expr(s.e);
+      visit(s.local, true);
+    } else if (s.k === 'if') {
+      expr(s.c);
+      visitLocals(s.then, visit);
+      visitLocals(s.else, visit);
+    } else if (s.k === 'block' || s.k === 'loop') visitLocals(s.body, visit);
+  }
 }
 
 /**
@@ -163,8 +194,18 @@ function fusedLoop(views: Gen[], s: Loop, countsRead: boolean): Ref[] {
   // its count was 0 at the loop, so its count is reps. When no loop after this one reads the
   // counts (`countsRead` false), they are not kept per repetition: the slow path, which reads
   // only alive lanes' counts, sets them to reps first.
-  const head = gate ? [...charges, m.if(gate, m.block(null, slows))] : [];
-  const sync = gate ? views.slice(1).map((v) => g.set(v.reps, g.get(g.reps, i32))) : [];
-  return [...enter, m.loop(repeat, m.block(null, [...head, ...bodies, m.br(repeat, m.v128.any_true(any))])), ...sync];
+  // So over the limit every lane still alive is out of fuel: the slow path drops them all and the
+  // loop would end. It runs after the loop, which the repetition leaves for it: inside, it would
+  // be a join in every repetition where V8 reloads the values it spilled around the slow path.
+  const loop = (head: Ref[]) => m.loop(repeat, m.block(null, [...head, ...bodies, m.br(repeat, m.v128.any_true(any))]));
+  if (!gate) return [...enter, loop([])];
+  const done = g.label('done');
+  const outOfFuel = g.label('fuel');
+  const sync = views.slice(1).map((v) => g.set(v.reps, g.get(g.reps, i32)));
+  return [
+    ...enter,
+    m.block(done, [m.block(outOfFuel, [loop([...charges, m.br(outOfFuel, gate)]), m.br(done)]), ...slows]),
+    ...sync,
+  ];
 }
 

@@ -1,6 +1,7 @@
 // The field allocator: reuse after free, no growth across many scene changes, a clear limit.
 
 import t from 'tap';
+import { fieldLayout } from '../src/codegen/layout.js';
 import { FieldMemory } from '../src/main/memory.js';
 
 t.test('freed space is reused and coalesced', async (t) => {
@@ -43,4 +44,18 @@ t.test('the memory grows on demand and refuses past its limit', async (t) => {
   t.throws(() => m.alloc(1e12, 'an absurd field'), /more than the memory limit/);
   m.release(big);
   t.ok(m.alloc(40 << 20) > 0, 'freed space is usable again');
+});
+
+t.test('field layouts keep a stencil\'s rows and planes out of each other\'s cache sets', async (t) => {
+  // Addresses a multiple of 4 KiB apart share a cache set: rows 1 KiB-multiple long and planes
+  // ending on a 4 KiB boundary made a 5 x 5 blur over 4 planes evict its own rows.
+  for (const [width, height] of [[4096, 4096], [1024, 1024], [1000, 300], [256, 256], [4096, 1]] as const) {
+    const { stride, planeBytes, bytes } = fieldLayout({ width, height, depth: 1 }, 4);
+    t.ok(stride >= width && stride % 4 === 0, `${width}x${height}: stride ${stride} holds a row in whole vectors`);
+    if (height > 1) t.not((stride * 4) % 1024, 0, `${width}x${height}: rows are not a multiple of 1 KiB apart`);
+    t.ok(planeBytes >= stride * height * 4 && planeBytes % 16 === 0, `${width}x${height}: planes hold their rows, 16-byte aligned`);
+    if (planeBytes >= 4096) t.equal(planeBytes % 4096, 1088, `${width}x${height}: planes are skewed against 4 KiB`);
+    t.equal(bytes, 4 * planeBytes);
+  }
+  t.same(fieldLayout({ width: 3, height: 1, depth: 1 }, 1), { stride: 4, planeBytes: 16, bytes: 16 }, 'small fields are not padded');
 });

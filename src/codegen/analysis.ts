@@ -270,3 +270,23 @@ export function escapingBreaks(s: Stmt, out: number[] = [], inner = 0): number[]
   }
   return out;
 }
+
+/** Calls `visit(i, written)` for every read and write of an IR local in `stmts`. */
+export function visitLocals(stmts: Stmt[], visit: (i: number, written: boolean) => void): void {
+  const expr = (e: Expr): void => {
+    if (e.k === 'local') visit(e.i, false);
+    else if (e.k === 'op') e.args.forEach(expr);
+    else if (e.k === 'select') [e.c, e.a, e.b].forEach(expr);
+    else if (e.k === 'load') e.at?.coords.forEach(expr);
+  };
+  for (const s of stmts) {
+    if (s.k === 'set') {
+      expr(s.e);
+      visit(s.local, true);
+    } else if (s.k === 'if') {
+      expr(s.c);
+      visitLocals(s.then, visit);
+      visitLocals(s.else, visit);
+    } else if (s.k === 'block' || s.k === 'loop') visitLocals(s.body, visit);
+  }
+}

@@ -25,9 +25,10 @@
 import binaryen from 'binaryen';
 import { ARGS, type Expr, type Stmt } from '../ir/ir.js';
 import { fuelLimit } from '../ir/interp.js';
-import { containsLoop, escapingBreaks } from './analysis.js';
+import { containsLoop, visitLocals, escapingBreaks } from './analysis.js';
 import { P_ARGS, type Gen, type Ref } from './context.js';
 import { lane, scalarCondition, scalarI32, vector } from './lanes.js';
+import { gathers } from './interior.js';
 import { constValue, countedLoop, fixedCharge, withinBudget, withValue, type Counted } from './unroll.js';
 
 const v128 = binaryen.v128;
@@ -376,10 +377,16 @@ function unrolledLoop(g: Gen, c: Counted, s: Loop, prev: SetStmt, lvl: Level): R
   g.unrolling++;
   try {
     const middleLoops = c.middle.some(containsLoop);
+    // V8 issues a basic block's loads in order and its pure arithmetic as late as it can: a
+    // stencil's sums would wait for all its loads, held in spilled registers (100 in a 5 x 5 blur
+    // of 4 planes). Anchoring the values each innermost copy writes makes each copy finish its
+    // additions before the next copy's loads (the blur ran 11 % faster).
+    const anchored = !middleLoops && gathers(c.middle) ? writtenLocals(c.middle, c.v) : [];
     for (let k = 0; k < c.values.length; k++) {
       if (perRepetition) code.push(...fuel(g, s.node, lvl, out, 1));
       if (k === c.values.length - 1) break; // the last repetition only exits
       code.push(m.block(null, withValue(g, c.v, c.values[k], () => list(g, c.middle, lvl))));
+      code.push(...anchored.map((i) => g.anchor(g.irLocal[i], binaryen.v128)));
       // Inner loops may have stopped lanes (fuel): stop when none is left.
       if (middleLoops) code.push(m.br(out, m.i32.eqz(anyLane(g, lvl.mask))));
     }
@@ -390,6 +397,13 @@ function unrolledLoop(g: Gen, c: Counted, s: Loop, prev: SetStmt, lvl: Level): R
   const last = c.values[c.values.length - 1];
   const final: Expr = { k: 'const', t: 'i32', v: last };
   return [m.block(out, code), ...setLocal(g, lvl, c.v, final, g.analysis.blends(prev)), ...restore(g, lvl)];
+}
+
+/** The IR locals `stmts` set, other than `except`. */
+function writtenLocals(stmts: Stmt[], except: number): number[] {
+  const written = new Set<number>();
+  visitLocals(stmts, (i, write) => write && i !== except && written.add(i));
+  return [...written];
 }
 
 /**

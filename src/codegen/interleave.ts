@@ -16,8 +16,8 @@
 // element the interpreter traps at names the node.
 
 import binaryen from 'binaryen';
-import type { Expr, Stmt } from '../ir/ir.js';
-import { containsLoop } from './analysis.js';
+import type { Stmt } from '../ir/ir.js';
+import { containsLoop, visitLocals } from './analysis.js';
 import type { Gen, Ref } from './context.js';
 import { anyLane, fuel, fuelParts, list, trapCheck, whileBody, whileLevel, whileShape, type Level } from './control.js';
 import { storeCode } from './fields.js';
@@ -119,26 +119,6 @@ function invariants(v: Gen, before: Stmt[], loop: Loop): number[] {
   visitLocals(before, (i, w) => w && set.add(i));
   visitLocals(loop.body, (i, w) => (w ? written : read).add(i));
   return [...set].filter((i) => read.has(i) && !written.has(i)).map((i) => v.irLocal[i]);
-}
-
-/** Calls `visit(i, written)` for every read and write of an IR local in `stmts`. */
-function visitLocals(stmts: Stmt[], visit: (i: number, written: boolean) => void): void {
-  const expr = (e: Expr): void => {
-    if (e.k === 'local') visit(e.i, false);
-    else if (e.k === 'op') e.args.forEach(expr);
-    else if (e.k === 'select') [e.c, e.a, e.b].forEach(expr);
-    else if (e.k === 'load') e.at?.coords.forEach(expr);
-  };
-  for (const s of stmts) {
-    if (s.k === 'set') {
-      expr(s.e);
-      visit(s.local, true);
-    } else if (s.k === 'if') {
-      expr(s.c);
-      visitLocals(s.then, visit);
-      visitLocals(s.else, visit);
-    } else if (s.k === 'block' || s.k === 'loop') visitLocals(s.body, visit);
-  }
 }
 
 /**

@@ -21,10 +21,29 @@ export interface FieldPlacement extends Extents {
   planeBytes: number;
 }
 
-/** The padded layout of a field with `comps` components: stride, plane bytes, total bytes. */
+/**
+ * Addresses a multiple of this apart share an L1 cache set (and look alike to the load/store
+ * disambiguation) on x86-64 and most ARM cores.
+ */
+const ALIAS_BYTES = 4096;
+/** Where a plane ends relative to that period: planes, and fields after them, start this far apart. */
+const PLANE_SKEW = 1088;
+
+/**
+ * The padded layout of a field with `comps` components: stride, plane bytes, total bytes.
+ *
+ * Rows and planes are padded so that the rows a stencil reads at once do not alias: with rows
+ * 16 KiB apart and planes 64 MiB apart, the 20 rows of a 5 x 5 blur over 4 planes all fell in
+ * one cache set and evicted each other (the blur ran at half speed; see docs/architecture.md).
+ * Rows a multiple of 1 KiB long get 64 bytes more; planes of 4 KiB or more end PLANE_SKEW past a
+ * multiple of 4 KiB.
+ */
 export function fieldLayout(e: Extents, comps: number): { stride: number; planeBytes: number; bytes: number } {
-  const stride = Math.ceil(Math.max(e.width, 1) / 4) * 4;
-  const planeBytes = stride * Math.max(e.height, 1) * Math.max(e.depth, 1) * 4;
+  let stride = Math.ceil(Math.max(e.width, 1) / 4) * 4;
+  const rows = Math.max(e.height, 1) * Math.max(e.depth, 1);
+  if (rows > 1 && (stride * 4) % 1024 === 0) stride += 16;
+  let planeBytes = stride * rows * 4;
+  if (planeBytes >= ALIAS_BYTES) planeBytes += (PLANE_SKEW - (planeBytes % ALIAS_BYTES) + ALIAS_BYTES) % ALIAS_BYTES;
   return { stride, planeBytes, bytes: planeBytes * Math.max(comps, 1) };
 }
 

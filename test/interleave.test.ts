@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap';
 import type { IrFunction } from '../src/ir/ir.js';
 import { agree as agreeWith, difference, runWith, type Extents } from './compare.js';
-import { X, Y, brk, f32, field, fn, i32, iff, load, local, loop, op, randomCase, set, type RandomCase } from './ir-gen.js';
+import { X, Y, brk, extent, f32, field, fn, i32, iff, load, local, loop, op, randomCase, select, set, type RandomCase } from './ir-gen.js';
 
 const FACTORS = { '2 vectors per step': { interleave: 2 }, '3 vectors per step': { interleave: 3 }, '4 vectors per step': { interleave: 4 } };
 const agree = (tt: Test, name: string, c: RandomCase) => agreeWith(tt, name, c, FACTORS);
@@ -182,5 +182,29 @@ t.test('random functions at wider domains, 2 and 3 vectors per step', (tt) => {
     }
   }
   tt.equal(failures, 0, `${checked} random functions with a top-level loop`);
+  tt.end();
+});
+
+t.test('straight-line pointwise bodies: vectors side by side, statement by statement', (tt) => {
+  // A rings-like chain (divide, square root, sine-free polynomial) with a varying if and a
+  // select, reading a pointwise input: every factor, every width, the columns left over.
+  const px = op('f32.sub', op('f32.div', op('f32.add', op('i32.to_f32', X), f32(0.5)), op('i32.to_f32', extent(0))), f32(0.5));
+  const f = fn({
+    nodes: ['rings'],
+    locals: ['f32', 'f32', 'f32'],
+    fields: [field('in', 'read', 2, ['f32']), field('out', 'write', 2, ['f32', 'f32', 'f32'])],
+    body: [
+      set(0, op('f32.sqrt', op('f32.add', op('f32.mul', px, px), op('f32.mul', load(0, 0, 'f32'), f32(0.25))))),
+      set(1, op('f32.add', op('f32.mul', op('f32.mul', local(0, 'f32'), local(0, 'f32')), f32(-0.1666)), f32(1))),
+      iff(op('f32.gt', local(1, 'f32'), f32(0.99)), [set(1, op('f32.neg', local(1, 'f32')))]),
+      set(2, select(op('i32.eq', op('i32.rem', X, i32(3)), i32(0)), local(0, 'f32'), local(1, 'f32'))),
+    ],
+    stores: [{ field: 1, comp: 0, local: 0 }, { field: 1, comp: 1, local: 2 }, { field: 1, comp: 2, local: 1 }],
+  });
+  const variants = { ...FACTORS, '6 vectors per step (the default)': {}, 'one vector': { interleave: 1 } };
+  for (const w of [...WIDTHS, 24, 25, 47, 48, 49]) {
+    const d = domain(w, 3);
+    agreeWith(tt, `width ${w}`, { fn: f, domain: d, extents: [d, d], uniforms: [] }, variants);
+  }
   tt.end();
 });

@@ -1,4 +1,5 @@
-// Interleaved vectors for latency-bound loops (P4, Mandelbrot-like kernels).
+// Interleaved vectors for latency-bound code: data-dependent loops (P4, Mandelbrot-like kernels)
+// and short straight-line pointwise bodies (P1's rings: a divide, a square root, a polynomial).
 //
 // A data-dependent loop on one vector is one dependency chain: each repetition waits for the
 // previous one's multiplies and adds, and the core idles most of the time. When the body's top
@@ -9,6 +10,10 @@
 // (each vector's lanes leave as they would alone). The statements before the loop run per
 // vector, in order; those after it per vector that has a lane left, as `list` does. Columns left
 // over (fewer than K vectors' worth before the row's end) take the one-vector loop.
+//
+// A straight-line body (no loops, no gathers) is all "before": the K vectors' statements are
+// emitted side by side, statement i of each vector, then statement i + 1, so that the out-of-order
+// core sees K independent chains within its window.
 //
 // Fuel and traps stay exact: each vector counts its own lanes' repetitions; only the first
 // vector's lane 0 (the lowest element of the step) traps at once, the other lanes are recorded
@@ -21,7 +26,8 @@ import { containsLoop, visitLocals } from './analysis.js';
 import type { Gen, Ref } from './context.js';
 import { anyLane, fuel, fuelParts, list, trapCheck, whileBody, whileLevel, whileShape, type Level } from './control.js';
 import { storeCode } from './fields.js';
-import { countedLoop, withinBudget } from './unroll.js';
+import { gathers } from './interior.js';
+import { countedLoop, expandedSize, withinBudget } from './unroll.js';
 
 type Loop = Extract<Stmt, { k: 'loop' }>;
 
@@ -30,6 +36,14 @@ const v128 = binaryen.v128;
 
 /** Vectors per step when the body has a loop to interleave (4 measured best on P4, see docs). */
 const DEFAULT_FACTOR = 4;
+/**
+ * Vectors per step for a straight-line pointwise body (6 measured best on P1, 1.25x over one).
+ * Such a body is one long dependency chain per vector (divide, square root, a polynomial): side
+ * by side, statement by statement, the chains overlap.
+ */
+const POINTWISE_FACTOR = 6;
+/** Straight-line bodies larger than this (IR nodes) take one vector per step. */
+const POINTWISE_MAX_SIZE = 400;
 
 /** The index in the body's top level of the loop to interleave, or -1. */
 function fusableLoop(g: Gen): number {
@@ -53,7 +67,13 @@ function fusableLoop(g: Gen): number {
 
 /** Vectors per step for this function: 1 when it has no loop to interleave. */
 export function interleaveFactor(g: Gen): number {
-  return fusableLoop(g) >= 0 ? DEFAULT_FACTOR : 1;
+  if (fusableLoop(g) >= 0) return DEFAULT_FACTOR;
+  return straightLine(g) ? POINTWISE_FACTOR : 1;
+}
+
+/** No loops, no gathers and small: a pointwise chain, latency-bound per vector. */
+export function straightLine(g: Gen): boolean {
+  return !g.analysis.hasLoops && !gathers(g.fn.body) && expandedSize(g, g.fn.body) <= POINTWISE_MAX_SIZE;
 }
 
 export interface Step {
@@ -65,7 +85,8 @@ export interface Step {
 
 /** The loop over columns taking `k` vectors per step, or null when the body has no loop to fuse. */
 export function interleavedStep(g: Gen, k: number): Step | null {
-  const at = fusableLoop(g);
+  let at = fusableLoop(g);
+  if (at < 0 && straightLine(g)) at = g.fn.body.length;
   if (at < 0) return null;
   const m = g.m;
   const body = g.fn.body;
@@ -75,7 +96,7 @@ export function interleavedStep(g: Gen, k: number): Step | null {
   // Compile every part first: the starts depend on what the bodies used.
   const before = views.map((v) => list(v, body.slice(0, at), top(v)));
   const rest = body.slice(at + 1);
-  const loop = fusedLoop(views, body[at] as Loop, rest.some(containsLoop));
+  const loop = at < body.length ? fusedLoop(views, body[at] as Loop, rest.some(containsLoop)) : [];
   const after = views.map((v) => {
     const code = list(v, rest, top(v));
     return code.length ? [m.if(anyLane(v, v.top), m.block(null, code))] : [];
@@ -96,8 +117,8 @@ export function interleavedStep(g: Gen, k: number): Step | null {
   const label = g.label('step');
   const stepCode: Ref[] = [
     ...starts.flat(),
-    ...before.flat(),
-    ...views.flatMap((v) => invariants(v, body.slice(0, at), body[at] as Loop).map((l) => g.anchor(l, v128))),
+    ...interleaveLists(before),
+    ...(at < body.length ? views.flatMap((v) => invariants(v, body.slice(0, at), body[at] as Loop).map((l) => g.anchor(l, v128))) : []),
     ...loop,
     ...after.flat(),
     ...views.map((v) => trapCheck(v)),
@@ -109,6 +130,14 @@ export function interleavedStep(g: Gen, k: number): Step | null {
     loop: [m.if(m.i32.lt_s(g.get(g.x0, i32), g.get(limit, i32)), m.loop(label, m.block(null, stepCode)))],
     perCall: views.flatMap((v) => v.trapStart()),
   };
+}
+
+/** Statement i of every list, then statement i + 1 of every list, ...: the chains side by side. */
+function interleaveLists(lists: Ref[][]): Ref[] {
+  const out: Ref[] = [];
+  const longest = Math.max(0, ...lists.map((l) => l.length));
+  for (let i = 0; i < longest; i++) for (const l of lists) if (i < l.length) out.push(l[i]);
+  return out;
 }
 
 /** The WASM locals of a view that the statements before the loop set and the loop only reads. */

@@ -6,7 +6,7 @@
 import t from 'tap';
 import type { Expr } from '../src/ir/ir.js';
 import { agree, type Extents } from './compare.js';
-import { X, Y, f32, field, fn, gather, i32, op, set, uniform } from './ir-gen.js';
+import { X, Y, f32, field, fn, gather, i32, iff, op, set, uniform } from './ir-gen.js';
 
 const DEFAULT = { 'compiled': {} };
 const WIDTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 21, 33];
@@ -62,5 +62,28 @@ t.test('offsets that are not constants keep their edge test', (tt) => {
     for (const w of [7, 16, 21]) {
       agree(tt, `u = ${u}, width ${w}`, { fn: f, domain: ext(w, 2), extents: [ext(w, 2), ext(w, 2)], uniforms: [u] }, DEFAULT);
     }
+  tt.end();
+});
+
+t.test('aligned blocks: far offsets, and rows first gathered inside a branch', (tt) => {
+  // Gathers read aligned 4-element blocks shared within a vector (interior.ts: alignedTap). A
+  // block first loaded inside a branch that some vectors skip must be loaded again after it:
+  // x % 8 < 4 holds for every lane of a vector or for none.
+  const at = (d: number, dy = 0) => gather(0, 0, 'f32', 'clamp', op('i32.add', X, i32(d)), op('i32.add', Y, i32(dy)));
+  const f = fn({
+    locals: ['f32', 'f32', 'f32'],
+    fields: [field('src', 'read', 2, ['f32']), field('out', 'write', 2, ['f32', 'f32', 'f32'])],
+    body: [
+      set(0, op('f32.add', at(-9), at(8))),
+      iff(op('i32.lt', op('i32.rem', X, i32(8)), i32(4)),
+        [set(1, op('f32.add', op('f32.add', at(5, 1), at(-4, 1)), at(3)))],
+        [set(1, op('f32.mul', at(-1, -1), f32(2)))]),
+      set(2, op('f32.add', op('f32.add', op('f32.add', at(6, 1), at(-3, 1)), at(2)), op('f32.add', at(-2, -1), at(0, -1)))),
+    ],
+    stores: [{ field: 1, comp: 0, local: 0 }, { field: 1, comp: 1, local: 1 }, { field: 1, comp: 2, local: 2 }],
+  });
+  for (const w of [...WIDTHS, 40, 41, 44, 64]) {
+    agree(tt, `width ${w}`, { fn: f, domain: ext(w, 4), extents: [ext(w, 4), ext(w, 4)], uniforms: [] }, DEFAULT);
+  }
   tt.end();
 });

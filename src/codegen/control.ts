@@ -28,7 +28,7 @@ import { fuelLimit } from '../ir/interp.js';
 import { containsLoop, visitLocals, escapingBreaks } from './analysis.js';
 import { P_ARGS, type Gen, type Ref } from './context.js';
 import { lane, scalarCondition, scalarI32, vector } from './lanes.js';
-import { gathers } from './interior.js';
+import { gathers, scoped } from './interior.js';
 import { constValue, countedLoop, fixedCharge, withinBudget, withValue, type Counted } from './unroll.js';
 
 const v128 = binaryen.v128;
@@ -69,19 +69,21 @@ export function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
       out.push(...breakCode(g, s.depth, lvl));
       return out; // the rest of the list is unreachable
     }
+    // Anything but a set may hold code that does not run (interior.ts: `scoped`). The copies of
+    // an unrolled loop run in order, so they share the aligned blocks they load.
     if (s.k === 'loop') {
       const prev = stmts[i - 1];
       const counted = countedLoop(g, prev, s);
       if (counted && (g.unrolling > 0 || withinBudget(g, prev, s))) {
-        out.push(...unrolledLoop(g, counted, s, prev as SetStmt, lvl));
+        out.push(...scoped(g, () => unrolledLoop(g, counted, s, prev as SetStmt, lvl)));
       } else {
-        out.push(...statement(g, s, lvl));
+        out.push(...scoped(g, () => statement(g, s, lvl)));
       }
     } else {
-      out.push(...statement(g, s, lvl));
+      out.push(...(s.k === 'set' ? statement(g, s, lvl) : scoped(g, () => statement(g, s, lvl))));
     }
     if (i < stmts.length - 1 && losesLanes(s, lvl)) {
-      const rest = list(g, stmts.slice(i + 1), lvl);
+      const rest = scoped(g, () => list(g, stmts.slice(i + 1), lvl));
       out.push(g.m.if(anyLane(g, lvl.mask), g.m.block(null, rest)));
       return out;
     }

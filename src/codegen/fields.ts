@@ -5,7 +5,7 @@
 import binaryen from 'binaryen';
 import type { Expr, Scalar } from '../ir/ir.js';
 import type { Gen, Ref } from './context.js';
-import { directLimit } from './interior.js';
+import { alignedTap, directLimit } from './interior.js';
 import { lane, scalarI32, vector } from './lanes.js';
 import { constValue } from './unroll.js';
 
@@ -168,7 +168,7 @@ function xPlusUniform(g: Gen, e: Expr): { d: Expr | null; negate: boolean } | nu
  * The byte address of the start of the gathered row: the plane plus the clamped/wrapped uniform
  * coordinates of axes `from`.. times their steps. Hoisted per row when the coordinates allow.
  */
-function uniformRowBase(g: Gen, e: Load, from: number, pre: Ref[]): Ref {
+function uniformRowBase(g: Gen, e: Load, from: number, pre: Ref[]): { ref: Ref; local?: number } {
   const m = g.m;
   const at = e.at!;
   const build = (into: Ref[]): Ref => {
@@ -186,13 +186,14 @@ function uniformRowBase(g: Gen, e: Load, from: number, pre: Ref[]): Ref {
   const coords = at.coords.slice(from);
   if (coords.every((c) => rowInvariant(g, c))) {
     const key = `gather${e.field}.${e.comp}.${at.mode}.${from}:${exprKey(g, coords)}`;
-    return g.get(g.rowValue(key, i32, () => {
+    const local = g.rowValue(key, i32, () => {
       const into: Ref[] = [];
       const value = build(into);
       return into.length ? m.block(null, [...into, value], i32) : value;
-    }), i32);
+    });
+    return { ref: g.get(local, i32), local };
   }
-  return build(pre);
+  return { ref: build(pre) };
 }
 
 function gather(g: Gen, e: Load, pre: Ref[]): Ref {
@@ -203,13 +204,20 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
 
   // All coordinates uniform: one scalar load for the 4 lanes.
   if (uniform.every((u) => u)) {
-    return m.v128.load32_splat(0, 4, uniformRowBase(g, e, 0, pre));
+    return m.v128.load32_splat(0, 4, uniformRowBase(g, e, 0, pre).ref);
   }
 
   // Fast path: x + uniform along x, the other axes uniform.
   const fast = xPlusUniform(g, at.coords[0]);
   if (fast && uniform.slice(1).every((u) => u)) {
-    const rowBase = g.temp(i32, uniformRowBase(g, e, 1, pre), pre);
+    const base = uniformRowBase(g, e, 1, pre);
+    const offset = fast.d ? constValue(g, fast.d) : 0;
+    const d = offset === undefined ? undefined : fast.negate ? -offset : offset;
+    // The interior version (interior.ts) runs only where the gather needs no test.
+    if (g.interior && d !== undefined && base.local !== undefined && g.interior.note(f, d)) {
+      return alignedTap(g, base.local, d, pre);
+    }
+    const rowBase = g.temp(i32, base.ref, pre);
     let sxValue: Ref = g.get(g.x0, i32);
     if (fast.d) {
       const d = scalarI32(g, fast.d, pre);
@@ -219,9 +227,7 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
     // x0 + d .. x0 + d + 3 all inside [0, width - 1]: sx <u max(width - 3, 0).
     const limit = directLimit(g, f);
     const direct = m.v128.load(0, 4, m.i32.add(g.get(rowBase, i32), m.i32.shl(g.get(sx, i32), g.i32(2))));
-    // The interior version of the vector (interior.ts) runs only where this test holds.
-    const offset = fast.d ? constValue(g, fast.d) : 0;
-    if (g.interior && offset !== undefined && g.interior.note(f, fast.negate ? -offset : offset)) return direct;
+    if (g.interior && d !== undefined && g.interior.note(f, d)) return direct;
     // The edge case is inline: as a call it made V8 spill the loop's vectors (life ran 1.6x slower).
     const slow: Ref[] = [];
     const xs = m.i32x4.add(m.i32x4.splat(g.get(sx, i32)), g.lanesI32(0, 1, 2, 3));

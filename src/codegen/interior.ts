@@ -23,6 +23,12 @@ const MAX_OFFSET = 1 << 20;
 export class Interior {
   /** Per field: the range of the constant x offsets of its direct gathers. */
   readonly offsets = new Map<number, { lo: number; hi: number }>();
+  /**
+   * Aligned 4-element blocks of gathered rows loaded so far in this vector, by row base local
+   * and block: each gather at x0 + d is a shuffle of the two blocks around it (alignedTap).
+   * Only blocks loaded where every later reader runs count (see `scoped`).
+   */
+  blocks = new Map<string, number>();
 
   /** Can a gather of field f at x0 + d skip its test? Notes d when it can. */
   note(f: number, d: number): boolean {
@@ -82,6 +88,50 @@ export function directLimit(g: Gen, f: number): number {
     const widthLess3 = () => m.i32.sub(g.get(g.fieldExtent(f, 0), i32), g.i32(3));
     return m.select(m.i32.gt_s(widthLess3(), g.i32(0)), widthLess3(), g.i32(0));
   });
+}
+
+/**
+ * Compile `f` as a region that may not run (a branch, a loop body, a block left by a break):
+ * blocks loaded before it are reused inside, blocks it loads are forgotten after it.
+ */
+export function scoped<T>(g: Gen, f: () => T): T {
+  const interior = g.interior;
+  if (!interior) return f();
+  const outer = interior.blocks;
+  interior.blocks = new Map(outer);
+  try {
+    return f();
+  } finally {
+    interior.blocks = outer;
+  }
+}
+
+/**
+ * The gather at x0 + d of the row starting at byte address `rowBase` (an i32 local computed
+ * per row), in the interior version: elements x0 + d .. x0 + d + 3 out of the aligned blocks at
+ * x0 + 4k and x0 + 4k + 4 (k = floor(d / 4)), each loaded once per vector. A 5 x 5 blur loads
+ * 3 blocks per row and plane instead of 5 unaligned vectors: loads, not additions, bound it.
+ * In the interior the blocks lie inside the padded row: x0 is a multiple of 4, so x0 + d >= 0
+ * puts x0 + 4k >= 0, and the block holding x0 + d + 3 < width ends within the stride.
+ */
+export function alignedTap(g: Gen, rowBase: number, d: number, pre: Ref[]): Ref {
+  const m = g.m;
+  const blocks = g.interior!.blocks;
+  const k = Math.floor(d / 4);
+  const block = (j: number): Ref => {
+    const key = `${rowBase}:${j}`;
+    let local = blocks.get(key);
+    if (local === undefined) {
+      const at = m.i32.add(m.i32.add(g.get(rowBase, i32), m.i32.shl(g.get(g.x0, i32), g.i32(2))), g.i32(16 * j));
+      local = g.temp(binaryen.v128, m.v128.load(0, 16, at), pre);
+      blocks.set(key, local);
+    }
+    return g.get(local);
+  };
+  const r = d - 4 * k;
+  if (r === 0) return block(k);
+  const bytes = Array.from({ length: 16 }, (_, i) => 4 * r + i);
+  return m.i8x16.shuffle(block(k), block(k + 1), bytes);
 }
 
 /** Does the body gather (so that an interior version may pay for compiling the body twice)? */

@@ -17,7 +17,7 @@ import { Gen, P_R0, P_R1, type Ref } from './context.js';
 import { compileBody, trapCheck } from './control.js';
 import { storeCode } from './fields.js';
 import { interleaveFactor, interleavedStep, straightLine } from './interleave.js';
-import { Interior, gathers, interiorTest } from './interior.js';
+import { Interior, gathers, interiorTest, offsetSpans } from './interior.js';
 import { finishModule, newModule } from './module.js';
 
 const i32 = binaryen.i32;
@@ -62,7 +62,7 @@ function buildRun(g: Gen, interleave: number): void {
   const inner = step || !gathers(g.fn.body) ? null : g.view({ samePosition: true });
   let vectorBody = general;
   if (inner) {
-    inner.interior = new Interior();
+    inner.interior = new Interior(offsetSpans(g, g.fn.body));
     const code = vectorCode(inner);
     if (inner.interior.used) {
       vectorBody = [m.if(interiorTest(g, inner.interior), m.block(null, code), m.block(null, general))];

@@ -214,7 +214,7 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
     const offset = fast.d ? constValue(g, fast.d) : 0;
     const d = offset === undefined ? undefined : fast.negate ? -offset : offset;
     // The interior version (interior.ts) runs only where the gather needs no test.
-    if (g.interior && d !== undefined && base.local !== undefined && g.interior.note(f, d)) {
+    if (g.interior?.alignedBlocks(f) && d !== undefined && base.local !== undefined && g.interior.note(f, d)) {
       return alignedTap(g, base.local, d, pre);
     }
     const rowBase = g.temp(i32, base.ref, pre);

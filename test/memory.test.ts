@@ -2,6 +2,7 @@
 
 import t from 'tap';
 import { fieldLayout } from '../src/codegen/layout.js';
+import { allocField, packField, unpackField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
 
 t.test('freed space is reused and coalesced', async (t) => {
@@ -58,4 +59,33 @@ t.test('field layouts keep a stencil\'s rows and planes out of each other\'s cac
     t.equal(bytes, 4 * planeBytes);
   }
   t.same(fieldLayout({ width: 3, height: 1, depth: 1 }, 1), { stride: 4, planeBytes: 16, bytes: 16 }, 'small fields are not padded');
+});
+
+t.test('packField and unpackField: elements without padding, back from any row layout', async (t) => {
+  const memory = new FieldMemory();
+  const f = allocField(memory, [1025, 3], ['f32', 'i32'], 'a field'); // rows padded, planes skewed
+  t.ok(f.stride > f.width && f.planeBytes > f.stride * f.height * 4, 'the layout pads');
+  const value = (c: number, x: number, y: number) => c * 100000 + y * 2000 + x;
+  for (let c = 0; c < 2; c++)
+    for (let y = 0; y < 3; y++)
+      for (let x = 0; x < f.width; x++) {
+        const at = (f.ptr + c * f.planeBytes) / 4 + y * f.stride + x;
+        if (c === 0) memory.f32[at] = value(c, x, y);
+        else memory.i32[at] = value(c, x, y);
+      }
+  const packed = packField(memory, f);
+  t.equal(packed.length, 2 * 3 * 1025 * 4);
+  const floats = new Float32Array(packed.buffer, packed.byteOffset, 3 * 1025);
+  const ints = new Int32Array(packed.buffer, packed.byteOffset + 3 * 1025 * 4, 3 * 1025);
+  t.equal(floats[2 * 1025 + 1024], value(0, 1024, 2));
+  t.equal(ints[1025 + 7], value(1, 7, 1));
+  const g = allocField(memory, [1025, 3], ['f32', 'i32'], 'another');
+  unpackField(memory, g, packed);
+  t.same(packField(memory, g), packed, 'unpacked into another field: the same elements');
+  // A layout with rows of 1028 elements, planes back to back (snapshots of older versions).
+  const legacy = new Uint8Array(2 * 3 * 1028 * 4);
+  for (let c = 0; c < 2; c++) for (let y = 0; y < 3; y++) legacy.set(packed.subarray((c * 3 + y) * 1025 * 4, (c * 3 + y + 1) * 1025 * 4), (c * 3 + y) * 1028 * 4);
+  const h = allocField(memory, [1025, 3], ['f32', 'i32'], 'a third');
+  unpackField(memory, h, legacy, { stride: 1028, planeBytes: 3 * 1028 * 4 });
+  t.same(packField(memory, h), packed, 'unpacked from a padded layout');
 });

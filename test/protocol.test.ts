@@ -740,6 +740,22 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
     await evalAt(9);
     await ok(t, L, { op: 'restore', path: 'saved.snapshot' });
     sameData(t, await cells(), saved, 'restored from a file');
+
+    // Snapshots hold the elements packed; those written before (no `packed`) held the memory's
+    // rows padded to 4 elements, and still restore.
+    const doc = JSON.parse(snap.data);
+    const st = doc.state.find((e: { key: string }) => e.key === 'board.cells');
+    const [w, h] = st.size;
+    t.ok(st.packed, 'state is packed');
+    t.equal(Buffer.from(st.data, 'base64').length, w * h * 4, 'packed: width x height elements');
+    const stride = Math.ceil(w / 4) * 4;
+    const packed = Buffer.from(st.data, 'base64');
+    const padded = Buffer.alloc(stride * h * 4);
+    for (let y = 0; y < h; y++) packed.copy(padded, y * stride * 4, y * w * 4, (y + 1) * w * 4);
+    const legacy = { ...doc, state: doc.state.map((e: { key: string }) => e === st ? { key: st.key, comps: st.comps, size: st.size, data: padded.toString('base64') } : e) };
+    await evalAt(7);
+    await ok(t, L, { op: 'restore', data: JSON.stringify(legacy) });
+    sameData(t, await cells(), before, 'a snapshot in the padded form restores');
   });
 
   await t.test('restore of garbage leaves the world as it was', async (t) => {

@@ -50,6 +50,39 @@ export function copyField(memory: FieldMemory, from: Field, to: Field): void {
   memory.u8.copyWithin(to.ptr, from.ptr, from.ptr + from.planeBytes * from.comps.length);
 }
 
+/** Where a field's bytes lie: elements per row and bytes per component plane. */
+export interface RowLayout {
+  stride: number;
+  planeBytes: number;
+}
+
+/** The layout of a field's elements packed without padding (packField). */
+export function packedLayout(f: Field): RowLayout {
+  return { stride: f.width, planeBytes: f.width * f.height * f.depth * 4 };
+}
+
+/** The field's elements as bytes, component-major and row-major, without padding (snapshots). */
+export function packField(memory: FieldMemory, f: Field): Uint8Array {
+  const to = packedLayout(f);
+  const out = new Uint8Array(to.planeBytes * f.comps.length);
+  const u8 = memory.u8;
+  forEachRow(f, to, (from, at, bytes) => out.set(u8.subarray(from, from + bytes), at));
+  return out;
+}
+
+/** Write elements laid out as `from` says (packed, or an older padding) into the field. */
+export function unpackField(memory: FieldMemory, f: Field, bytes: Uint8Array, from: RowLayout = packedLayout(f)): void {
+  const u8 = memory.u8;
+  forEachRow(f, from, (to, at, n) => u8.set(bytes.subarray(at, at + n), to));
+}
+
+/** Each row of each plane: its address in memory, its offset in `other`, and its length. */
+function forEachRow(f: Field, other: RowLayout, visit: (address: number, offset: number, bytes: number) => void): void {
+  const rows = f.height * f.depth;
+  for (let c = 0; c < f.comps.length; c++)
+    for (let r = 0; r < rows; r++) visit(f.ptr + c * f.planeBytes + r * f.stride * 4, c * other.planeBytes + r * other.stride * 4, f.width * 4);
+}
+
 /** The field's elements, component-major and unpadded: [c][z][y][x] as numbers. */
 export function readField(memory: FieldMemory, f: Field): Float32Array[] {
   const out: Float32Array[] = [];

@@ -2,7 +2,7 @@
 
 import type { Session } from '../../main/session.js';
 import { diagnosticsError } from '../../main/session.js';
-import { fillField, type Field } from '../../main/field.js';
+import { fillField, packField, packedLayout, unpackField, type Field, type RowLayout } from '../../main/field.js';
 import { writeDocuments } from '../../main/documents.js';
 import { ProtocolError } from '../envelope.js';
 
@@ -96,7 +96,14 @@ interface Snapshot {
   published: Record<string, string>;
   params: Record<string, number[]>;
   clock: { time: number; frame: number };
-  state: { key: string; comps: string[]; size: number[]; data: string }[];
+  /** data: base64 of the elements, component-major and row-major (`packed`), 4 bytes each. */
+  state: { key: string; comps: string[]; size: number[]; packed?: boolean; data: string }[];
+}
+
+/** How snapshots without `packed` laid out a field: rows padded to 4 elements, planes back to back. */
+function legacyLayout(f: Field): RowLayout {
+  const stride = Math.ceil(f.width / 4) * 4;
+  return { stride, planeBytes: stride * f.height * f.depth * 4 };
 }
 
 export async function snapshot(s: Session, f: Fields) {
@@ -108,8 +115,8 @@ export async function snapshot(s: Session, f: Fields) {
         const key = `${node.name}.${port.name}`;
         const field = s.engine.fields.get(key);
         if (!field) continue;
-        const bytes = s.memory.u8.slice(field.ptr, field.ptr + field.planeBytes * field.comps.length);
-        state.push({ key, comps: field.comps, size: [field.width, field.height, field.depth], data: Buffer.from(bytes).toString('base64') });
+        const bytes = packField(s.memory, field);
+        state.push({ key, comps: field.comps, size: [field.width, field.height, field.depth], packed: true, data: Buffer.from(bytes).toString('base64') });
       }
     }
     const snap: Snapshot = {
@@ -174,11 +181,15 @@ export async function restore(s: Session, f: Fields) {
     for (const st of snap.state) {
       const field = s.engine.fields.get(st.key);
       const bytes = Buffer.from(st.data, 'base64');
-      if (!field || field.comps.join() !== st.comps.join() || bytes.length !== field.planeBytes * field.comps.length) {
+      // Packed elements; snapshots from before the packed form hold the memory's padded rows
+      // of that time (stride: width rounded up to 4; planes back to back).
+      const layout = field && (st.packed ? packedLayout(field) : legacyLayout(field));
+      const sameShape = field && field.comps.join() === st.comps.join() && (!Array.isArray(st.size) || st.size.join() === [field.width, field.height, field.depth].join());
+      if (!field || !layout || !sameShape || bytes.length !== layout.planeBytes * field.comps.length) {
         missing.push(st.key);
         continue;
       }
-      s.memory.u8.set(bytes, field.ptr);
+      unpackField(s.memory, field, bytes, layout);
     }
     for (const [name, value] of Object.entries(snap.params ?? {})) s.engine.params.set(name, value);
     s.engine.time = snap.clock?.time ?? 0;

@@ -83,7 +83,7 @@ export interface Step {
   perCall: Ref[];
 }
 
-/** The loop over columns taking `k` vectors per step, or null when the body has no loop to fuse. */
+/** The loop over columns taking `k` vectors per step, or null when the body has neither a loop to fuse nor a straight line. */
 export function interleavedStep(g: Gen, k: number): Step | null {
   let at = fusableLoop(g);
   if (at < 0 && straightLine(g)) at = g.fn.body.length;

@@ -83,7 +83,10 @@ export interface Step {
   perCall: Ref[];
 }
 
-/** The loop over columns taking `k` vectors per step, or null when the body has neither a loop to fuse nor a straight line. */
+/**
+ * The loop over columns taking `k` vectors per step, or null when the body has neither a loop to
+ * fuse nor is a straight line.
+ */
 export function interleavedStep(g: Gen, k: number): Step | null {
   let at = fusableLoop(g);
   if (at < 0 && straightLine(g)) at = g.fn.body.length;

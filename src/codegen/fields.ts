@@ -5,7 +5,7 @@
 import binaryen from 'binaryen';
 import type { Expr, Scalar } from '../ir/ir.js';
 import type { Gen, Ref } from './context.js';
-import { alignedTap, directLimit } from './interior.js';
+import { alignedTap, directLimit, xPlusUniform } from './interior.js';
 import { lane, scalarI32, vector } from './lanes.js';
 import { constValue } from './unroll.js';
 
@@ -149,19 +149,6 @@ function exprKey(g: Gen, e: unknown): string {
     if (x && typeof x === 'object' && x.k === 'local' && g.subst.has(x.i)) return { k: 'const', v: g.subst.get(x.i) };
     return value;
   });
-}
-
-/** The x coordinate as `x + d` with d uniform: d's expression and sign, or null. */
-function xPlusUniform(g: Gen, e: Expr): { d: Expr | null; negate: boolean } | null {
-  const isX = (a: Expr) => a.k === 'coord' && a.axis === 0;
-  if (isX(e)) return { d: null, negate: false };
-  if (e.k !== 'op') return null;
-  const [a, b] = e.args;
-  const uniform = g.analysis.uniformExpr;
-  if (e.op === 'i32.add' && isX(a) && uniform(b)) return { d: b, negate: false };
-  if (e.op === 'i32.add' && isX(b) && uniform(a)) return { d: a, negate: false };
-  if (e.op === 'i32.sub' && isX(a) && uniform(b)) return { d: b, negate: true };
-  return null;
 }
 
 /**

@@ -179,18 +179,26 @@ export function offsetSpans(g: Gen, stmts: Stmt[], into = new Map<number, { lo: 
   return into;
 }
 
+/** The x coordinate as `x + d` with d uniform: d's expression and sign, or null. */
+export function xPlusUniform(g: Gen, e: Expr): { d: Expr | null; negate: boolean } | null {
+  const isX = (a: Expr) => a.k === 'coord' && a.axis === 0;
+  if (isX(e)) return { d: null, negate: false };
+  if (e.k !== 'op') return null;
+  const [a, b] = e.args;
+  const uniform = g.analysis.uniformExpr;
+  if (e.op === 'i32.add' && isX(a) && uniform(b)) return { d: b, negate: false };
+  if (e.op === 'i32.add' && isX(b) && uniform(a)) return { d: a, negate: false };
+  if (e.op === 'i32.sub' && isX(a) && uniform(b)) return { d: b, negate: true };
+  return null;
+}
+
 /** x + d or x - d with d constant (counters of unrolled loops substituted): d, else undefined. */
 function xOffset(g: Gen, e: Expr): number | undefined {
-  const isX = (a: Expr) => a.k === 'coord' && a.axis === 0;
-  if (isX(e)) return 0;
-  if (e.k !== 'op' || (e.op !== 'i32.add' && e.op !== 'i32.sub')) return undefined;
-  const [a, b] = e.args;
-  if (isX(a)) {
-    const d = constValue(g, b);
-    return d === undefined ? undefined : e.op === 'i32.add' ? d : -d;
-  }
-  if (e.op === 'i32.add' && isX(b)) return constValue(g, a);
-  return undefined;
+  const at = xPlusUniform(g, e);
+  if (!at) return undefined;
+  if (!at.d) return 0;
+  const d = constValue(g, at.d);
+  return d === undefined ? undefined : at.negate ? -d : d;
 }
 
 /** Does the body gather (so that an interior version may pay for compiling the body twice)? */

@@ -84,6 +84,8 @@ export class Gen {
   fuelCharged = false;
   /** Depth of unrolled loops being compiled (inner counted loops then always unroll). */
   unrolling = 0;
+  /** In a loop with lockstep counters (lockstep.ts): their scalar shadows, by IR local. */
+  shadows: Map<number, number> | null = null;
 
   private readonly shared: Shared;
 

@@ -29,6 +29,7 @@ import { containsLoop, visitLocals, escapingBreaks } from './analysis.js';
 import { P_ARGS, type Gen, type Ref } from './context.js';
 import { lane, scalarCondition, scalarI32, vector } from './lanes.js';
 import { gathers, scoped } from './interior.js';
+import { lockstep, shadowSet, varyingExit, withShadows, type Lockstep } from './lockstep.js';
 import { constValue, countedLoop, fixedCharge, withinBudget, withValue, type Counted } from './unroll.js';
 
 const v128 = binaryen.v128;
@@ -77,7 +78,7 @@ export function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
       if (counted && (g.unrolling > 0 || withinBudget(g, prev, s))) {
         out.push(...scoped(g, () => unrolledLoop(g, counted, s, prev as SetStmt, lvl)));
       } else {
-        out.push(...scoped(g, () => statement(g, s, lvl)));
+        out.push(...scoped(g, () => statement(g, s, lvl, stmts.slice(0, i))));
       }
     } else {
       out.push(...(s.k === 'set' ? statement(g, s, lvl) : scoped(g, () => statement(g, s, lvl))));
@@ -139,7 +140,7 @@ function setLocal(g: Gen, lvl: Level, local: number, e: Expr, blend: boolean): R
       ? g.set(wasm, value)
       : g.set(wasm, m.v128.bitselect(value, g.get(wasm), g.get(lvl.mask)));
   const keepScalar = scalar === undefined ? [] : [g.set(scalar, m.i32x4.extract_lane(g.get(wasm), lane(0)))];
-  return [...pre, code, ...keepScalar];
+  return [...pre, code, ...keepScalar, ...shadowSet(g, local, e)];
 }
 
 /**
@@ -158,7 +159,8 @@ function maskedStep(g: Gen, local: number, e: Expr): number | undefined {
   return undefined;
 }
 
-function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level): Ref[] {
+/** `before`: the statements before `s` in its list (what a loop's lockstep counters start from). */
+function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level, before: Stmt[] = []): Ref[] {
   switch (s.k) {
     case 'set':
       return setLocal(g, lvl, s.local, s.e, g.analysis.blends(s));
@@ -174,7 +176,7 @@ function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level): Ref[] 
     case 'block':
       return g.analysis.uniformConstruct(s) ? uniformBlock(g, s, lvl) : varyingBlock(g, s, lvl);
     case 'loop':
-      return g.analysis.uniformConstruct(s) ? uniformLoop(g, s, lvl) : varyingLoop(g, s, lvl);
+      return g.analysis.uniformConstruct(s) ? uniformLoop(g, s, lvl) : varyingLoop(g, s, lvl, before);
   }
 }
 
@@ -301,7 +303,7 @@ function uniformLoop(g: Gen, s: Loop, lvl: Level): Ref[] {
   return [m.block(exit, [m.loop(repeat, m.block(null, body))]), ...restore(g, lvl)];
 }
 
-function varyingLoop(g: Gen, s: Loop, lvl: Level): Ref[] {
+function varyingLoop(g: Gen, s: Loop, lvl: Level, before: Stmt[]): Ref[] {
   const m = g.m;
   const alive = g.local(v128);
   const repeat = g.label('loop');
@@ -310,13 +312,14 @@ function varyingLoop(g: Gen, s: Loop, lvl: Level): Ref[] {
   const enter = g.set(alive, getMask(g, lvl.mask));
   if (whileShape(s)) {
     // One test of the alive mask per repetition, after the exit test, instead of two.
-    const [first, ...rest] = s.body;
-    const body = m.block(bodyEnd, [
+    const ls = lockstep(g, before, s);
+    const body = withShadows(g, ls, () => m.block(bodyEnd, [
       ...fuel(g, s.node, inner, bodyEnd),
-      ...statement(g, first as If, inner),
-      m.if(m.v128.any_true(g.get(alive)), m.block(null, [...list(g, rest, inner), m.br(repeat)])),
-    ]);
-    return [enter, m.loop(repeat, body), ...restore(g, lvl)];
+      ...(ls ? [m.br(bodyEnd, m.i32.eqz(ls.stay))] : []),
+      ...exitTest(g, s, ls, inner),
+      m.if(m.v128.any_true(g.get(alive)), m.block(null, [...list(g, s.body.slice(1), inner), m.br(repeat)])),
+    ]));
+    return [enter, ...(ls?.init ?? []), m.loop(repeat, body), ...restore(g, lvl)];
   }
   const body = m.block(bodyEnd, [...fuel(g, s.node, inner, bodyEnd), ...list(g, s.body, inner)]);
   return [
@@ -344,11 +347,19 @@ export function whileShape(s: Loop): boolean {
  * nothing that is read later (straight-line code: masked sets blend or write dead lanes).
  * With `charge` false the caller charges the fuel (fuelParts); `out` is then unused.
  */
-export function whileBody(g: Gen, s: Loop, alive: number, lvl: Level, out: string, charge = true): Ref[] {
+export function whileBody(g: Gen, s: Loop, alive: number, lvl: Level, out: string, charge = true, ls: Lockstep | null = null): Ref[] {
   const inner = whileLevel(alive, lvl);
-  const [first, ...rest] = s.body;
-  return [...(charge ? fuel(g, s.node, inner, out) : []), ...statement(g, first as If, inner), ...list(g, rest, inner)];
+  return [...(charge ? fuel(g, s.node, inner, out) : []), ...exitTest(g, s, ls, inner), ...list(g, s.body.slice(1), inner)];
 }
+
+/**
+ * The per-lane part of a `while` loop's exit test: all of it, or with lockstep counters
+ * (lockstep.ts) the conjuncts that are not lockstep (the caller tests those once, as a scalar).
+ */
+function exitTest(g: Gen, s: Loop, ls: Lockstep | null, inner: Level): Ref[] {
+  return ls ? list(g, varyingExit(ls), inner) : statement(g, s.body[0] as If, inner);
+}
+
 
 /** The level of a `while` body under the alive mask `alive` (whileBody's, for its fuel parts). */
 export function whileLevel(alive: number, lvl: Level): Level {

@@ -25,6 +25,7 @@ import type { Stmt } from '../ir/ir.js';
 import { containsLoop, visitLocals } from './analysis.js';
 import type { Gen, Ref } from './context.js';
 import { anyLane, fuel, fuelParts, list, trapCheck, whileBody, whileLevel, whileShape, type Level } from './control.js';
+import { lockstep, withShadows } from './lockstep.js';
 import { storeCode } from './fields.js';
 import { gathers } from './interior.js';
 import { countedLoop, expandedSize, withinBudget } from './unroll.js';
@@ -99,7 +100,7 @@ export function interleavedStep(g: Gen, k: number): Step | null {
   // Compile every part first: the starts depend on what the bodies used.
   const before = views.map((v) => list(v, body.slice(0, at), top(v)));
   const rest = body.slice(at + 1);
-  const loop = at < body.length ? fusedLoop(views, body[at] as Loop, rest.some(containsLoop)) : [];
+  const loop = at < body.length ? fusedLoop(views, body.slice(0, at), body[at] as Loop, rest.some(containsLoop)) : [];
   const after = views.map((v) => {
     const code = list(v, rest, top(v));
     return code.length ? [m.if(anyLane(v, v.top), m.block(null, code))] : [];
@@ -159,7 +160,7 @@ function invariants(v: Gen, before: Stmt[], loop: Loop): number[] {
  * while a lane of any view is alive. At the top level, lanes out of fuel leave the views' top
  * masks in `fuel`, so nothing is to restore after the loop.
  */
-function fusedLoop(views: Gen[], s: Loop, countsRead: boolean): Ref[] {
+function fusedLoop(views: Gen[], before: Stmt[], s: Loop, countsRead: boolean): Ref[] {
   const g = views[0];
   const m = g.m;
   const repeat = g.label('fused');
@@ -167,6 +168,9 @@ function fusedLoop(views: Gen[], s: Loop, countsRead: boolean): Ref[] {
   const bodies: Ref[] = [];
   const alive: number[] = [];
   const plain = whileShape(s);
+  // Lockstep counters (lockstep.ts): the same in every view, so only the first view follows them
+  // and their conjunct is tested once per repetition, before the bodies.
+  const ls = plain ? lockstep(g, before, s) : null;
   // Plain loops: one scalar repetition count for all views (views[0].reps), see `head` below.
   const charges: Ref[] = [];
   const slows: Ref[] = [];
@@ -187,7 +191,7 @@ function fusedLoop(views: Gen[], s: Loop, countsRead: boolean): Ref[] {
         const counts = countsRead ? [] : [g.set(v.counter, m.i32x4.splat(g.get(g.reps, i32)))];
         slows.push(m.block(bodyEnd, [...counts, parts.slow]));
       }
-      bodies.push(...whileBody(v, s, a, top, bodyEnd, false));
+      bodies.push(...withShadows(v, v === g ? ls : null, () => whileBody(v, s, a, top, bodyEnd, false, ls)));
       continue;
     }
     const inner: Level = { mask: a, stack: [{ uniform: false, alive: a }] };
@@ -209,9 +213,11 @@ function fusedLoop(views: Gen[], s: Loop, countsRead: boolean): Ref[] {
   // So over the limit every lane still alive is out of fuel: the slow path drops them all and the
   // loop would end. It runs after the loop, which the repetition leaves for it: inside, it would
   // be a join in every repetition where V8 reloads the values it spilled around the slow path.
-  const loop = (head: Ref[]) => m.loop(repeat, m.block(null, [...head, ...bodies, m.br(repeat, m.v128.any_true(any))]));
-  if (!gate) return [...enter, loop([])];
   const done = g.label('done');
+  const leave = ls ? [m.br(done, m.i32.eqz(ls.stay))] : [];
+  const loop = (head: Ref[]) => m.loop(repeat, m.block(null, [...head, ...leave, ...bodies, m.br(repeat, m.v128.any_true(any))]));
+  enter.push(...(ls?.init ?? []));
+  if (!gate) return [...enter, m.block(done, [loop([])])];
   const outOfFuel = g.label('fuel');
   const sync = views.slice(1).map((v) => g.set(v.reps, g.get(g.reps, i32)));
   return [

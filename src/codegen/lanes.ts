@@ -57,6 +57,8 @@ export function scalarI32(g: Gen, e: Expr, pre: Ref[]): Ref {
     case 'local': {
       const known = g.subst.get(e.i);
       if (known !== undefined) return g.i32(known);
+      const shadow = g.shadows?.get(e.i);
+      if (shadow !== undefined) return g.get(shadow, i32);
       const scalar = g.scalarLocal[e.i];
       if (scalar !== undefined) return g.get(scalar, i32);
       break;
@@ -122,7 +124,16 @@ function op(g: Gen, name: Op, args: Expr[], pre: Ref[]): Ref {
   switch (name) {
     case 'f32.add': return m.f32x4.add(a(), b());
     case 'f32.sub': return m.f32x4.sub(a(), b());
-    case 'f32.mul': return m.f32x4.mul(a(), b());
+    case 'f32.mul': {
+      // 2 * x as x + x (exact): no constant register (P4's 2 * zr * zi).
+      const two = (e: Expr) => e.k === 'const' && e.v === 2;
+      const other = two(args[0]) ? args[1] : two(args[1]) ? args[0] : null;
+      if (other) {
+        const t = g.temp(v128, vector(g, other, pre), pre);
+        return m.f32x4.add(g.get(t), g.get(t));
+      }
+      return m.f32x4.mul(a(), b());
+    }
     case 'f32.div': return m.f32x4.div(a(), b());
     case 'f32.rem': {
       // a - b * trunc(a / b), each step rounded to f32.

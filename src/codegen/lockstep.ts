@@ -1,0 +1,162 @@
+// Lockstep counters of a `while` loop: i32 locals that every lane still in the loop agrees on.
+//
+// In `let i = 0; while (i < 256 && zr * zr + zi * zi <= 4.0) { ...; i++; }` every lane enters
+// with the same i and each repetition adds 1 to the i of every lane still in the loop, so the
+// lanes in the loop agree on i, and on `i < 256`. Such a conjunct of the exit test is computed
+// once, on a scalar shadow of i, and when it fails every lane leaves at once (a scalar branch);
+// the lanes only test the rest. Escape-time loops (fractals, ray marching with a step limit,
+// Newton iterations) spend a compare and an `and` per vector per repetition on it otherwise.
+//
+// A local is a lockstep counter of the loop (whileShape: the exit test, then statements that
+// lose no lanes) when it is an i32, not uniform, and
+// - before the loop, in the same statement list, its last set has a uniform value that nothing
+//   between that set and the loop changes (so the lanes at the loop share it), and
+// - in the loop, it is set only by top-level statements after the exit test (every lane still
+//   in the loop runs them), to values computed from lockstep counters and uniform values with
+//   operations that have a scalar form (lanes.ts: scalarI32, scalarCondition).
+// The vector local is kept as before (the lanes that left hold their own values); the shadow
+// (an i32 local) follows it in the loop and is only read by the exit test.
+
+import binaryen from 'binaryen';
+import type { Expr, Stmt } from '../ir/ir.js';
+import { visitLocals } from './analysis.js';
+import type { Gen, Ref } from './context.js';
+import { scalarCondition, scalarI32 } from './lanes.js';
+
+type Loop = Extract<Stmt, { k: 'loop' }>;
+
+/** Operations scalarI32 and scalarCondition compute without a vector. */
+const SCALAR_OPS = new Set([
+  'i32.add', 'i32.sub', 'i32.mul', 'i32.neg',
+  'i32.eq', 'i32.ne', 'i32.lt', 'i32.le', 'i32.gt', 'i32.ge', 'i32.to_bool',
+  'bool.not', 'bool.and', 'bool.or', 'bool.xor', 'bool.ne', 'bool.eq',
+]);
+
+export interface Lockstep {
+  /** IR local -> the i32 local of its shadow. Gen.shadows while the loop's body compiles. */
+  shadows: Map<number, number>;
+  /** The shadows' values at the loop's entry. */
+  init: Ref[];
+  /** i32: the exit test's lockstep conjuncts hold (the lanes may stay). */
+  stay: Ref;
+  /** The rest of the exit test, per lane: lanes leave where it is false (null: none leave). */
+  varying: Expr | null;
+}
+
+/** The conjuncts of a `bool.and` tree. */
+function conjuncts(e: Expr): Expr[] {
+  return e.k === 'op' && e.op === 'bool.and' ? [...conjuncts(e.args[0]), ...conjuncts(e.args[1])] : [e];
+}
+
+function and(parts: Expr[]): Expr | null {
+  return parts.length ? parts.reduce((a, b) => ({ k: 'op', t: 'bool', op: 'bool.and', args: [a, b] })) : null;
+}
+
+function readsLocals(e: Expr): number[] {
+  const out: number[] = [];
+  visitLocals([{ k: 'set', local: -1, e }], (i, written) => !written && out.push(i));
+  return out;
+}
+
+/**
+ * The lockstep counters of `loop` (a whileShape loop) and its exit test split, with the shadows'
+ * locals allocated in `g`; null when no conjunct of the exit test is lockstep. `before` is the
+ * statement list before the loop, at the loop's level.
+ */
+export function lockstep(g: Gen, before: Stmt[], loop: Loop): Lockstep | null {
+  const exit = loop.body[0];
+  if (exit.k !== 'if' || exit.c.k !== 'op' || exit.c.op !== 'bool.not') return null;
+  const rest = loop.body.slice(1);
+  const uniform = (e: Expr) => g.analysis.uniformExpr(e);
+
+  // Candidates: i32 locals the loop writes only at the top level of `rest`, with an init.
+  const writes = new Map<number, number>();
+  visitLocals(loop.body, (i, written) => written && writes.set(i, (writes.get(i) ?? 0) + 1));
+  const counters = new Map<number, Expr>(); // local -> init
+  for (const [local, count] of writes) {
+    if (g.fn.locals[local] !== 'i32' || g.analysis.uniformLocal[local]) continue;
+    if (rest.filter((s) => s.k === 'set' && s.local === local).length !== count) continue;
+    const init = initialValue(before, local, uniform);
+    if (init) counters.set(local, init);
+  }
+  // A counter's sets must compute from counters and uniform values only.
+  const lockstepExpr = (e: Expr): boolean =>
+    uniform(e) ||
+    (e.k === 'local' && counters.has(e.i)) ||
+    (e.k === 'op' && SCALAR_OPS.has(e.op) && e.args.every(lockstepExpr));
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const s of rest) {
+      if (s.k === 'set' && counters.has(s.local) && !lockstepExpr(s.e)) {
+        counters.delete(s.local);
+        changed = true;
+      }
+    }
+  }
+
+  const parts = conjuncts(exit.c.args[0]);
+  const scalar = parts.filter(lockstepExpr);
+  if (scalar.length === 0) return null;
+  const m = g.m;
+  const shadows = new Map<number, number>();
+  const init: Ref[] = [];
+  for (const [local, value] of counters) {
+    const shadow = g.local(binaryen.i32);
+    const pre: Ref[] = [];
+    const v = scalarI32(g, value, pre);
+    init.push(...pre, g.set(shadow, v));
+    shadows.set(local, shadow);
+  }
+  const ls: Lockstep = { shadows, init, stay: g.i32(1), varying: and(parts.filter((p) => !scalar.includes(p))) };
+  ls.stay = withShadows(g, ls, () => {
+    const pre: Ref[] = [];
+    const stay = scalarCondition(g, and(scalar)!, pre);
+    return pre.length ? m.block(null, [...pre, stay], binaryen.i32) : stay;
+  });
+  return ls;
+}
+
+/** Compile with the lockstep counters' shadows followed (their sets update them). */
+export function withShadows<T>(g: Gen, ls: Lockstep | null, build: () => T): T {
+  const saved = g.shadows;
+  if (ls) g.shadows = ls.shadows;
+  try {
+    return build();
+  } finally {
+    g.shadows = saved;
+  }
+}
+
+/**
+ * The value `local` has at the end of `before` when it is the same for every lane: its last set
+ * there is at this level with a uniform value, and nothing after that set changes the local or
+ * what the value reads. Else null.
+ */
+function initialValue(before: Stmt[], local: number, uniform: (e: Expr) => boolean): Expr | null {
+  for (let i = before.length - 1; i >= 0; i--) {
+    const s = before[i];
+    let writes = false;
+    visitLocals([s], (j, written) => written && j === local && (writes = true));
+    if (!writes) continue;
+    if (s.k !== 'set' || !uniform(s.e)) return null;
+    const changed = new Set<number>();
+    visitLocals(before.slice(i), (j, written) => written && changed.add(j));
+    return readsLocals(s.e).some((j) => changed.has(j)) ? null : s.e;
+  }
+  return null;
+}
+
+/** The exit test of a lockstep loop, per lane: `if (!varying) break 0` (nothing when null). */
+export function varyingExit(ls: Lockstep): Stmt[] {
+  if (!ls.varying) return [];
+  return [{ k: 'if', c: { k: 'op', t: 'bool', op: 'bool.not', args: [ls.varying] }, then: [{ k: 'break', depth: 0 }], else: [] }];
+}
+
+/** After a set of `local` in a lockstep loop: its shadow follows (empty when it has none). */
+export function shadowSet(g: Gen, local: number, e: Expr): Ref[] {
+  const shadow = g.shadows?.get(local);
+  if (shadow === undefined) return [];
+  const pre: Ref[] = [];
+  const value = scalarI32(g, e, pre);
+  return [...pre, g.set(shadow, value)];
+}

@@ -16,6 +16,8 @@ const HEAP = 8192;
 export interface Run {
   trap?: string;
   out: Int32Array[];
+  /** A word changed outside every row of every written field (a store past a row's end). */
+  stray?: string;
 }
 
 /** Run the case on the interpreter ('interp') or compiled with these options. */
@@ -49,6 +51,7 @@ export function runWith(c: RandomCase, backend: 'interp' | CompileOptions): Run 
     });
   });
   writeArgs(memory, 0, f, c.domain, places, c.uniforms);
+  const before = new Int32Array(memory.buffer).slice(HEAP / 4, at / 4);
   const rows = c.domain.height * c.domain.depth;
   let trap: string | undefined;
   try {
@@ -75,10 +78,35 @@ export function runWith(c: RandomCase, backend: 'interp' | CompileOptions): Run 
       return plane;
     });
   });
-  return { trap, out };
+  return { trap, out, stray: strayWrite(f, places, before) };
+}
+
+/**
+ * The first word that changed outside the rows of the written fields (each row: its stride of
+ * elements, the padding after the width included, which vectors may write), or undefined.
+ */
+function strayWrite(f: RandomCase['fn'], places: FieldPlacement[], before: Int32Array): string | undefined {
+  const allowed = new Uint8Array(before.length);
+  f.fields.forEach((fd, i) => {
+    if (fd.role === 'read') return;
+    const p = places[i];
+    fd.comps.forEach((_, comp) => {
+      for (let z = 0; z < p.depth; z++)
+        for (let y = 0; y < p.height; y++) {
+          const row = elementIndex(p, comp, 0, y, z) - HEAP / 4;
+          allowed.fill(1, row, row + p.stride);
+        }
+    });
+  });
+  const now = new Int32Array(memory.buffer, HEAP, before.length);
+  for (let i = 0; i < before.length; i++) {
+    if (!allowed[i] && now[i] !== before[i]) return `byte ${HEAP + 4 * i} written, outside every written row`;
+  }
+  return undefined;
 }
 
 export function difference(a: Run, b: Run): string | undefined {
+  if (b.stray) return `wasm: ${b.stray}`;
   if (a.trap !== b.trap) return `traps: interpreter ${a.trap ?? 'none'}, wasm ${b.trap ?? 'none'}`;
   if (a.trap) return undefined; // outputs after a trap are discarded
   for (let p = 0; p < a.out.length; p++)

@@ -17,7 +17,7 @@ import { Gen, P_R0, P_R1, type Ref } from './context.js';
 import { compileBody, trapCheck } from './control.js';
 import { storeCode } from './fields.js';
 import { interleaveFactor, interleavedStep, straightLine } from './interleave.js';
-import { Interior, gathers, interiorTest, offsetSpans } from './interior.js';
+import { Interior, gathers, interiorEnd, interiorTest, offsetSpans } from './interior.js';
 import { finishModule, newModule } from './module.js';
 
 const i32 = binaryen.i32;
@@ -60,21 +60,30 @@ function buildRun(g: Gen, interleave: number): void {
   const general = vectorCode(g);
   // Gathers along x: an interior version without edge tests, where they hold (interior.ts).
   const inner = step || !gathers(g.fn.body) ? null : g.view({ samePosition: true });
-  let vectorBody = general;
+  let interior: Ref[] | null = null;
   if (inner) {
     inner.interior = new Interior(offsetSpans(g, g.fn.body));
     const code = vectorCode(inner);
     if (inner.interior.used) {
-      vectorBody = [m.if(interiorTest(g, inner.interior), m.block(null, code), m.block(null, general))];
+      interior = code;
       if (inner.usesXv) g.usesXv = true; // (they share the x vector)
       perCallTraps.push(...inner.trapStart());
     }
   }
-  const vector: Ref[] = [
-    ...vectorBody,
+  const advance = (): Ref[] => [
     g.set(g.x0, m.i32.add(g.get(g.x0, i32), g.i32(4))),
     ...(g.usesXv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
   ];
+  // With an interior version: once a vector is interior, the ones after it are until the end of
+  // the interior range (interiorEnd), so they run in a loop of their own without the test.
+  let vector = [...general, ...advance()];
+  if (interior) {
+    const run = g.label('interior');
+    const test = interiorTest(g, inner!.interior!);
+    const end = interiorEnd(g);
+    const interiorRun = m.loop(run, m.block(null, [...interior, ...advance(), m.br(run, m.i32.lt_s(g.get(g.x0, i32), g.get(end, i32)))]));
+    vector = [m.if(test, interiorRun, m.block(null, vector))];
+  }
 
   // Columns of the row from x0 on, one vector at a time.
   const xLoop = g.label('x');

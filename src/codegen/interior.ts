@@ -84,6 +84,17 @@ export function interiorTest(g: Gen, interior: Interior): Ref {
   return m.i32.and(m.i32.ge_s(x0(), g.get(lo, i32)), m.i32.lt_s(x0(), g.get(hi, i32)));
 }
 
+/**
+ * min(xmax, width) (after interiorTest): from an interior x0, every x0 + 4k below this is
+ * interior too (x0 only grows, staying >= xmin) and inside the row.
+ */
+export function interiorEnd(g: Gen): number {
+  const hi = g.callValue('interior.max', i32, () => {
+    throw new Error('internal: interiorEnd before interiorTest');
+  });
+  return g.callValue('interior.end', i32, () => minS(g, g.get(hi, i32), g.get(g.domainExtent(0), i32)));
+}
+
 /** The larger (or, with `pick` = lt_s, the smaller) of two i32s, each evaluated once. */
 function pickS(g: Gen, a: Ref, b: Ref, pick: (x: Ref, y: Ref) => Ref): Ref {
   const ta = g.local(i32);

@@ -87,3 +87,17 @@ t.test('aligned blocks: far offsets, and rows first gathered inside a branch', (
   }
   tt.end();
 });
+
+t.test('direct loads: offsets far from x, folded into the loads of their row', (tt) => {
+  // A narrow span (no aligned blocks) far to the left and to the right of x, on two rows: each
+  // row's loads share the address of x + lo (interior.ts: interiorTap).
+  const at = (d: number, dy = 0) => gather(0, 0, 'f32', 'wrap', op('i32.add', X, i32(d)), op('i32.add', Y, i32(dy)));
+  for (const [name, ds] of [['x + 9 .. x + 11', [9, 11, 10]], ['x - 13 .. x - 11', [-11, -13]], ['x - 1 .. x + 2', [2, -1, 0]]] as const) {
+    const sum = (dy: number) => ds.map((d) => at(d, dy)).reduce((a, b) => op('f32.add', a, b));
+    const f = kernel(op('f32.sub', sum(0), op('f32.mul', sum(1), f32(0.5))));
+    for (const w of [5, 13, 16, 17, 29, 40, 64]) {
+      agree(tt, `${name}, width ${w}`, { fn: f, domain: ext(w, 3), extents: [ext(w, 3), ext(w, 3)], uniforms: [] }, DEFAULT);
+    }
+  }
+  tt.end();
+});

@@ -5,7 +5,7 @@
 import binaryen from 'binaryen';
 import type { Expr, Scalar } from '../ir/ir.js';
 import type { Gen, Ref } from './context.js';
-import { alignedTap, directLimit, xPlusUniform } from './interior.js';
+import { alignedTap, directLimit, interiorTap, xPlusUniform } from './interior.js';
 import { lane, scalarI32, vector } from './lanes.js';
 import { constValue } from './unroll.js';
 
@@ -203,6 +203,9 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
     // The interior version (interior.ts) runs only where the gather needs no test.
     if (g.interior?.alignedBlocks(f) && d !== undefined && base.local !== undefined && g.interior.note(f, d)) {
       return alignedTap(g, base.local, d, pre);
+    }
+    if (g.interior && d !== undefined && base.local !== undefined && g.interior.note(f, d)) {
+      return interiorTap(g, f, base.local, d);
     }
     const rowBase = g.temp(i32, base.ref, pre);
     let sxValue: Ref = g.get(g.x0, i32);

@@ -160,6 +160,21 @@ export function alignedTap(g: Gen, rowBase: number, d: number, pre: Ref[]): Ref 
   return m.i8x16.shuffle(block(k), block(k + 1), bytes);
 }
 
+/**
+ * The gather at x0 + d of the row starting at byte address `rowBase` (a per-row local), in the
+ * interior version, as one unaligned load. Its address is that of x0 + lo (lo: the field's lowest
+ * offset) plus a static offset of 4 (d - lo) bytes, so the gathers of one row share one address
+ * and V8 folds the rest into each load (3 address computations per vector in life, not 9). In
+ * the interior x0 + lo >= 0: the address does not wrap.
+ */
+export function interiorTap(g: Gen, f: number, rowBase: number, d: number): Ref {
+  const m = g.m;
+  const lo = Math.min(g.interior!.spans.get(f)?.lo ?? d, d);
+  const shifted = g.rowValue(`tap${rowBase}:${lo}`, i32, () => m.i32.add(g.get(rowBase, i32), g.i32(4 * lo)));
+  const at = m.i32.add(g.get(shifted, i32), m.i32.shl(g.get(g.x0, i32), g.i32(2)));
+  return m.v128.load(4 * (d - lo), 4, at);
+}
+
 /** Per field, the range of the constant x offsets of its gathers once counted loops are unrolled. */
 export function offsetSpans(g: Gen, stmts: Stmt[], into = new Map<number, { lo: number; hi: number }>()): Map<number, { lo: number; hi: number }> {
   const note = (f: number, d: number) => {

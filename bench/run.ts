@@ -54,36 +54,74 @@ function checksum(engine: Engine, output: string): number {
   return sum;
 }
 
-/** Time the engine on one pipeline with a pool of `workers` threads. */
-export async function measureEngine(pipeline: PipelineName, size: number, runs: number, workers: number): Promise<Measurement> {
-  const scene = benchScene(pipeline, size);
-  const memory = new FieldMemory();
-  const pool = new EvalPool(memory.memory, { workers });
-  const t0 = performance.now();
-  const engine = new Engine(scene, { memory, pool, poolThreshold: 0, cacheFrames: false });
-  const compile_ms = performance.now() - t0;
-  try {
-    const output = scene.outputs[0].name;
-    const one = async () => {
-      for (let s = 0; s < (pipeline === 'P3' ? P3_STEPS : 1); s++) await engine.evaluate({ time: 0.5 });
-    };
-    if (pipeline === 'P3') await engine.evaluate({ time: 0.5 }); // the seeding frame
-    await one(); // the warm-up (P3: seed + P3_STEPS steps, what the references checksum)
-    const sum = checksum(engine, output);
-    const times: number[] = [];
-    for (let r = 0; r < runs; r++) {
-      const s = performance.now();
-      await one();
-      times.push(performance.now() - s);
+/** The engine on one pipeline with a pool of `workers` threads, warmed up, timing runs. */
+class EngineRun {
+  readonly times: number[] = [];
+
+  private constructor(
+    private readonly pipeline: PipelineName,
+    private readonly size: number,
+    private readonly engine: Engine,
+    private readonly pool: EvalPool,
+    private readonly compile_ms: number,
+    private readonly checksum: number,
+  ) {}
+
+  static async start(pipeline: PipelineName, size: number, workers: number): Promise<EngineRun> {
+    const scene = benchScene(pipeline, size);
+    const memory = new FieldMemory();
+    const pool = new EvalPool(memory.memory, { workers });
+    const t0 = performance.now();
+    const engine = new Engine(scene, { memory, pool, poolThreshold: 0, cacheFrames: false });
+    const compile_ms = performance.now() - t0;
+    try {
+      if (pipeline === 'P3') await engine.evaluate({ time: 0.5 }); // the seeding frame
+      await EngineRun.one(engine, pipeline); // the warm-up (P3: seed + P3_STEPS steps, what the references checksum)
+      return new EngineRun(pipeline, size, engine, pool, compile_ms, checksum(engine, scene.outputs[0].name));
+    } catch (e) {
+      engine.dispose();
+      await pool.destroy();
+      throw e;
     }
-    const median_ms = median(times);
+  }
+
+  private static async one(engine: Engine, pipeline: PipelineName): Promise<void> {
+    for (let s = 0; s < (pipeline === 'P3' ? P3_STEPS : 1); s++) await engine.evaluate({ time: 0.5 });
+  }
+
+  /** One timed run. */
+  async time(): Promise<void> {
+    const s = performance.now();
+    await EngineRun.one(this.engine, this.pipeline);
+    this.times.push(performance.now() - s);
+  }
+
+  measurement(): Measurement {
+    const median_ms = median(this.times);
     return {
-      pipeline, width: size, height: size, system: 'entelechy', workers: pool.workers, runs: times, median_ms,
-      mpix_s: mpixPerSecond(pipeline, size, size, median_ms), checksum: sum, compile_ms,
+      pipeline: this.pipeline, width: this.size, height: this.size, system: 'entelechy', workers: this.pool.workers, runs: this.times,
+      median_ms, mpix_s: mpixPerSecond(this.pipeline, this.size, this.size, median_ms), checksum: this.checksum, compile_ms: this.compile_ms,
     };
+  }
+
+  async close(): Promise<void> {
+    this.engine.dispose();
+    await this.pool.destroy();
+  }
+}
+
+/**
+ * Time the engine on one pipeline with pools of each of `workers` threads, their runs
+ * alternating: a shared machine's load drifts, and alike for all of them, the ratios hold.
+ */
+export async function measureEngines(pipeline: PipelineName, size: number, runs: number, workers: number[]): Promise<Measurement[]> {
+  const engines: EngineRun[] = [];
+  try {
+    for (const w of workers) engines.push(await EngineRun.start(pipeline, size, w));
+    for (let r = 0; r < runs; r++) for (const e of engines) await e.time();
+    return engines.map((e) => e.measurement());
   } finally {
-    engine.dispose();
-    await pool.destroy();
+    for (const e of engines) await e.close();
   }
 }
 
@@ -172,12 +210,9 @@ export async function bench(options: BenchOptions): Promise<{ measurements: Meas
       measurements.push(m);
       emit({ ...m, compile_ms: m.compile_ms ?? 0, runs: undefined, runs_ms: m.runs.map((r) => Math.round(r * 1000) / 1000) });
     };
-    say(`${p}: engine on 1 worker...`);
-    add(await measureEngine(p, options.size, options.runs, 1));
-    if (options.workers > 1) {
-      say(`${p}: engine on ${options.workers} workers...`);
-      add(await measureEngine(p, options.size, options.runs, options.workers));
-    }
+    const counts = options.workers > 1 ? [1, options.workers] : [1];
+    say(`${p}: engine on ${counts.join(' and ')} worker${options.workers > 1 ? 's' : ''}, runs alternating...`);
+    for (const m of await measureEngines(p, options.size, options.runs, counts)) add(m);
     if (options.js) {
       say(`${p}: plain JavaScript...`);
       add(runJs(p, options.size, options.size, options.runs));

@@ -17,17 +17,15 @@
 //   construct, or g.top), and the rest of the list is skipped when no lane is left.
 // - counted loops (`for (d = -1; d <= 1; d++)`) are unrolled with the counter as a constant
 //   (unroll.ts).
-// - fuel: each lane counts the repetitions it runs (a v128 counter); a scalar count of all
-//   repetitions of the vector bounds every lane's, so lanes are only compared when it passes the
-//   limit. A lane over the limit is recorded and stops; lane 0 traps at once, others at the end
-//   of the vector, reporting the lowest lane: the element the interpreter would trap at.
+// - every loop repetition charges fuel (fuel.ts); lanes over the limit stop, lane 0 traps.
 
 import binaryen from 'binaryen';
-import { ARGS, type Expr, type Stmt } from '../ir/ir.js';
-import { fuelLimit } from '../ir/interp.js';
+import type { Expr, Stmt } from '../ir/ir.js';
 import { containsLoop, visitLocals, escapingBreaks } from './analysis.js';
-import { P_ARGS, type Gen, type Ref } from './context.js';
+import type { Gen, Ref } from './context.js';
+import { fuel } from './fuel.js';
 import { lane, scalarCondition, scalarI32, vector } from './lanes.js';
+import { anyLane, getMask, type Level } from './mask.js';
 import { gathers, scoped } from './interior.js';
 import { lockstep, shadowSet, varyingExit, withShadows, type Lockstep } from './lockstep.js';
 import { constValue, countedLoop, fixedCharge, withinBudget, withValue, type Counted } from './unroll.js';
@@ -35,31 +33,8 @@ import { constValue, countedLoop, fixedCharge, withinBudget, withValue, type Cou
 const v128 = binaryen.v128;
 const i32 = binaryen.i32;
 
-interface Construct {
-  uniform: boolean;
-  /** Uniform constructs: the label a break branches to. */
-  exit?: string;
-  /** Varying constructs: the local holding the alive mask. */
-  alive?: number;
-}
-
-export interface Level {
-  /** The local holding the current mask. */
-  mask: number;
-  /** Enclosing constructs, innermost last. */
-  stack: Construct[];
-}
-
 export function compileBody(g: Gen): Ref[] {
   return list(g, g.fn.body, { mask: g.top, stack: [] });
-}
-
-function getMask(g: Gen, local: number): Ref {
-  return local === g.top ? g.get(g.topMask()) : g.get(local);
-}
-
-export function anyLane(g: Gen, local: number): Ref {
-  return g.m.v128.any_true(getMask(g, local));
 }
 
 export function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
@@ -417,85 +392,4 @@ function writtenLocals(stmts: Stmt[], except: number): number[] {
   const written = new Set<number>();
   visitLocals(stmts, (i, write) => write && i !== except && written.add(i));
   return [...written];
-}
-
-/**
- * `units` repetitions' fuel: count them for the lanes of the mask; past the limit, stop the
- * lanes over it (trapping at once for lane 0) and branch to `out` if no lane is left.
- */
-export function fuel(g: Gen, node: number, lvl: Level, out: string, units = 1): Ref[] {
-  const parts = fuelParts(g, node, lvl, out, units);
-  if (!parts) return [];
-  const m = g.m;
-  return [parts.reps, parts.count, m.if(parts.gate, parts.slow)];
-}
-
-/** The charge of one repetition of a loop. */
-export interface FuelParts {
-  /** g.reps += units: a scalar bound of every lane's count. */
-  reps: Ref;
-  /** The mask's lanes' counts += units. */
-  count: Ref;
-  /** reps over the limit: only then can a lane be out of fuel. */
-  gate: Ref;
-  /** Drop (trap or record) the mask's lanes over the limit; leaves `out` when none is left. */
-  slow: Ref;
-  limit: number;
-}
-
-/** fuel()'s parts, for loops that share the scalar count (interleave.ts); null when nothing to charge. */
-export function fuelParts(g: Gen, node: number, lvl: Level, out: string, units = 1): FuelParts | null {
-  const m = g.m;
-  if (g.fuelCharged || units === 0) return null;
-  const limit = fuelLimit(g.fn.fuel);
-  const over = g.local(v128);
-  const dropOver: Ref[] = [];
-  for (const c of lvl.stack) {
-    if (!c.uniform) dropOver.push(g.set(c.alive!, m.v128.andnot(g.get(c.alive!), g.get(over))));
-  }
-  dropOver.push(g.set(g.topMask(), m.v128.andnot(g.get(g.top), g.get(over))));
-  if (lvl.mask !== g.top && !lvl.stack.some((c) => c.alive === lvl.mask)) {
-    dropOver.push(g.set(lvl.mask, m.v128.andnot(g.get(lvl.mask), g.get(over))));
-  }
-  const slow = m.block(null, [
-    g.set(over, m.v128.and(m.i32x4.gt_u(g.get(g.counter), g.splatI32(limit)), getMask(g, lvl.mask))),
-    m.if(
-      m.v128.any_true(g.get(over)),
-      m.block(null, [
-        ...(g.laneZeroTraps ? [m.if(m.i32x4.extract_lane(g.get(over), lane(0)), trap(g, g.i32(node)))] : []),
-        g.set(g.trapNode, m.v128.bitselect(g.splatI32(node), g.get(g.trapNode), g.get(over))),
-        g.set(g.trapped, g.i32(1)),
-        ...dropOver,
-        m.br(out, m.i32.eqz(anyLane(g, lvl.mask))),
-      ]),
-    ),
-  ]);
-  const count = units === 1
-    ? m.i32x4.sub(g.get(g.counter), getMask(g, lvl.mask)) // mask lanes are -1
-    : m.i32x4.add(g.get(g.counter), m.v128.and(getMask(g, lvl.mask), g.splatI32(units)));
-  return {
-    reps: g.set(g.reps, m.i32.add(g.get(g.reps, i32), g.i32(units))),
-    count: g.set(g.counter, count),
-    gate: m.i32.gt_u(g.get(g.reps, i32), g.i32(limit)),
-    slow,
-    limit,
-  };
-}
-
-/** Write the node index into the trap word and trap. */
-export function trap(g: Gen, node: Ref): Ref {
-  const m = g.m;
-  return m.block(null, [m.i32.store(ARGS.trap, 4, g.get(P_ARGS, i32), node), m.unreachable()]);
-}
-
-/** At the end of a vector: if a lane ran out of fuel, trap naming the lowest such lane's node. */
-export function trapCheck(g: Gen): Ref {
-  const m = g.m;
-  const nodeOf = (i: number) => m.i32x4.extract_lane(g.get(g.trapNode), lane(i));
-  const has = (i: number) => m.i32.ge_s(nodeOf(i), g.i32(0));
-  // Lane 0 gets here only when it does not trap at once.
-  let node = m.select(has(2), nodeOf(2), nodeOf(3));
-  node = m.select(has(1), nodeOf(1), node);
-  if (!g.laneZeroTraps) node = m.select(has(0), nodeOf(0), node);
-  return m.if(g.get(g.trapped, i32), trap(g, node));
 }

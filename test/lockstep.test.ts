@@ -11,7 +11,7 @@ import { Gen } from '../src/codegen/context.js';
 import { lockstep } from '../src/codegen/lockstep.js';
 import { newModule } from '../src/codegen/module.js';
 import { agree as agreeWith, type Extents } from './compare.js';
-import { X, Y, brk, f32, field, fn, i32, iff, local, loop, op, set, type RandomCase } from './ir-gen.js';
+import { X, Y, brk, extent, f32, field, fn, i32, iff, local, loop, op, rng, set, type RandomCase } from './ir-gen.js';
 
 const VARIANTS = { 'one vector': { interleave: 1 }, '3 vectors per step': { interleave: 3 }, 'fused (default)': {} };
 const agree = (tt: Test, name: string, c: RandomCase) => agreeWith(tt, name, c, VARIANTS);
@@ -25,15 +25,19 @@ const t3 = local(3, 'f32');
 const LOCALS = ['f32', 'f32', 'i32', 'f32', 'i32', 'i32'] as const;
 
 /** `while (stay && zr^2 + zi^2 <= 4) { z = z^2 + c; ...steps }`, the escape-time shape. */
-function escape(opts: { init?: Stmt[]; stay: Expr; steps: Stmt[]; before?: Stmt[]; fuel?: number; wrap?: (s: Stmt[]) => Stmt[] }): IrFunction {
+function escape(opts: { init?: Stmt[]; stay: Expr; steps: Stmt[]; before?: Stmt[]; fuel?: number; wrap?: (s: Stmt[]) => Stmt[]; orForm?: boolean }): IrFunction {
   const cx = op('f32.sub', op('f32.mul', op('i32.to_f32', X), f32(0.17)), f32(2.1));
   const cy = op('f32.sub', op('f32.mul', op('i32.to_f32', Y), f32(0.41)), f32(0.9));
   const body: Stmt[] = [
     ...(opts.init ?? [set(2, i32(0))]),
     ...(opts.before ?? []),
     loop(0,
-      iff(op('bool.not', op('bool.and', opts.stay,
-        op('f32.le', op('f32.add', op('f32.mul', zr, zr), op('f32.mul', zi, zi)), f32(4)))), [brk(0)]),
+      iff(opts.orForm
+        // if (!stay || |z|^2 > 4) break
+        ? op('bool.or', op('bool.not', opts.stay), op('f32.gt', op('f32.add', op('f32.mul', zr, zr), op('f32.mul', zi, zi)), f32(4)))
+        // while (stay && |z|^2 <= 4)
+        : op('bool.not', op('bool.and', opts.stay, op('f32.le', op('f32.add', op('f32.mul', zr, zr), op('f32.mul', zi, zi)), f32(4)))),
+      [brk(0)]),
       set(3, op('f32.add', op('f32.sub', op('f32.mul', zr, zr), op('f32.mul', zi, zi)), cx)),
       set(1, op('f32.add', op('f32.mul', op('f32.mul', f32(2), zr), zi), cy)),
       set(0, t3),
@@ -122,5 +126,39 @@ t.test('a lockstep test is one scalar compare: no per-lane compare of the counte
   const ls = lockstep(g, f.body.slice(0, 1), f.body[1] as Extract<Stmt, { k: 'loop' }>)!;
   tt.equal(binaryen.getExpressionType(ls.stay), binaryen.i32, 'the stay test is an i32');
   tt.equal(ls.varying?.k === 'op' && ls.varying.op, 'f32.le', 'the lanes test only |z|^2 <= 4');
+  tt.end();
+});
+
+t.test('random lockstep loops: starts, bounds, steps, both exit forms, fuel', (tt) => {
+  let failures = 0;
+  let lockstepped = 0;
+  for (let seed = 1; seed <= 60; seed++) {
+    const r = rng(seed);
+    const int = (n: number) => Math.floor(r() * n);
+    const pick = <T>(xs: T[]): T => xs[int(xs.length)];
+    const step = pick([1, 1, -1, 2, -3]);
+    const start = pick([i32(int(7) - 3), op('i32.sub', op('i32.mul', Y, i32(int(3) + 1)), i32(int(5))), op('i32.rem', extent(1), i32(5))]);
+    const reach = pick([i32(int(40) + 1), op('i32.add', op('i32.mul', Y, i32(int(9) + 1)), i32(int(20))), op('i32.mul', extent(0), i32(2))]);
+    // Counting up: start + reach bounds it; counting down: start - reach.
+    const bound = step > 0 ? op('i32.add', start, reach) : op('i32.sub', start, reach);
+    const stay = step > 0
+      ? pick([op('i32.lt', n, bound), op('bool.not', op('i32.ge', n, bound)), op('i32.le', op('i32.add', n, i32(1)), bound)])
+      : op('i32.gt', n, bound);
+    const readsN = r() < 0.4 ? [set(0, op('f32.add', zr, op('f32.mul', op('i32.to_f32', n), f32(0.001))))] : [];
+    const f = escape({
+      init: [set(2, start)],
+      stay,
+      steps: [...readsN, set(2, op('i32.add', n, i32(step)))],
+      orForm: r() < 0.5,
+      fuel: r() < 0.2 ? 30 + int(40) : undefined,
+    });
+    if (counters(f)?.includes(2)) lockstepped++;
+    const w = pick([5, 13, 16, 23]);
+    const c = { fn: f, domain: domain(w, 4), extents: [domain(w, 4)], uniforms: [] };
+    const before = tt.counts.fail;
+    agree(tt, `seed ${seed}`, c);
+    if (tt.counts.fail > before && ++failures <= 3) tt.comment(JSON.stringify(f.body));
+  }
+  tt.equal(lockstepped, 60, 'every case has a lockstep counter');
   tt.end();
 });

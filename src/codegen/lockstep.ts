@@ -48,6 +48,16 @@ function conjuncts(e: Expr): Expr[] {
   return e.k === 'op' && e.op === 'bool.and' ? [...conjuncts(e.args[0]), ...conjuncts(e.args[1])] : [e];
 }
 
+/**
+ * The conjuncts of "stay in the loop" for an exit test `leave`: `!(a && b)` (a `while`) gives
+ * a, b; `a || b` (`if (i >= n || done) break`) gives !a, !b; anything else, !leave.
+ */
+function stayConjuncts(leave: Expr): Expr[] {
+  if (leave.k === 'op' && leave.op === 'bool.not') return conjuncts(leave.args[0]);
+  if (leave.k === 'op' && leave.op === 'bool.or') return [...stayConjuncts(leave.args[0]), ...stayConjuncts(leave.args[1])];
+  return [{ k: 'op', t: 'bool', op: 'bool.not', args: [leave] }];
+}
+
 function and(parts: Expr[]): Expr | null {
   return parts.length ? parts.reduce((a, b) => ({ k: 'op', t: 'bool', op: 'bool.and', args: [a, b] })) : null;
 }
@@ -65,7 +75,7 @@ function readsLocals(e: Expr): number[] {
  */
 export function lockstep(g: Gen, before: Stmt[], loop: Loop): Lockstep | null {
   const exit = loop.body[0];
-  if (exit.k !== 'if' || exit.c.k !== 'op' || exit.c.op !== 'bool.not') return null;
+  if (exit.k !== 'if') return null;
   const rest = loop.body.slice(1);
   const uniform = (e: Expr) => g.analysis.uniformExpr(e);
 
@@ -94,7 +104,7 @@ export function lockstep(g: Gen, before: Stmt[], loop: Loop): Lockstep | null {
     }
   }
 
-  const parts = conjuncts(exit.c.args[0]);
+  const parts = stayConjuncts(exit.c);
   const scalar = parts.filter(lockstepExpr);
   if (scalar.length === 0) return null;
   const m = g.m;

@@ -199,6 +199,10 @@ t.test('connection problems are clear errors', async (t) => {
   t.match((error as Error).message, /^`status` \(request 1\) got no answer: /);
   await ended;
   t.ok(client.closed);
+  // The client may see its connection close before the dying server's listener is closed (the
+  // kernel closes a process's sockets one by one): wait for the exit itself.
+  const child = session.child;
+  if (child.exitCode === null && child.signalCode === null) await new Promise((resolve) => child.once('exit', resolve));
 
   await t.rejects(connect(`127.0.0.1:${session.port}`), { name: 'EntelechyConnectionError', message: /^cannot connect to tcp:\/\/127\.0\.0\.1:\d+: connection refused/ });
   await t.rejects(connect(`ws://127.0.0.1:${session.port}`), { name: 'EntelechyConnectionError', message: /^cannot connect to ws:\/\/127\.0\.0\.1:\d+: connection refused/ });

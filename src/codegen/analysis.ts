@@ -150,7 +150,8 @@ export function analyse(fn: IrFunction): Analysis {
 
 type Live = Set<number>;
 
-function usesOf(e: Expr, into: Live): Live {
+/** The IR locals `e` reads, added to `into`. */
+export function usesOf(e: Expr, into: Set<number> = new Set()): Set<number> {
   switch (e.k) {
     case 'local': into.add(e.i); break;
     case 'load': if (e.at) for (const c of e.at.coords) usesOf(c, into); break;

@@ -335,7 +335,6 @@ function exitTest(g: Gen, s: Loop, ls: Lockstep | null, inner: Level): Ref[] {
   return ls ? list(g, varyingExit(ls), inner) : statement(g, s.body[0] as If, inner);
 }
 
-
 /** The level of a `while` body under the alive mask `alive` (whileBody's, for its fuel parts). */
 export function whileLevel(alive: number, lvl: Level): Level {
   return { mask: alive, stack: [...lvl.stack, { uniform: false, alive }] };

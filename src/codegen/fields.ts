@@ -201,11 +201,9 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
     const offset = fast.d ? constValue(g, fast.d) : 0;
     const d = offset === undefined ? undefined : fast.negate ? -offset : offset;
     // The interior version (interior.ts) runs only where the gather needs no test.
-    if (g.interior?.alignedBlocks(f) && d !== undefined && base.local !== undefined && g.interior.note(f, d)) {
-      return alignedTap(g, base.local, d, pre);
-    }
-    if (g.interior && d !== undefined && base.local !== undefined && g.interior.note(f, d)) {
-      return interiorTap(g, f, base.local, d);
+    const interior = g.interior !== null && d !== undefined && g.interior.note(f, d);
+    if (interior && base.local !== undefined) {
+      return g.interior!.alignedBlocks(f) ? alignedTap(g, base.local, d!, pre) : interiorTap(g, f, base.local, d!);
     }
     const rowBase = g.temp(i32, base.ref, pre);
     let sxValue: Ref = g.get(g.x0, i32);
@@ -217,7 +215,7 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
     // x0 + d .. x0 + d + 3 all inside [0, width - 1]: sx <u max(width - 3, 0).
     const limit = directLimit(g, f);
     const direct = m.v128.load(0, 4, m.i32.add(g.get(rowBase, i32), m.i32.shl(g.get(sx, i32), g.i32(2))));
-    if (g.interior && d !== undefined && g.interior.note(f, d)) return direct;
+    if (interior) return direct;
     // The edge case is inline: as a call it made V8 spill the loop's vectors (life ran 1.6x slower).
     const slow: Ref[] = [];
     const xs = m.i32x4.add(m.i32x4.splat(g.get(sx, i32)), g.lanesI32(0, 1, 2, 3));

@@ -19,7 +19,7 @@
 
 import binaryen from 'binaryen';
 import type { Expr, Stmt } from '../ir/ir.js';
-import { visitLocals } from './analysis.js';
+import { usesOf, visitLocals } from './analysis.js';
 import type { Gen, Ref } from './context.js';
 import { scalarCondition, scalarI32 } from './lanes.js';
 
@@ -60,12 +60,6 @@ function stayConjuncts(leave: Expr): Expr[] {
 
 function and(parts: Expr[]): Expr | null {
   return parts.length ? parts.reduce((a, b) => ({ k: 'op', t: 'bool', op: 'bool.and', args: [a, b] })) : null;
-}
-
-function readsLocals(e: Expr): number[] {
-  const out: number[] = [];
-  visitLocals([{ k: 'set', local: -1, e }], (i, written) => !written && out.push(i));
-  return out;
 }
 
 /**
@@ -151,7 +145,7 @@ function initialValue(before: Stmt[], local: number, uniform: (e: Expr) => boole
     if (s.k !== 'set' || !uniform(s.e)) return null;
     const changed = new Set<number>();
     visitLocals(before.slice(i), (j, written) => written && changed.add(j));
-    return readsLocals(s.e).some((j) => changed.has(j)) ? null : s.e;
+    return [...usesOf(s.e)].some((j) => changed.has(j)) ? null : s.e;
   }
   return null;
 }

@@ -18,7 +18,7 @@ import { compileBody } from './control.js';
 import { trapCheck } from './fuel.js';
 import { storeCode } from './fields.js';
 import { interleaveFactor, interleavedStep, straightLine } from './interleave.js';
-import { Interior, gathers, interiorEnd, interiorTest, offsetSpans } from './interior.js';
+import { Interior, gathers, interiorRange, offsetSpans } from './interior.js';
 import { finishModule, newModule } from './module.js';
 
 const i32 = binaryen.i32;
@@ -76,12 +76,11 @@ function buildRun(g: Gen, interleave: number): void {
     ...(g.usesXv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
   ];
   // With an interior version: once a vector is interior, the ones after it are until the end of
-  // the interior range (interiorEnd), so they run in a loop of their own without the test.
+  // the interior range (interiorRange), so they run in a loop of their own without the test.
   let vector = [...general, ...advance()];
   if (interior) {
     const run = g.label('interior');
-    const test = interiorTest(g, inner!.interior!);
-    const end = interiorEnd(g);
+    const { test, end } = interiorRange(g, inner!.interior!);
     const interiorRun = m.loop(run, m.block(null, [...interior, ...advance(), m.br(run, m.i32.lt_s(g.get(g.x0, i32), g.get(end, i32)))]));
     vector = [m.if(test, interiorRun, m.block(null, vector))];
   }

@@ -64,11 +64,13 @@ export class Interior {
 }
 
 /**
- * The test that picks the interior version: xmin <= x0 < xmax. A gather of field f at x0 + d
- * loads directly when 0 <= x0 + d < limit_f = max(width_f - 3, 0) (fields.ts): for every noted d
- * in [lo, hi] that is x0 >= -lo and x0 < limit_f - hi.
+ * The range of interior vectors. `test` picks the interior version: xmin <= x0 < xmax. A gather
+ * of field f at x0 + d loads directly when 0 <= x0 + d < limit_f = max(width_f - 3, 0)
+ * (fields.ts): for every noted d in [lo, hi] that is x0 >= -lo and x0 < limit_f - hi.
+ * `end` (an i32 call value) is min(xmax, width): from an interior x0, every x0 + 4k below it is
+ * interior too (x0 only grows, staying >= xmin) and inside the row.
  */
-export function interiorTest(g: Gen, interior: Interior): Ref {
+export function interiorRange(g: Gen, interior: Interior): { test: Ref; end: number } {
   const m = g.m;
   let xmin: Ref | null = null;
   let xmax: Ref | null = null;
@@ -80,19 +82,9 @@ export function interiorTest(g: Gen, interior: Interior): Ref {
   }
   const lo = g.callValue('interior.min', i32, () => xmin!);
   const hi = g.callValue('interior.max', i32, () => xmax!);
+  const end = g.callValue('interior.end', i32, () => minS(g, g.get(hi, i32), g.get(g.domainExtent(0), i32)));
   const x0 = () => g.get(g.x0, i32);
-  return m.i32.and(m.i32.ge_s(x0(), g.get(lo, i32)), m.i32.lt_s(x0(), g.get(hi, i32)));
-}
-
-/**
- * min(xmax, width) (after interiorTest): from an interior x0, every x0 + 4k below this is
- * interior too (x0 only grows, staying >= xmin) and inside the row.
- */
-export function interiorEnd(g: Gen): number {
-  const hi = g.callValue('interior.max', i32, () => {
-    throw new Error('internal: interiorEnd before interiorTest');
-  });
-  return g.callValue('interior.end', i32, () => minS(g, g.get(hi, i32), g.get(g.domainExtent(0), i32)));
+  return { test: m.i32.and(m.i32.ge_s(x0(), g.get(lo, i32)), m.i32.lt_s(x0(), g.get(hi, i32))), end };
 }
 
 /** The larger (or, with `pick` = lt_s, the smaller) of two i32s, each evaluated once. */

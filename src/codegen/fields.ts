@@ -203,7 +203,7 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
     // The interior version (interior.ts) runs only where the gather needs no test.
     const interior = g.interior !== null && d !== undefined && g.interior.note(f, d);
     if (interior && base.local !== undefined) {
-      return g.interior!.alignedBlocks(f) ? alignedTap(g, base.local, d!, pre) : interiorTap(g, f, base.local, d!);
+      return g.interior!.alignedBlocks(f) ? alignedTap(g, f, base.local, d!, pre) : interiorTap(g, f, base.local, d!);
     }
     const rowBase = g.temp(i32, base.ref, pre);
     let sxValue: Ref = g.get(g.x0, i32);

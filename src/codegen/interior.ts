@@ -132,16 +132,20 @@ export function scoped<T>(g: Gen, f: () => T): T {
  * In the interior the blocks lie inside the padded row: x0 is a multiple of 4, so x0 + d >= 0
  * puts x0 + 4k >= 0, and the block holding x0 + d + 3 < width ends within the stride.
  */
-export function alignedTap(g: Gen, rowBase: number, d: number, pre: Ref[]): Ref {
+export function alignedTap(g: Gen, f: number, rowBase: number, d: number, pre: Ref[]): Ref {
   const m = g.m;
   const blocks = g.interior!.blocks;
   const k = Math.floor(d / 4);
+  // The row's blocks share the address of the lowest one, their distance a static offset
+  // (as in interiorTap: one address computation per row and vector, not one per block).
+  const low = Math.floor(Math.min(g.interior!.spans.get(f)?.lo ?? d, d) / 4);
   const block = (j: number): Ref => {
     const key = `${rowBase}:${j}`;
     let local = blocks.get(key);
     if (local === undefined) {
-      const at = m.i32.add(m.i32.add(g.get(rowBase, i32), m.i32.shl(g.get(g.x0, i32), g.i32(2))), g.i32(16 * j));
-      local = g.temp(binaryen.v128, m.v128.load(0, 16, at), pre);
+      const shifted = g.rowValue(`block${rowBase}:${low}`, i32, () => m.i32.add(g.get(rowBase, i32), g.i32(16 * low)));
+      const at = m.i32.add(g.get(shifted, i32), m.i32.shl(g.get(g.x0, i32), g.i32(2)));
+      local = g.temp(binaryen.v128, m.v128.load(16 * (j - low), 16, at), pre);
       blocks.set(key, local);
     }
     return g.get(local);

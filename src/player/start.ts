@@ -5,7 +5,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { doorHandler } from '../main/serve.js';
 import { Session, type SessionOptions } from '../main/session.js';
-import { listen, parseListen, type Listener } from '../protocol/listen.js';
+import { listen, type Listener } from '../protocol/listen.js';
+import { parseListen } from '../protocol/address.js';
 import { assetHandler } from './assets.js';
 import { servePage } from './pages.js';
 import { PlayerWindow, type WindowOptions } from './window.js';

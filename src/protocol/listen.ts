@@ -4,63 +4,10 @@ import net from 'node:net';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
-import { DEFAULT_HOST, DEFAULT_PORT, Door, DoorLimits, HttpHandler, LineHandler, LineSplitter, describe, fullLimits } from './door.js';
+import { Door, DoorLimits, HttpHandler, LineHandler, LineSplitter, describe, fullLimits } from './door.js';
+import { formatAddress, originPolicy, parseListen } from './address.js';
 
-// ---------------------------------------------------------------------------------------------
-// --listen addresses
-// ---------------------------------------------------------------------------------------------
-
-/**
- * `host:port`, `:port`, `port`, `host`, `[v6]:port`, `[v6]`; '' means the defaults
- * (127.0.0.1:7788). Port 0 picks a free port. Throws an Error naming the problem otherwise.
- */
-export function parseListen(spec: string): { host: string; port: number } {
-  const text = String(spec ?? '').trim();
-  const bad = (why: string) =>
-    new Error(
-      `invalid --listen address ${JSON.stringify(spec)}: ${why} ` +
-        `(expected host:port, :port, port or [ipv6]:port, e.g. 127.0.0.1:${DEFAULT_PORT})`,
-    );
-  const parsePort = (p: string): number => {
-    if (!/^\d{1,5}$/.test(p)) throw bad(`port ${JSON.stringify(p)} is not a number`);
-    const n = Number(p);
-    if (n > 65535) throw bad(`port ${n} is out of range 0..65535`);
-    return n;
-  };
-  const checkHost = (h: string): string => {
-    if (h === '') return DEFAULT_HOST;
-    if (net.isIP(h)) return h;
-    if (h.length > 253 || !/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(h))
-      throw bad(`${JSON.stringify(h)} is not a host name or IP address`);
-    return h;
-  };
-  if (text === '') return { host: DEFAULT_HOST, port: DEFAULT_PORT };
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) throw bad('give an address, not a URL');
-  if (/\s/.test(text)) throw bad('it contains spaces');
-  if (text.startsWith('[')) {
-    const close = text.indexOf(']');
-    if (close < 0) throw bad("missing ']' after the IPv6 address");
-    const host = text.slice(1, close);
-    if (!net.isIPv6(host)) throw bad(`${JSON.stringify(host)} is not an IPv6 address`);
-    const rest = text.slice(close + 1);
-    if (rest === '') return { host, port: DEFAULT_PORT };
-    if (!rest.startsWith(':')) throw bad(`unexpected ${JSON.stringify(rest)} after ']'`);
-    return { host, port: parsePort(rest.slice(1)) };
-  }
-  const colons = text.split(':').length - 1;
-  if (colons > 1) throw bad('an IPv6 address needs brackets, as in [::1]:7788');
-  if (colons === 0) {
-    if (/^\d+$/.test(text)) return { host: DEFAULT_HOST, port: parsePort(text) };
-    return { host: checkHost(text), port: DEFAULT_PORT };
-  }
-  const [host, port] = text.split(':') as [string, string];
-  if (port === '') throw bad("missing port after ':'");
-  return { host: checkHost(host), port: parsePort(port) };
-}
-
-function formatAddress(host: string, port: number): string {
-  return `${net.isIPv6(host) ? `[${host}]` : host}:${port}`;
-}
+export { parseListen } from './address.js';
 
 // ---------------------------------------------------------------------------------------------
 // One port: raw JSON lines over TCP, WebSocket and HTTP
@@ -108,16 +55,6 @@ export function sniff(head: Buffer): 'http' | 'lines' | 'more' {
   return 'lines';
 }
 
-function normalizeOrigin(origin: string): string | undefined {
-  try {
-    const u = new URL(origin);
-    if (u.origin === 'null') return undefined;
-    return u.origin.toLowerCase();
-  } catch {
-    return undefined;
-  }
-}
-
 export async function listen(
   spec: string | { host: string; port: number },
   handler: LineHandler,
@@ -149,28 +86,7 @@ export async function listen(
     if (why.startsWith('dropped')) safeLog(`${door.kind} connection ${door.id} ${why}`);
   };
 
-  // -- who may open a WebSocket --------------------------------------------------------------
-  const allowed = new Set<string>();
-  let anyOrigin = false;
-  for (const o of options.allowedOrigins ?? []) {
-    if (o === '*') anyOrigin = true;
-    const n = normalizeOrigin(o);
-    if (n) allowed.add(n);
-  }
-  const originAllowed = (origin: string | undefined): boolean => {
-    if (origin === undefined) return true; // not a browser
-    if (anyOrigin) return true;
-    const n = normalizeOrigin(origin);
-    if (n === undefined) return false;
-    if (allowed.has(n)) return true;
-    const own = ['127.0.0.1', 'localhost', '[::1]'];
-    // A server bound to one specific non-loopback IP also trusts pages it serves there itself
-    // (an IP literal cannot be rebound by DNS).
-    if (net.isIP(boundHost) && boundHost !== '0.0.0.0' && boundHost !== '::')
-      own.push(net.isIPv6(boundHost) ? `[${boundHost}]` : boundHost);
-    const suffix = boundPort === 80 ? '' : `:${boundPort}`;
-    return own.some((h) => n === `http://${h}${suffix}`);
-  };
+  const originAllowed = originPolicy(options.allowedOrigins ?? [], () => ({ host: boundHost, port: boundPort }));
 
   // -- HTTP and WebSocket ----------------------------------------------------------------------
   const httpServer = http.createServer((req, res) => {

@@ -1,0 +1,90 @@
+// Fields to pictures: the RGBA mapping of every component count and type, read straight from a
+// field's padded rows in memory, and PNG round trips.
+
+import t from 'tap';
+import { allocField, type Field } from '../src/main/field.js';
+import { decodePng, encodePng, fieldToRgba, planesToRgba } from '../src/main/image.js';
+import { FieldMemory } from '../src/main/memory.js';
+import type { Scalar } from '../src/ir/ir.js';
+
+/** The mapping as the docs state it, one byte at a time. */
+function expectedByte(t: Scalar, v: number): number {
+  if (t === 'bool') return v ? 255 : 0;
+  if (t === 'i32') return Math.max(0, Math.min(255, v));
+  return Math.round(Math.max(0, Math.min(1, v || 0)) * 255);
+}
+
+function expectedRgba(comps: Scalar[], values: number[][], n: number): number[] {
+  const out: number[] = [];
+  const k = Math.min(4, comps.length);
+  for (let i = 0; i < n; i++) {
+    const byte = (c: number) => expectedByte(comps[c], values[c][i]);
+    if (k === 1) out.push(byte(0), byte(0), byte(0), 255);
+    else for (let c = 0; c < 4; c++) out.push(c < k ? byte(c) : c === 3 ? 255 : 0);
+  }
+  return out;
+}
+
+const F32_SPECIAL = [0, -0, 1, -1, NaN, Infinity, -Infinity, 0.5, 0.5 / 255, 1.5 / 255, 254.5 / 255, 1e-30, 0.99999994, 2];
+
+/** Values of component c at element i (as the field holds them): special f32 values first, then a spread. */
+function value(t: Scalar, c: number, i: number): number {
+  if (t === 'bool') return (i + c) % 3 === 0 ? 1 : 0;
+  if (t === 'i32') return ((i * 37 + c * 11) % 700) - 200;
+  if (i < F32_SPECIAL.length) return Math.fround(F32_SPECIAL[(i + c) % F32_SPECIAL.length]);
+  return Math.fround((((i * 7919 + c * 104729) % 1300) - 100) / 1000);
+}
+
+function fill(memory: FieldMemory, f: Field): number[][] {
+  const values: number[][] = [];
+  f.comps.forEach((t, c) => {
+    const plane: number[] = [];
+    const base = (f.ptr + c * f.planeBytes) / 4;
+    for (let y = 0; y < f.height; y++)
+      for (let x = 0; x < f.width; x++) {
+        const v = value(t, c, y * f.width + x);
+        plane.push(v);
+        if (t === 'f32') memory.f32[base + y * f.stride + x] = v;
+        else memory.i32[base + y * f.stride + x] = v;
+      }
+    // Padding past each row's end holds garbage that must not show.
+    for (let y = 0; y < f.height; y++) for (let x = f.width; x < f.stride; x++) memory.i32[base + y * f.stride + x] = 0x7f7f7f7f;
+    values.push(plane);
+  });
+  return values;
+}
+
+const CASES: Scalar[][] = [['f32', 'f32', 'f32', 'f32'], ['f32', 'f32', 'f32'], ['f32', 'f32'], ['f32'], ['bool'], ['i32'], ['f32', 'i32', 'bool', 'f32'], ['f32', 'f32', 'f32', 'f32', 'f32']];
+
+t.test('fields map to RGBA bytes from their padded rows, every component count and type', async (t) => {
+  const memory = new FieldMemory();
+  for (const comps of CASES) {
+    // Widths that are and are not a multiple of 4 (rows padded to 4 elements).
+    for (const [w, h] of [[7, 5], [16, 3], [1, 1], [33, 4]]) {
+      const f = allocField(memory, [w, h], comps, 'a test field');
+      const values = fill(memory, f);
+      const got = [...fieldToRgba(memory, f, 'img')];
+      t.same(got, expectedRgba(comps, values, w * h), `${comps.join(',')} ${w} x ${h}`);
+      const fromPlanes = [...planesToRgba(comps, values.map((p) => new Float32Array(p)), w * h)];
+      t.same(fromPlanes, got, `${comps.join(',')} ${w} x ${h}: packed planes the same`);
+      memory.release(f.ptr);
+    }
+  }
+});
+
+t.test('a 3-D field is refused with a clear error', async (t) => {
+  const memory = new FieldMemory();
+  const f = allocField(memory, [4, 4, 2], ['f32'], 'a volume');
+  t.throws(() => fieldToRgba(memory, f, 'vol'), /`vol` is a 3-D field: an image needs a 2-D one/);
+});
+
+t.test('PNG bytes decode to the same pixels', async (t) => {
+  const w = 37;
+  const h = 11;
+  const rgba = new Uint8Array(w * h * 4).map((_, i) => (i * 131 + (i >> 7)) & 255);
+  const png = encodePng(w, h, rgba);
+  const back = decodePng(png);
+  t.equal(back.width, w);
+  t.equal(back.height, h);
+  t.same([...back.rgba], [...rgba]);
+});

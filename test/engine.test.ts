@@ -29,6 +29,11 @@ t.test('results are bit-identical whatever the number of workers and the band si
     const scene = exampleScene(name, [67, 45]);
     const frames = name === 'life' ? 3 : 1;
     const direct = await run(scene, { backend: 'jit' }, frames);
+    // Without a pool, a large domain runs in bands on the calling thread.
+    for (const bandRows of [1, 5]) {
+      const banded = await run(scene, { backend: 'jit', bandRows, poolThreshold: 0 }, frames);
+      t.equal(firstDifference(direct, banded), undefined, `${name}: no pool, bands of ${bandRows} rows`);
+    }
     for (const workers of [1, 2, 3]) {
       for (const bandRows of [1, 5, 64]) {
         const { memory, pool } = poolOf(workers);
@@ -37,6 +42,16 @@ t.test('results are bit-identical whatever the number of workers and the band si
       }
     }
   }
+});
+
+t.test('without a pool, a large frame runs on the calling thread in bands', async (t) => {
+  // (V8 moves a module to its optimised code only at a call: one call per frame would keep a
+  // single large frame in baseline code.)
+  const engine = new Engine(exampleScene('rings', [67, 45]), { poolThreshold: 0, bandRows: 5 });
+  const report = await engine.evaluate({ time: 0 });
+  const placed = new Set(report.placements.map((p) => `${p.tiles} tiles, ${p.workers} worker`));
+  t.same([...placed], ['9 tiles, 1 worker'], '45 rows in 9 bands of 5');
+  engine.dispose();
 });
 
 const SPIN = `param spin: f32 = 0.0;

@@ -122,6 +122,30 @@ output r <- hang.r;
   const last = JSON.parse(r.stdout.trim().split('\n').pop()!);
   t.same([last.frame, last.node], [2, 'hang']);
   t.ok(existsSync(join(dir, '01.png')) && !existsSync(join(dir, '02.png')), 'frames before the failure were written, none after');
+  t.same(r.stdout.trim().split('\n').slice(0, 2).map((l) => JSON.parse(l).frame), [0, 1], 'and reported, before the failure');
+});
+
+t.test('render --frames encodes on threads of its own: every frame written, reported in order', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const r = cli(['render', 'examples/rings/scene.esn', '--size', '96x64', '--frames', '0:11', '-o', join(dir, '%02d.png'), '--json', '--workers', '2']);
+  t.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  t.same(lines.slice(0, 12).map((l) => l.frame), [...Array(12).keys()], 'one line per frame, in order');
+  const single = cli(['render', 'examples/rings/scene.esn', '--size', '96x64', '--time', String(7 / 30), '-o', join(dir, 'single.png')]);
+  t.equal(single.status, 0, single.stderr);
+  t.same(decodePng(readFileSync(join(dir, '07.png'))).rgba, decodePng(readFileSync(join(dir, 'single.png'))).rgba, 'frame 7 at 30 fps is the frame at 7/30 s');
+  t.notSame(decodePng(readFileSync(join(dir, '06.png'))).rgba, decodePng(readFileSync(join(dir, '07.png'))).rgba, 'frames differ');
+});
+
+t.test('an output that cannot be written is a clear error naming the file, not an internal one', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  writeFileSync(join(dir, 'taken'), 'a file where a folder should be');
+  for (const args of [['-o', join(dir, 'taken', 'x.png')], ['--frames', '0:2', '-o', join(dir, 'taken', '%02d.png')]]) {
+    const r = cli(['render', 'examples/rings/scene.esn', ...args]);
+    t.equal(r.status, 1);
+    t.match(r.stderr, /cannot write `.*taken\/(x|00)\.png`: a file is in the way of its folder/);
+    t.notMatch(r.stderr, /internal error/);
+  }
 });
 
 t.test('serve on a scene whose folder does not exist says so, without a stack trace', async (t) => {

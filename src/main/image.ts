@@ -1,6 +1,9 @@
 // Fields to pictures: 8-bit RGBA pixels and PNG files.
 
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { PNG } from 'pngjs';
+import { writeFileAtomic } from './files.js';
 import type { Field } from './field.js';
 import type { FieldMemory } from './memory.js';
 import type { Scalar } from '../ir/ir.js';
@@ -92,6 +95,23 @@ export function encodePng(width: number, height: number, rgba: Uint8Array): Buff
   const png = new PNG({ width, height });
   png.data = Buffer.from(rgba.buffer, rgba.byteOffset, rgba.byteLength);
   return PNG.sync.write(png, { filterType: 4 });
+}
+
+/**
+ * Encode and write a PNG whole or not at all, creating its folder. A file that cannot be written
+ * is an ImageError naming it and why. Returns the file's size in bytes.
+ */
+export function savePng(file: string, width: number, height: number, rgba: Uint8Array): number {
+  const png = encodePng(width, height, rgba);
+  try {
+    mkdirSync(dirname(file) || '.', { recursive: true });
+    writeFileAtomic(file, png);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    const why = err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'a file is in the way of its folder' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOSPC' ? 'the disk is full' : err.code === 'EISDIR' ? 'it is a folder' : err.message;
+    throw new ImageError(`cannot write \`${file}\`: ${why}${err.code ? ` (${err.code})` : ''}`);
+  }
+  return png.length;
 }
 
 export function decodePng(bytes: Buffer): { width: number; height: number; rgba: Uint8Array } {

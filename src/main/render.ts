@@ -1,15 +1,14 @@
 // `entelechy render`: one frame, or a range of frames for pipelines, written as PNGs.
 
 import cliProgress from 'cli-progress';
-import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname } from 'node:path';
+import { Piscina } from 'piscina';
 import type { Scene } from '../ir/check/scene.js';
-import { EvalPool } from '../workers/pool.js';
+import type { PngTask } from '../workers/png-worker.js';
+import { EvalPool, workerExecArgv } from '../workers/pool.js';
 import { Engine, EvaluationError, type Backend } from './engine.js';
-import { writeFileAtomic } from './files.js';
 import { FieldMemory } from './memory.js';
-import { encodePng, fieldToRgba } from './image.js';
+import { fieldToRgba, savePng } from './image.js';
 
 export class RenderError extends Error {
   override name = 'RenderError';
@@ -78,6 +77,27 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   const started = performance.now();
   let written = 0;
   let pixels = 0;
+  // A range of frames encodes its PNGs on threads of their own, in order, while the engine
+  // evaluates the next frames: encoding, not evaluation, bounds most frame ranges.
+  const encoder = frames ? new Piscina({ filename: new URL('../workers/png-worker.js', import.meta.url).href, maxThreads: workers, execArgv: workerExecArgv() }) : undefined;
+  const pending: { frame: number; file: string; t0: number; pixels: number; saved: Promise<number> }[] = [];
+  const finish = async (p: (typeof pending)[number]) => {
+    try {
+      await p.saved;
+    } catch (e) {
+      const message = (e as Error).message;
+      throw new RenderError(frames ? `frame ${p.frame}: ${message}` : message, p.frame);
+    }
+    written++;
+    pixels += p.pixels;
+    const millis = Math.round((performance.now() - p.t0) * 1000) / 1000;
+    out({ frame: p.frame, file: p.file, millis });
+    bar?.increment();
+    return millis;
+  };
+  const drain = async () => {
+    while (pending.length) await finish(pending.shift()!);
+  };
   try {
     for (let frame = start; frame <= last; frame++) {
       const t0 = performance.now();
@@ -85,23 +105,30 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       try {
         await run.evaluate({ time });
       } catch (e) {
+        await drain(); // the frames before this one are written and reported first
         if (e instanceof EvaluationError) throw new RenderError(`frame ${frame}: ${e.message}`, frame, e.node);
         throw e;
       }
       if (frame < first) continue;
       const field = run.outputField(options.output)!;
-      const png = encodePng(field.width, field.height, fieldToRgba(run.memory, field, options.output));
+      const rgba = fieldToRgba(run.memory, field, options.output);
       const file = frames ? frameFile(options.file, frame) : options.file;
-      mkdirSync(dirname(file) || '.', { recursive: true });
-      writeFileAtomic(file, png);
-      written++;
-      pixels += field.width * field.height;
-      const millis = Math.round((performance.now() - t0) * 1000) / 1000;
-      out({ frame, file, millis });
-      bar?.increment();
-      if (!frames && !options.json)
-        process.stderr.write(`wrote ${file} (${field.width} x ${field.height}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${pool ? pool.workers : 1} worker${pool && pool.workers > 1 ? 's' : ''})\n`);
+      const { width, height } = field;
+      if (encoder) {
+        const task: PngTask = { file, width, height, rgba };
+        const saved = encoder.run(task, { transferList: [rgba.buffer as ArrayBuffer] }) as Promise<number>;
+        saved.catch(() => {}); // awaited in order below; a later frame's failure may come first
+        pending.push({ frame, file, t0, pixels: width * height, saved });
+        // Frames in flight: a few per thread, within about 1 GiB of pixels.
+        const most = Math.max(1, Math.min(2 * workers, Math.floor(2 ** 30 / (width * height * 4))));
+        while (pending.length >= most) await finish(pending.shift()!);
+        continue;
+      }
+      const millis = await finish({ frame, file, t0, pixels: width * height, saved: Promise.resolve().then(() => savePng(file, width, height, rgba)) });
+      if (!options.json)
+        process.stderr.write(`wrote ${file} (${width} x ${height}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${pool ? pool.workers : 1} worker${pool && pool.workers > 1 ? 's' : ''})\n`);
     }
+    await drain();
     const millis = performance.now() - started;
     out({ done: true, frames: written, millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), workers: pool?.workers ?? 1, events: run.events });
     bar?.stop();
@@ -112,7 +139,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     throw e;
   } finally {
     run.dispose();
-    await pool?.destroy();
+    await Promise.all([pool?.destroy(), encoder?.destroy()]);
   }
 }
 

@@ -75,29 +75,10 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   const bar = options.progress && frames ? new cliProgress.SingleBar({ format: 'rendering [{bar}] {value}/{total} frames | {eta_formatted} left', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
   bar?.start(last - first + 1, 0);
   const started = performance.now();
-  let written = 0;
-  let pixels = 0;
-  // A range of frames encodes its PNGs on threads of their own, in order, while the engine
-  // evaluates the next frames: encoding, not evaluation, bounds most frame ranges.
-  const encoder = frames ? new Piscina({ filename: new URL('../workers/png-worker.js', import.meta.url).href, maxThreads: workers, execArgv: workerExecArgv() }) : undefined;
-  const pending: { frame: number; file: string; t0: number; pixels: number; saved: Promise<number> }[] = [];
-  const finish = async (p: (typeof pending)[number]) => {
-    try {
-      await p.saved;
-    } catch (e) {
-      const message = (e as Error).message;
-      throw new RenderError(frames ? `frame ${p.frame}: ${message}` : message, p.frame);
-    }
-    written++;
-    pixels += p.pixels;
-    const millis = Math.round((performance.now() - p.t0) * 1000) / 1000;
-    out({ frame: p.frame, file: p.file, millis });
+  const writer = new FrameWriter(frames ? workers : 0, (w) => {
+    out({ frame: w.frame, file: w.file, millis: w.millis });
     bar?.increment();
-    return millis;
-  };
-  const drain = async () => {
-    while (pending.length) await finish(pending.shift()!);
-  };
+  });
   try {
     for (let frame = start; frame <= last; frame++) {
       const t0 = performance.now();
@@ -105,7 +86,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       try {
         await run.evaluate({ time });
       } catch (e) {
-        await drain(); // the frames before this one are written and reported first
+        await writer.drain(); // the frames before this one are written and reported first
         if (e instanceof EvaluationError) throw new RenderError(`frame ${frame}: ${e.message}`, frame, e.node);
         throw e;
       }
@@ -113,33 +94,101 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       const field = run.outputField(options.output)!;
       const rgba = fieldToRgba(run.memory, field, options.output);
       const file = frames ? frameFile(options.file, frame) : options.file;
-      const { width, height } = field;
-      if (encoder) {
-        const task: PngTask = { file, width, height, rgba };
-        const saved = encoder.run(task, { transferList: [rgba.buffer as ArrayBuffer] }) as Promise<number>;
-        saved.catch(() => {}); // awaited in order below; a later frame's failure may come first
-        pending.push({ frame, file, t0, pixels: width * height, saved });
-        // Frames in flight: a few per thread, within about 1 GiB of pixels.
-        const most = Math.max(1, Math.min(2 * workers, Math.floor(2 ** 30 / (width * height * 4))));
-        while (pending.length >= most) await finish(pending.shift()!);
-        continue;
-      }
-      const millis = await finish({ frame, file, t0, pixels: width * height, saved: Promise.resolve().then(() => savePng(file, width, height, rgba)) });
-      if (!options.json)
-        process.stderr.write(`wrote ${file} (${width} x ${height}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${pool ? pool.workers : 1} worker${pool && pool.workers > 1 ? 's' : ''})\n`);
+      await writer.write({ frame, file, t0, width: field.width, height: field.height }, rgba);
     }
-    await drain();
+    await writer.drain();
     const millis = performance.now() - started;
-    out({ done: true, frames: written, millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), workers: pool?.workers ?? 1, events: run.events });
+    out({ done: true, frames: writer.written, millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), workers: pool?.workers ?? 1, events: run.events });
     bar?.stop();
-    if (frames && !options.json) process.stderr.write(`wrote ${written} frames to ${options.file} in ${(millis / 1000).toFixed(2)} s (${(pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
+    if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frames to ${options.file} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
+    else if (!options.json) {
+      const field = run.outputField(options.output)!;
+      process.stderr.write(`wrote ${options.file} (${field.width} x ${field.height}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${pool ? pool.workers : 1} worker${pool && pool.workers > 1 ? 's' : ''})\n`);
+    }
   } catch (e) {
     bar?.stop();
     if (e instanceof RenderError) out({ error: e.message, frame: e.frame, node: e.node });
     throw e;
   } finally {
     run.dispose();
-    await Promise.all([pool?.destroy(), encoder?.destroy()]);
+    await Promise.all([pool?.destroy(), writer.close()]);
+  }
+}
+
+interface FrameFile {
+  frame: number;
+  file: string;
+  /** When the frame's evaluation began (performance.now()). */
+  t0: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * Writes the frames' PNGs and reports each once written, in frame order. With threads (a range of
+ * frames), each PNG is encoded and written on a thread of its own while the engine evaluates the
+ * next frames: encoding, not evaluation, bounds most frame ranges. At most two frames per thread,
+ * and about 1 GiB of pixels, are in flight.
+ */
+class FrameWriter {
+  written = 0;
+  pixels = 0;
+  private readonly encoder?: Piscina;
+  private loaded = 0;
+  private readonly pending: { f: FrameFile; saved: Promise<number> }[] = [];
+
+  constructor(
+    private readonly threads: number,
+    private readonly reported: (w: FrameFile & { millis: number }) => void,
+  ) {
+    if (threads > 0) {
+      // Threads start on demand (minThreads 0), so piscina announces each once it has loaded,
+      // and stay until close (idleTimeout), so the threads started are the threads there.
+      const filename = new URL('../workers/png-worker.js', import.meta.url).href;
+      this.encoder = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: Infinity, execArgv: workerExecArgv() });
+      this.encoder.on('workerCreate', () => this.loaded++);
+    }
+  }
+
+  /** Write one frame (its pixels are moved, not copied); waits while too many are in flight. */
+  async write(f: FrameFile, rgba: Uint8Array): Promise<void> {
+    if (!this.encoder) {
+      this.pending.push({ f, saved: Promise.resolve().then(() => savePng(f.file, f.width, f.height, rgba)) });
+      return this.drain();
+    }
+    const task: PngTask = { file: f.file, width: f.width, height: f.height, rgba };
+    const saved = this.encoder.run(task, { transferList: [rgba.buffer as ArrayBuffer] }) as Promise<number>;
+    saved.catch(() => {}); // awaited in order by drain; a later frame's failure may come first
+    this.pending.push({ f, saved });
+    const most = Math.max(1, Math.min(2 * this.threads, Math.floor(2 ** 30 / (f.width * f.height * 4))));
+    while (this.pending.length >= most) await this.finish(this.pending.shift()!);
+  }
+
+  /** Wait for every frame in flight, reporting each in order. */
+  async drain(): Promise<void> {
+    while (this.pending.length) await this.finish(this.pending.shift()!);
+  }
+
+  async close(): Promise<void> {
+    if (!this.encoder) return;
+    // Ending a thread while it loads its modules can crash Node 20 (a fatal error in
+    // v8::Module::IsGraphAsync, seen in CI when the first frame failed under load): wait until
+    // every thread started has loaded, for at most 10 s.
+    const until = performance.now() + 10_000;
+    while (this.loaded < this.encoder.threads.length && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
+    await this.encoder.destroy();
+  }
+
+  private async finish({ f, saved }: { f: FrameFile; saved: Promise<number> }): Promise<void> {
+    try {
+      await saved;
+    } catch (e) {
+      const message = (e as Error).message;
+      throw new RenderError(this.encoder ? `frame ${f.frame}: ${message}` : message, f.frame);
+    }
+    this.written++;
+    this.pixels += f.width * f.height;
+    this.reported({ ...f, millis: Math.round((performance.now() - f.t0) * 1000) / 1000 });
   }
 }
 

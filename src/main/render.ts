@@ -4,6 +4,7 @@ import cliProgress from 'cli-progress';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { Scene } from '../ir/check/scene.js';
+import { loadedCounter, untilLoaded } from '../workers/loaded.js';
 import type { PngTask } from '../workers/png-worker.js';
 import { EvalPool, workerExecArgv } from '../workers/pool.js';
 import { Engine, EvaluationError, type Backend } from './engine.js';
@@ -134,7 +135,7 @@ class FrameWriter {
   written = 0;
   pixels = 0;
   private readonly encoder?: Piscina;
-  private loaded = 0;
+  private readonly loaded = loadedCounter();
   private readonly pending: { f: FrameFile; saved: Promise<number> }[] = [];
 
   constructor(
@@ -142,11 +143,10 @@ class FrameWriter {
     private readonly reported: (w: FrameFile & { millis: number }) => void,
   ) {
     if (threads > 0) {
-      // Threads start on demand (minThreads 0), so piscina announces each once it has loaded,
-      // and stay until close (idleTimeout), so the threads started are the threads there.
+      // Threads start on demand and stay until close (idleTimeout), so that every thread started
+      // is still there to count itself loaded (loaded.ts).
       const filename = new URL('../workers/png-worker.js', import.meta.url).href;
-      this.encoder = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: Infinity, execArgv: workerExecArgv() });
-      this.encoder.on('workerCreate', () => this.loaded++);
+      this.encoder = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: Infinity, workerData: { loaded: this.loaded }, execArgv: workerExecArgv() });
     }
   }
 
@@ -171,12 +171,9 @@ class FrameWriter {
 
   async close(): Promise<void> {
     if (!this.encoder) return;
-    // Ending a thread while it loads its modules can crash Node 20 (a fatal error in
-    // v8::Module::IsGraphAsync, seen in CI when the first frame failed under load): wait until
-    // every thread started has loaded, for at most 10 s.
-    const until = performance.now() + 10_000;
-    while (this.loaded < this.encoder.threads.length && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
-    await this.encoder.destroy();
+    const encoder = this.encoder;
+    await untilLoaded(this.loaded, () => encoder.threads.length);
+    await encoder.destroy();
   }
 
   private async finish({ f, saved }: { f: FrameFile; saved: Promise<number> }): Promise<void> {

@@ -7,6 +7,7 @@
 import { workerData } from 'piscina';
 import type { BandTask, BandResult } from './pool.js';
 import { CTL } from './pool.js';
+import { markLoaded } from './loaded.js';
 
 type Run = (args: number, r0: number, r1: number) => void;
 
@@ -55,3 +56,5 @@ export default function evalBands(task: BandTask): BandResult {
     };
   }
 }
+
+markLoaded(workerData.loaded);

@@ -1,7 +1,9 @@
 // Encodes and writes one frame's PNG off the main thread: `render --frames` keeps one such task
 // per frame in flight on a piscina pool while the engine evaluates the next frames.
 
+import { workerData } from 'piscina';
 import { savePng } from '../main/image.js';
+import { markLoaded } from './loaded.js';
 
 export interface PngTask {
   file: string;
@@ -14,3 +16,5 @@ export interface PngTask {
 export default function writePng(task: PngTask): number {
   return savePng(task.file, task.width, task.height, task.rgba);
 }
+
+markLoaded(workerData?.loaded);

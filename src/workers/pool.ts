@@ -9,6 +9,7 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import { ARGS } from '../ir/ir.js';
+import { loadedCounter, untilLoaded } from './loaded.js';
 
 /** One run's control slot in the pool's control array (Int32 words). */
 export const CTL = { words: 4, next: 0, abort: 1 } as const;
@@ -74,6 +75,8 @@ export class EvalPool {
   /** Free control slots: each a buffer and a slot in it. */
   private free: { control: Int32Array; slot: number }[] = [];
   private destroyed = false;
+  /** Workers that finished loading (loaded.ts). */
+  private readonly loaded = loadedCounter();
 
   constructor(
     private readonly memory: WebAssembly.Memory,
@@ -86,7 +89,7 @@ export class EvalPool {
       maxThreads: this.workers,
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
-      workerData: { memory },
+      workerData: { memory, loaded: this.loaded },
       execArgv: options.execArgv ?? workerExecArgv(),
     });
   }
@@ -165,6 +168,7 @@ export class EvalPool {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
+    await untilLoaded(this.loaded, () => this.piscina.threads.length);
     await this.piscina.destroy();
   }
 }

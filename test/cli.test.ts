@@ -13,14 +13,16 @@ const BIN = join(ROOT, 'bin', 'entelechy.js');
 
 function cli(args: string[], cwd = ROOT) {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 300_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  // How the run ended, for a failing assertion's message: a signal leaves status null.
+  const ended = `status ${r.status}${r.signal ? `, signal ${r.signal}` : ''}${r.error ? `, ${r.error.message}` : ''}\n${r.stderr}`;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, ended };
 }
 
 t.test('render writes the output as a PNG', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
   const out = join(dir, 'rings.png');
   const r = cli(['render', 'examples/rings/scene.esn', '-o', out, '--time', '0.25']);
-  t.equal(r.status, 0, r.stderr);
+  t.equal(r.status, 0, r.ended);
   const png = decodePng(readFileSync(out));
   t.equal(png.width, 256);
   t.equal(png.height, 256);
@@ -30,7 +32,8 @@ t.test('render writes the output as a PNG', async (t) => {
   t.same(px(128, 100), px(100, 128), 'and are round: equal at equal radii');
 
   const sized = join(dir, 'small.png');
-  t.equal(cli(['render', 'examples/mandelbrot/scene.esn', '-o', sized, '--size', '64x32']).status, 0);
+  const r2 = cli(['render', 'examples/mandelbrot/scene.esn', '-o', sized, '--size', '64x32']);
+  t.equal(r2.status, 0, r2.ended);
   const small = decodePng(readFileSync(sized));
   t.same([small.width, small.height], [64, 32], '--size sets the size');
 });
@@ -87,7 +90,7 @@ t.test('malformed scenes never throw past the CLI', async (t) => {
 t.test('render --frames writes numbered PNGs and, with --json, a line per frame and a summary', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
   const r = cli(['render', 'examples/life/scene.esn', '--frames', '3:5', '-o', join(dir, 'out', '%04d.png'), '--json']);
-  t.equal(r.status, 0, r.stderr);
+  t.equal(r.status, 0, r.ended);
   const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
   t.same(lines.slice(0, 3).map((l) => l.frame), [3, 4, 5]);
   t.same(lines.slice(0, 3).map((l) => l.file), [3, 4, 5].map((n) => join(dir, 'out', `000${n}.png`)));
@@ -128,13 +131,28 @@ output r <- hang.r;
 t.test('render --frames encodes on threads of its own: every frame written, reported in order', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
   const r = cli(['render', 'examples/rings/scene.esn', '--size', '96x64', '--frames', '0:11', '-o', join(dir, '%02d.png'), '--json', '--workers', '2']);
-  t.equal(r.status, 0, r.stderr);
+  t.equal(r.status, 0, r.ended);
   const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
   t.same(lines.slice(0, 12).map((l) => l.frame), [...Array(12).keys()], 'one line per frame, in order');
   const single = cli(['render', 'examples/rings/scene.esn', '--size', '96x64', '--time', String(7 / 30), '-o', join(dir, 'single.png')]);
-  t.equal(single.status, 0, single.stderr);
+  t.equal(single.status, 0, single.ended);
   t.same(decodePng(readFileSync(join(dir, '07.png'))).rgba, decodePng(readFileSync(join(dir, 'single.png'))).rgba, 'frame 7 at 30 fps is the frame at 7/30 s');
   t.notSame(decodePng(readFileSync(join(dir, '06.png'))).rgba, decodePng(readFileSync(join(dir, '07.png'))).rgba, 'frames differ');
+});
+
+t.test('render runs a large scene on the pool, with the same pixels as on one worker', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const runs = [1, 2].map((workers) => {
+    const file = join(dir, `w${workers}.png`);
+    const r = cli(['render', 'examples/mandelbrot/scene.esn', '--size', '640x480', '-o', file, '--json', '--workers', String(workers)]);
+    t.equal(r.status, 0, r.ended);
+    return { summary: JSON.parse(r.stdout.trim().split('\n').pop()!), png: decodePng(readFileSync(file)) };
+  });
+  t.same(runs.map((r) => r.summary.workers), [1, 2], 'the summary says how many workers ran');
+  t.same([runs[1].png.width, runs[1].png.height], [640, 480]);
+  t.ok(Buffer.from(runs[0].png.rgba).equals(Buffer.from(runs[1].png.rgba)), 'pixels identical on 1 and 2 workers');
+  const small = cli(['render', 'examples/rings/scene.esn', '--size', '64x32', '-o', join(dir, 'small.png'), '--json', '--workers', '2']);
+  t.equal(JSON.parse(small.stdout.trim().split('\n').pop()!).workers, 1, 'a scene too small for the pool starts no threads');
 });
 
 t.test('an output that cannot be written is a clear error naming the file, not an internal one', async (t) => {

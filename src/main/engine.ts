@@ -86,6 +86,9 @@ export class EvaluationError extends Error {
 type Runner = (args: number, r0: number, r1: number) => void;
 
 /** Compiled modules by the digest of their IR: a scene change recompiles only what changed. */
+/** Domains of fewer elements than this run on the calling thread (the default `poolThreshold`). */
+export const POOL_THRESHOLD = 1 << 17;
+
 const moduleCache = new Map<string, WebAssembly.Module>();
 
 export function irDigest(ir: IrFunction): string {
@@ -151,7 +154,7 @@ export class Engine {
     this.backend = options.backend ?? 'jit';
     this.pool = this.backend === 'jit' ? options.pool : undefined;
     this.bandRows = options.bandRows ?? DEFAULT_BAND_ROWS;
-    this.poolThreshold = options.poolThreshold ?? 1 << 17;
+    this.poolThreshold = options.poolThreshold ?? POOL_THRESHOLD;
     this.largeBytes = options.largeBytes ?? 256 << 20;
     this.cacheFrames = options.cacheFrames ?? true;
     this.cacheModules = options.cacheModules ?? true;

@@ -7,7 +7,7 @@ import type { Scene } from '../ir/check/scene.js';
 import { loadedCounter, untilLoaded } from '../workers/loaded.js';
 import type { PngTask } from '../workers/png-worker.js';
 import { EvalPool, workerExecArgv } from '../workers/pool.js';
-import { Engine, EvaluationError, type Backend } from './engine.js';
+import { Engine, EvaluationError, POOL_THRESHOLD, type Backend } from './engine.js';
 import { FieldMemory } from './memory.js';
 import { fieldToRgba, savePng } from './image.js';
 
@@ -59,7 +59,9 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     throw new RenderError(`-o ${options.file}: with --frames, name the files with a frame number pattern, e.g. -o out/%04d.png`);
   const workers = Math.max(1, Math.min(options.workers, 256));
   const memory = new FieldMemory();
-  const pool = options.backend === 'jit' && workers > 1 ? new EvalPool(memory.memory, { workers }) : undefined;
+  // A scene too small for the pool to take any of its domains starts no threads.
+  const large = scene.nodes.some((n) => n.domain.reduce((a, b) => a * b, 1) >= POOL_THRESHOLD);
+  const pool = options.backend === 'jit' && workers > 1 && large ? new EvalPool(memory.memory, { workers }) : undefined;
   let run: Engine;
   try {
     run = new Engine(scene, { backend: options.backend, fuse: options.fuse, memory, pool });

@@ -8,9 +8,12 @@ export function loadedCounter(): Int32Array {
   return new Int32Array(new SharedArrayBuffer(4));
 }
 
-/** Called by a worker module at its end: its imports are done. */
+/**
+ * Called by a worker module at its end: counts the worker once the module's evaluation has
+ * returned (a microtask runs only after it), not while its last statement runs.
+ */
 export function markLoaded(counter: Int32Array | undefined): void {
-  if (counter) Atomics.add(counter, 0, 1);
+  if (counter) queueMicrotask(() => Atomics.add(counter, 0, 1));
 }
 
 /** Wait until `threads()` workers have counted themselves, for at most `ms`. */

@@ -5,6 +5,7 @@ import { isGrant, type Grant } from '../grants.js';
 import { DEFAULT_FUEL, IR_VERSION, type IrField, type IrFunction } from '../ir.js';
 import { BodyContext, LowerError, type Env, type PortView } from '../lower/context.js';
 import { lowerStatements, needsReturnBlock } from '../lower/statement.js';
+import { blockOrStatements } from '../lower/blocks.js';
 import type { Diagnostic, Document, EachDecl, KernelStatement, MigrateDecl, PortDecl } from '../syntax/tree.js';
 import { components, type ElemType } from '../types.js';
 import { diagnostic } from './report.js';
@@ -149,7 +150,7 @@ function lowerEach(ctx: BodyContext, each: EachDecl, errors: LowerError[]) {
   }
   const statements = each.body.statements as (AcornNode & Record<string, any>)[];
   if (needsReturnBlock(statements) || statements.some((s) => s.type === 'ReturnStatement')) {
-    ctx.emit({ k: 'block', body: ctx.inConstruct('return', () => lowerStatements(ctx, statements, errors)) });
+    blockOrStatements(ctx.inConstruct('return', () => lowerStatements(ctx, statements, errors))).forEach((s) => ctx.emit(s));
   } else {
     lowerStatements(ctx, statements, errors);
   }

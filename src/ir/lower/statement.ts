@@ -6,6 +6,7 @@ import type { FnStatement } from '../syntax/tree.js';
 import { F32, components, type ElemType } from '../types.js';
 import { op, type Value } from './build.js';
 import { BodyContext, LowerError } from './context.js';
+import { blockOrStatements } from './blocks.js';
 import { assignable, binary, fail, lowerExpr, toBool } from './expression.js';
 
 type N = AcornNode & Record<string, any>;
@@ -183,38 +184,12 @@ function loop(ctx: BodyContext, test: N | null, body: N, update: N | null, testA
   const stmts = ctx.inConstruct('break', () => {
     if (!testAfter) exitUnless();
     const inner = ctx.inConstruct('continue', () => ctx.withScope(() => lowerStatements(ctx, [body], errors)));
-    if (containsBreak(inner)) ctx.emit({ k: 'block', body: inner });
-    else dropBlock(inner).forEach((s) => ctx.emit(s));
+    blockOrStatements(inner).forEach((s) => ctx.emit(s));
     if (update) expressionStatement(ctx, update);
     if (testAfter) exitUnless();
   });
   ctx.emit({ k: 'loop', body: stmts, node: ctx.nodeIndex });
 }
-
-/** Does a statement list break out of the construct that holds it (depth 0 from here)? */
-function containsBreak(stmts: Stmt[], depth = 0): boolean {
-  return stmts.some((s) => {
-    if (s.k === 'break') return s.depth === depth;
-    if (s.k === 'if') return containsBreak(s.then, depth) || containsBreak(s.else, depth);
-    if (s.k === 'block' || s.k === 'loop') return containsBreak(s.body, depth + 1);
-    return false;
-  });
-}
-
-/**
- * The depths of breaks computed inside the `continue` block were counted with the block present;
- * when it is dropped (nothing continues), breaks that leave it cannot exist, and breaks to outer
- * constructs must count one fewer.
- */
-function dropBlock(stmts: Stmt[], depth = 0): Stmt[] {
-  return stmts.map((s): Stmt => {
-    if (s.k === 'break') return s.depth > depth ? { k: 'break', depth: s.depth - 1 } : s;
-    if (s.k === 'if') return { ...s, then: dropBlock(s.then, depth), else: dropBlock(s.else, depth) };
-    if (s.k === 'block' || s.k === 'loop') return { ...s, body: dropBlock(s.body, depth + 1) };
-    return s;
-  });
-}
-
 
 function returnStatement(ctx: BodyContext, node: N): void {
   const fn = ctx.fnStack[ctx.fnStack.length - 1];
@@ -271,7 +246,7 @@ export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N
     try {
       const body = fn.body.statements as N[];
       if (needsReturnBlock(body)) {
-        ctx.emit({ k: 'block', body: ctx.inConstruct('return', () => lowerStatements(ctx, body, errors)) });
+        blockOrStatements(ctx.inConstruct('return', () => lowerStatements(ctx, body, errors))).forEach((s) => ctx.emit(s));
       } else {
         lowerStatements(ctx, body, errors);
       }

@@ -4,6 +4,7 @@
 import t from 'tap';
 import { allocField, type Field } from '../src/main/field.js';
 import { decodePng, encodePng, fieldToRgba, planesToRgba } from '../src/main/image.js';
+import { subFiltered } from '../src/main/png.js';
 import { FieldMemory } from '../src/main/memory.js';
 import type { Scalar } from '../src/ir/ir.js';
 
@@ -82,9 +83,46 @@ t.test('PNG bytes decode to the same pixels', async (t) => {
   const w = 37;
   const h = 11;
   const rgba = new Uint8Array(w * h * 4).map((_, i) => (i * 131 + (i >> 7)) & 255);
-  const png = encodePng(w, h, rgba);
+  const png = await encodePng(w, h, rgba);
   const back = decodePng(png);
   t.equal(back.width, w);
   t.equal(back.height, h);
   t.same([...back.rgba], [...rgba]);
+});
+
+t.test('the Sub filter subtracts every byte from the pixel before it, modulo 256', async (t) => {
+  // Bytes chosen to cross every borrow a word-wide subtraction could leak between bytes.
+  const edges = [0, 1, 0x7f, 0x80, 0x81, 0xfe, 0xff];
+  const w = edges.length ** 2;
+  const rgba = new Uint8Array(w * 2 * 4);
+  edges.forEach((a, i) => edges.forEach((b, j) => {
+    const x = i * edges.length + j;
+    rgba.set([a, b, 255 - a, b ^ a], x * 4);
+    rgba.set([b, a, a ^ 0x80, 255 - b], (w + x) * 4);
+  }));
+  const f = Buffer.concat([...subFiltered(rgba, w, 2)]);
+  t.equal(f.length, (w * 4 + 1) * 2);
+  let wrong = 0;
+  for (let y = 0; y < 2; y++) {
+    t.equal(f[y * (w * 4 + 1)], 1, 'each row is led by the Sub filter byte');
+    for (let i = 0; i < w * 4; i++) {
+      const cur = rgba[y * w * 4 + i];
+      const left = i >= 4 ? rgba[y * w * 4 + i - 4] : 0;
+      if (f[y * (w * 4 + 1) + 1 + i] !== ((cur - left) & 255)) wrong++;
+    }
+  }
+  t.equal(wrong, 0, 'no byte borrows from its neighbour');
+});
+
+t.test('PNGs of any size and of pixels anywhere in a buffer decode to the same pixels', async (t) => {
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) & 255;
+  for (const [w, h] of [[1, 1], [1, 9], [300, 2], [64, 64]]) {
+    const buffer = new Uint8Array(w * h * 4 + 3).map(random);
+    const rgba = buffer.subarray(3); // not word-aligned
+    const back = decodePng(await encodePng(w, h, rgba));
+    t.same([back.width, back.height], [w, h]);
+    t.ok(Buffer.from(back.rgba).equals(Buffer.from(rgba)), `${w} x ${h}: the same pixels`);
+  }
+  await t.rejects(encodePng(2, 2, new Uint8Array(15)), /15 bytes for 2 x 2 RGBA pixels/);
 });

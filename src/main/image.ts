@@ -4,9 +4,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PNG } from 'pngjs';
 import { writeFileAtomic } from './files.js';
+import { encodePng } from './png.js';
 import type { Field } from './field.js';
 import type { FieldMemory } from './memory.js';
 import type { Scalar } from '../ir/ir.js';
+
+export { encodePng };
 
 export class ImageError extends Error {
   override name = 'ImageError';
@@ -87,22 +90,11 @@ function toRgba(comps: readonly Scalar[], rows: RowSource[], width: number, heig
 }
 
 /**
- * PNG bytes of RGBA pixels. Every row takes the Paeth filter: pngjs's default tries all five per
- * row and keeps the smallest, which took twice as long for files 1 % smaller or larger (4096 x
- * 4096 rings and mandelbrot, bench of 2026-12-03).
- */
-export function encodePng(width: number, height: number, rgba: Uint8Array): Buffer {
-  const png = new PNG({ width, height });
-  png.data = Buffer.from(rgba.buffer, rgba.byteOffset, rgba.byteLength);
-  return PNG.sync.write(png, { filterType: 4 });
-}
-
-/**
  * Encode and write a PNG whole or not at all, creating its folder. A file that cannot be written
  * is an ImageError naming it and why. Returns the file's size in bytes.
  */
-export function savePng(file: string, width: number, height: number, rgba: Uint8Array): number {
-  const png = encodePng(width, height, rgba);
+export async function savePng(file: string, width: number, height: number, rgba: Uint8Array): Promise<number> {
+  const png = await encodePng(width, height, rgba);
   try {
     mkdirSync(dirname(file) || '.', { recursive: true });
     writeFileAtomic(file, png);

@@ -13,7 +13,7 @@ export interface PngTask {
   rgba: Uint8Array;
 }
 
-export default function writePng(task: PngTask): number {
+export default function writePng(task: PngTask): Promise<number> {
   return savePng(task.file, task.width, task.height, task.rgba);
 }
 

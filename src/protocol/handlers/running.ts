@@ -97,26 +97,42 @@ function readable(s: Session, f: Fields): { name: string; field: Field } {
   return { name, field };
 }
 
-export async function read(s: Session, f: Fields) {
+/** What `read` answers: the field's pixels as a PNG, or its components as f32, in base64. */
+interface ReadAnswer {
+  name: string;
+  width: number;
+  height: number;
+  depth?: number;
+  components?: number;
+  format: string;
+  frame: number;
+  data: string;
+}
+
+export async function read(s: Session, f: Fields): Promise<ReadAnswer> {
   const format = typeof f.format === 'string' ? f.format : 'png';
   if (format !== 'png' && format !== 'f32') throw new ProtocolError('`format` is png or f32', { field: 'format', expected: 'png | f32' });
-  return s.frame(async () => {
+  // The field is read between frames; a PNG is encoded after, so that the next frame need not wait.
+  let rgba: Uint8Array | undefined;
+  const answer = await s.frame(async (): Promise<Omit<ReadAnswer, 'data'> & { data?: string }> => {
     const { name, field } = readable(s, f);
     const region = f.region as Fields | undefined;
     const { width, height, planes } = crop(field, readField(s.memory, field), region);
     const frame = s.engine.frame;
-    if (format === 'f32') {
-      const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));
-      let o = 0;
-      for (const p of planes) {
-        all.set(p, o);
-        o += p.length;
-      }
-      return { name, width, height, ...(field.dims === 3 ? { depth: field.depth } : {}), components: planes.length, format, frame, data: Buffer.from(all.buffer).toString('base64') };
+    if (format === 'png') {
+      rgba = region ? planesToRgba(field.comps, planes, width * height) : fieldToRgba(s.memory, field, name);
+      return { name, width, height, format, frame };
     }
-    const rgba = region ? planesToRgba(field.comps, planes, width * height) : fieldToRgba(s.memory, field, name);
-    return { name, width, height, format, frame, data: encodePng(width, height, rgba).toString('base64') };
+    const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));
+    let o = 0;
+    for (const p of planes) {
+      all.set(p, o);
+      o += p.length;
+    }
+    return { name, width, height, ...(field.dims === 3 ? { depth: field.depth } : {}), components: planes.length, format, frame, data: Buffer.from(all.buffer).toString('base64') };
   });
+  if (!rgba) return { ...answer, data: answer.data! };
+  return { ...answer, data: (await encodePng(answer.width, answer.height, rgba)).toString('base64') };
 }
 
 export async function pause(s: Session, f: Fields) {

@@ -5,6 +5,7 @@ import t from 'tap';
 import { allocField, type Field } from '../src/main/field.js';
 import { decodePng, encodePng, fieldToRgba, planesToRgba } from '../src/main/image.js';
 import { subFiltered } from '../src/main/png.js';
+import { inflateSync } from 'node:zlib';
 import { FieldMemory } from '../src/main/memory.js';
 import type { Scalar } from '../src/ir/ir.js';
 
@@ -100,7 +101,7 @@ t.test('the Sub filter subtracts every byte from the pixel before it, modulo 256
     rgba.set([a, b, 255 - a, b ^ a], x * 4);
     rgba.set([b, a, a ^ 0x80, 255 - b], (w + x) * 4);
   }));
-  const f = Buffer.concat([...subFiltered(rgba, w, 2)]);
+  const f = Buffer.concat([...subFiltered(rgba, w, 2)].map((s) => s.bytes));
   t.equal(f.length, (w * 4 + 1) * 2);
   let wrong = 0;
   for (let y = 0; y < 2; y++) {
@@ -125,4 +126,23 @@ t.test('PNGs of any size and of pixels anywhere in a buffer decode to the same p
     t.ok(Buffer.from(back.rgba).equals(Buffer.from(rgba)), `${w} x ${h}: the same pixels`);
   }
   await t.rejects(encodePng(2, 2, new Uint8Array(15)), /15 bytes for 2 x 2 RGBA pixels/);
+});
+
+t.test('a large PNG, deflated in strips on several threads, is one zlib stream with its checksum', async (t) => {
+  const [w, h] = [1024, 2100]; // 3 strips of about 4 MiB
+  let seed = 11;
+  const rgba = new Uint8Array(w * h * 4).map((_, i) => (i % 4096 < 2048 ? (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24 : i & 255));
+  const png = await encodePng(w, h, rgba);
+  // The IDAT chunks joined are a zlib stream whose Adler-32 inflate checks.
+  const idat: Buffer[] = [];
+  for (let at = 8; at < png.length; ) {
+    const length = png.readUInt32BE(at);
+    if (png.toString('latin1', at + 4, at + 8) === 'IDAT') idat.push(png.subarray(at + 8, at + 8 + length));
+    at += 12 + length;
+  }
+  t.ok(idat.length >= 4, `${idat.length} IDAT chunks: the header, a chunk per strip, the checksum`);
+  const raw = inflateSync(Buffer.concat(idat));
+  t.equal(raw.length, (w * 4 + 1) * h, 'the filtered rows, whole');
+  const back = decodePng(png);
+  t.ok(Buffer.from(back.rgba).equals(Buffer.from(rgba)), 'the same pixels');
 });

@@ -85,10 +85,10 @@ export class EvaluationError extends Error {
 
 type Runner = (args: number, r0: number, r1: number) => void;
 
-/** Compiled modules by the digest of their IR: a scene change recompiles only what changed. */
 /** Domains of fewer elements than this run on the calling thread (the default `poolThreshold`). */
 export const POOL_THRESHOLD = 1 << 17;
 
+/** Compiled modules by the digest of their IR: a scene change recompiles only what changed. */
 const moduleCache = new Map<string, WebAssembly.Module>();
 
 export function irDigest(ir: IrFunction): string {

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from '../src/main/session.js';
 import { loadScene, type Scene } from '../src/ir/check/scene.js';
 import { Engine } from '../src/main/engine.js';
+import { loadCompiler } from '../src/main/modules.js';
 import { readField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
 import { EvalPool } from '../src/workers/pool.js';
@@ -198,6 +199,7 @@ function machine(): string {
 }
 
 export async function bench(options: BenchOptions): Promise<{ measurements: Measurement[]; extras: Extra[] }> {
+  await loadCompiler();
   const measurements: Measurement[] = [];
   const extras: Extra[] = [];
   const emit = (m: object) => options.json && process.stdout.write(JSON.stringify(m) + '\n');

@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
@@ -11,8 +11,11 @@ import { ROOT } from './helpers.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
 
-function cli(args: string[], cwd = ROOT) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 300_000 });
+// Compiled modules are cached in a folder of this test's own (ENTELECHY_CACHE_DIR).
+const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+
+function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 300_000, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE, ...env } });
   // How the run ended, for a failing assertion's message: a signal leaves status null.
   const ended = `status ${r.status}${r.signal ? `, signal ${r.signal}` : ''}${r.error ? `, ${r.error.message}` : ''}\n${r.stderr}`;
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, ended };
@@ -153,6 +156,31 @@ t.test('render runs a large scene on the pool, with the same pixels as on one wo
   t.ok(Buffer.from(runs[0].png.rgba).equals(Buffer.from(runs[1].png.rgba)), 'pixels identical on 1 and 2 workers');
   const small = cli(['render', 'examples/rings/scene.esn', '--size', '64x32', '-o', join(dir, 'small.png'), '--json', '--workers', '2']);
   t.equal(JSON.parse(small.stdout.trim().split('\n').pop()!).workers, 1, 'a scene too small for the pool starts no threads');
+});
+
+t.test('render reads compiled modules from the disk cache, and compiles again over a damaged one', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const cache = join(dir, 'cache');
+  const render = (name: string, env: Record<string, string> = { ENTELECHY_CACHE_DIR: cache }) => {
+    const r = cli(['render', 'examples/blur/scene.esn', '--size', '40x30', '-o', join(dir, name), '--json'], ROOT, env);
+    t.equal(r.status, 0, r.ended);
+    return { summary: JSON.parse(r.stdout.trim().split('\n').pop()!), rgba: Buffer.from(decodePng(readFileSync(join(dir, name))).rgba) };
+  };
+  const first = render('1.png');
+  t.equal(first.summary.cached_modules, 0, 'the first render compiles');
+  const files = readdirSync(cache);
+  t.ok(files.length >= 1 && files.every((f) => f.endsWith('.wasm')), `and writes its modules: ${files.join(', ')}`);
+  const second = render('2.png');
+  t.equal(second.summary.cached_modules, files.length, 'the second reads every module from the cache');
+  t.ok(second.rgba.equals(first.rgba), 'with the same pixels');
+  for (const f of files) writeFileSync(join(cache, f), 'not a module');
+  const third = render('3.png');
+  t.equal(third.summary.cached_modules, 0, 'a damaged file is compiled again');
+  t.ok(third.rgba.equals(first.rgba), 'with the same pixels');
+  t.equal(render('4.png').summary.cached_modules, files.length, 'and replaced');
+  const off = join(dir, 'off');
+  t.equal(render('5.png', { ENTELECHY_CACHE_DIR: 'off', XDG_CACHE_HOME: off }).summary.cached_modules, 0, 'ENTELECHY_CACHE_DIR=off: no cache');
+  t.notOk(existsSync(off), 'and nothing written');
 });
 
 t.test('an output that cannot be written is a clear error naming the file, not an internal one', async (t) => {

@@ -6,6 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { loadScene, type Scene } from '../src/ir/check/scene.js';
 import { Engine, type EngineOptions, type FrameInput } from '../src/main/engine.js';
 import { readField } from '../src/main/field.js';
+import { loadCompiler } from '../src/main/modules.js';
+
+// Engines compile: the compiler (binaryen) loads on demand, once, here for every test.
+await loadCompiler();
 
 /** The repository's root (tests run from dist/test). */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

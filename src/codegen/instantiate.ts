@@ -1,9 +1,17 @@
 // Instantiating a compiled module over the shared memory, and turning its fuel trap back into
-// the interpreter's FuelTrap.
+// the interpreter's FuelTrap. No binaryen here: a module compiled elsewhere (the compile worker,
+// the disk cache) runs without loading the compiler.
 
 import { ARGS } from '../ir/ir.js';
 import { FuelTrap } from '../ir/interp.js';
-import { META_SECTION, type ModuleMeta } from './module.js';
+
+/** The custom section holding {nodes, fuel}, for trap messages. */
+export const META_SECTION = 'entelechy.ir';
+
+export interface ModuleMeta {
+  nodes: string[];
+  fuel: number;
+}
 
 export type RunFunction = (args: number, r0: number, r1: number) => void;
 

@@ -2,6 +2,7 @@
 // optimisation and emission; plus the metadata section the host reads back.
 
 import binaryen from 'binaryen';
+import { META_SECTION, type ModuleMeta } from './instantiate.js';
 
 /** Features every module is built (and validated) with. */
 const FEATURES =
@@ -15,13 +16,6 @@ const FEATURES =
 /** Pages of the shared memory every module imports as env.memory. */
 export const MEMORY_MAX_PAGES = 65536;
 
-/** The custom section holding {nodes, fuel}, for trap messages. */
-export const META_SECTION = 'entelechy.ir';
-
-export interface ModuleMeta {
-  nodes: string[];
-  fuel: number;
-}
 
 export function newModule(meta: ModuleMeta): binaryen.Module {
   const m = new binaryen.Module();

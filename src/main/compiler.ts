@@ -8,7 +8,8 @@ import { Worker } from 'node:worker_threads';
 import type { Scene } from '../ir/check/scene.js';
 import type { IrFunction } from '../ir/ir.js';
 import type { CompileApi } from '../workers/compile-worker.js';
-import { sceneGroups, seedModule, hasModule, irDigest } from './engine.js';
+import { sceneGroups } from './engine.js';
+import { hasModule, irDigest, seedModule } from './modules.js';
 
 export class CompileWorker {
   private readonly worker: Worker;

@@ -4,8 +4,8 @@
 // allocates the fields, and runs the groups in order. State is double-buffered: the groups write
 // the next state, which becomes current only when every group of the frame has succeeded.
 
-import { createHash } from 'node:crypto';
-import { compileFunction, instantiate, moduleMeta, writeArgs } from '../codegen/index.js';
+import { instantiate, moduleMeta } from '../codegen/instantiate.js';
+import { writeArgs } from '../codegen/layout.js';
 import type { SceneNode } from '../ir/check/graph.js';
 import type { Scene } from '../ir/check/scene.js';
 import { buildGroup, planGroups, type Group } from '../ir/fuse.js';
@@ -15,6 +15,7 @@ import { components } from '../ir/types.js';
 import { DEFAULT_BAND_ROWS, PoolTrap, type EvalPool } from '../workers/pool.js';
 import { allocField, copyField, fieldBytes, fillField, placement, type Field } from './field.js';
 import { FieldMemory } from './memory.js';
+import { compileModule } from './modules.js';
 
 export type Backend = 'jit' | 'interp';
 
@@ -87,31 +88,6 @@ type Runner = (args: number, r0: number, r1: number) => void;
 
 /** Domains of fewer elements than this run on the calling thread (the default `poolThreshold`). */
 export const POOL_THRESHOLD = 1 << 17;
-
-/** Compiled modules by the digest of their IR: a scene change recompiles only what changed. */
-const moduleCache = new Map<string, WebAssembly.Module>();
-
-export function irDigest(ir: IrFunction): string {
-  return createHash('sha256').update(JSON.stringify(ir)).digest('hex').slice(0, 16);
-}
-
-export function compileModule(ir: IrFunction, useCache = true): { module: WebAssembly.Module; digest: string; cached: boolean } {
-  const digest = irDigest(ir);
-  const hit = useCache ? moduleCache.get(digest) : undefined;
-  if (hit) return { module: hit, digest, cached: true };
-  const module = new WebAssembly.Module(compileFunction(ir) as Uint8Array<ArrayBuffer>);
-  moduleCache.set(digest, module);
-  return { module, digest, cached: false };
-}
-
-export function hasModule(digest: string): boolean {
-  return moduleCache.has(digest);
-}
-
-/** Put a module compiled elsewhere (the compile worker) into the cache. */
-export function seedModule(digest: string, module: WebAssembly.Module): void {
-  moduleCache.set(digest, module);
-}
 
 /** The groups an engine for this scene runs (what the compile worker compiles ahead). */
 export function sceneGroups(scene: Scene, pins: string[], fuse: boolean): Group[] {

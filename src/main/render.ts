@@ -7,7 +7,8 @@ import type { Scene } from '../ir/check/scene.js';
 import { loadedCounter, untilLoaded } from '../workers/loaded.js';
 import type { PngTask } from '../workers/png-worker.js';
 import { EvalPool, workerExecArgv } from '../workers/pool.js';
-import { Engine, EvaluationError, POOL_THRESHOLD, type Backend } from './engine.js';
+import { Engine, EvaluationError, POOL_THRESHOLD, sceneGroups, type Backend } from './engine.js';
+import { prepareModules } from './modules.js';
 import { FieldMemory } from './memory.js';
 import { fieldToRgba, savePng } from './image.js';
 
@@ -59,12 +60,19 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     throw new RenderError(`-o ${options.file}: with --frames, name the files with a frame number pattern, e.g. -o out/%04d.png`);
   const workers = Math.max(1, Math.min(options.workers, 256));
   const memory = new FieldMemory();
+  let cachedModules = 0;
   // A scene too small for the pool to take any of its domains starts no threads.
   const large = scene.nodes.some((n) => n.domain.reduce((a, b) => a * b, 1) >= POOL_THRESHOLD);
   const pool = options.backend === 'jit' && workers > 1 && large ? new EvalPool(memory.memory, { workers }) : undefined;
   let run: Engine;
   try {
+    // Modules from the disk cache where they are: a render of a scene seen before loads no compiler.
+    const t0 = performance.now();
+    const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir)) : { compiled: 0, read: 0 };
+    const preparing = performance.now() - t0;
     run = new Engine(scene, { backend: options.backend, fuse: options.fuse, memory, pool });
+    run.compileMillis += preparing;
+    cachedModules = modules.read;
   } catch (e) {
     await pool?.destroy();
     throw e;
@@ -101,7 +109,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     }
     await writer.drain();
     const millis = performance.now() - started;
-    out({ done: true, frames: writer.written, millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), workers: pool?.workers ?? 1, events: run.events });
+    out({ done: true, frames: writer.written, millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: pool?.workers ?? 1, events: run.events });
     bar?.stop();
     if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frames to ${options.file} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
     else if (!options.json) {

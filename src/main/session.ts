@@ -18,6 +18,7 @@ import { EvalPool } from '../workers/pool.js';
 import { CompileWorker } from './compiler.js';
 import { versionOf } from './documents.js';
 import { Engine, EvaluationError, runOnce, type FrameReport } from './engine.js';
+import { loadCompiler } from './modules.js';
 import { lowerMigration } from '../ir/check/migrate.js';
 import { parseDocument } from '../ir/syntax/index.js';
 import { copyField } from './field.js';
@@ -128,6 +129,8 @@ export class Session {
 
   /** Open a session on a scene; a scene that does not check still opens (status says refused). */
   static async open(scenePath: string, options: SessionOptions = {}): Promise<Session> {
+    // Engines that pins or a copy make compile here, not on the compile worker.
+    await loadCompiler();
     const s = new Session(scenePath, options);
     const texts = s.readAll();
     const scene = s.check(texts);

@@ -1,0 +1,131 @@
+// Compiled modules: cached in memory by the digest of their IR (a scene change recompiles only
+// what changed), and for `render` on disk, so that a render whose modules are all there never
+// loads the compiler: importing binaryen takes about a second, most of a small render.
+//
+// The compiler is loaded on demand (loadCompiler); an engine that must compile needs it loaded.
+// A module on disk is keyed by the compiler's identity (a digest of its code and of binaryen's
+// version) and the IR, and is used only when it compiles and names the IR's nodes and fuel; a
+// file that does not is compiled again and replaced. A folder that cannot be written is no cache.
+
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { moduleMeta } from '../codegen/instantiate.js';
+import type { IrFunction } from '../ir/ir.js';
+import { writeFileAtomic } from './files.js';
+
+type Compile = (ir: IrFunction) => Uint8Array<ArrayBuffer>;
+let compile: Compile | undefined;
+
+/** Load the compiler (binaryen). Engines that compile need it; cached modules do not. */
+export async function loadCompiler(): Promise<void> {
+  if (!compile) {
+    const { compileFunction } = await import('../codegen/compile.js');
+    compile = (ir) => compileFunction(ir);
+  }
+}
+
+export function compilerLoaded(): boolean {
+  return compile !== undefined;
+}
+
+const memoryCache = new Map<string, WebAssembly.Module>();
+
+export function irDigest(ir: IrFunction): string {
+  return createHash('sha256').update(JSON.stringify(ir)).digest('hex').slice(0, 16);
+}
+
+export function compileModule(ir: IrFunction, useCache = true): { module: WebAssembly.Module; digest: string; cached: boolean } {
+  const digest = irDigest(ir);
+  const hit = useCache ? memoryCache.get(digest) : undefined;
+  if (hit) return { module: hit, digest, cached: true };
+  if (!compile) throw new Error('internal: the compiler is not loaded (await loadCompiler() before an engine compiles)');
+  const module = new WebAssembly.Module(compile(ir));
+  memoryCache.set(digest, module);
+  return { module, digest, cached: false };
+}
+
+export function hasModule(digest: string): boolean {
+  return memoryCache.has(digest);
+}
+
+/** Put a module compiled elsewhere (the compile worker, the disk cache) into the memory cache. */
+export function seedModule(digest: string, module: WebAssembly.Module): void {
+  memoryCache.set(digest, module);
+}
+
+/**
+ * The folder of modules on disk: $ENTELECHY_CACHE_DIR, else entelechy/modules under
+ * $XDG_CACHE_HOME or ~/.cache; none when ENTELECHY_CACHE_DIR is `off`.
+ */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.ENTELECHY_CACHE_DIR === 'off') return null;
+  if (env.ENTELECHY_CACHE_DIR) return env.ENTELECHY_CACHE_DIR;
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'entelechy', 'modules');
+}
+
+let identity: string | undefined;
+
+/** The compiler's code and binaryen's version, digested: another compiler never reads these files. */
+function compilerIdentity(): string {
+  if (identity === undefined) {
+    const hash = createHash('sha256');
+    const codegen = join(dirname(fileURLToPath(import.meta.url)), '..', 'codegen');
+    for (const name of readdirSync(codegen).filter((n) => n.endsWith('.js')).sort()) hash.update(name).update(readFileSync(join(codegen, name)));
+    const binaryenMain = createRequire(import.meta.url).resolve('binaryen');
+    hash.update(readFileSync(join(dirname(binaryenMain), 'package.json')));
+    identity = hash.digest('hex');
+  }
+  return identity;
+}
+
+function diskFile(dir: string, ir: IrFunction): string {
+  return join(dir, `${createHash('sha256').update(compilerIdentity()).update(JSON.stringify(ir)).digest('hex').slice(0, 32)}.wasm`);
+}
+
+function readCached(file: string, ir: IrFunction): WebAssembly.Module | undefined {
+  try {
+    const module = new WebAssembly.Module(readFileSync(file));
+    const meta = moduleMeta(module);
+    if (JSON.stringify(meta.nodes) === JSON.stringify(ir.nodes) && meta.fuel === ir.fuel) return module;
+  } catch {
+    // absent, unreadable or not a module of ours: compiled again
+  }
+  return undefined;
+}
+
+/**
+ * Every function's module in the memory cache: already there, read from the disk cache, or
+ * compiled (loading the compiler) and written to it. Returns how many were compiled and read.
+ */
+export async function prepareModules(irs: IrFunction[], dir = cacheDir()): Promise<{ compiled: number; read: number }> {
+  let compiled = 0;
+  let read = 0;
+  for (const ir of irs) {
+    const digest = irDigest(ir);
+    if (memoryCache.has(digest)) continue;
+    const file = dir ? diskFile(dir, ir) : undefined;
+    const cached = file ? readCached(file, ir) : undefined;
+    if (cached) {
+      seedModule(digest, cached);
+      read++;
+      continue;
+    }
+    await loadCompiler();
+    const bytes = compile!(ir);
+    seedModule(digest, new WebAssembly.Module(bytes));
+    compiled++;
+    if (file) {
+      try {
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileAtomic(file, bytes);
+      } catch {
+        // a cache that cannot be written is no cache
+      }
+    }
+  }
+  return { compiled, read };
+}

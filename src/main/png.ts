@@ -40,6 +40,11 @@ function subBytes(a: number, b: number): number {
   return ((a | HIGH_BITS) - (b & ~HIGH_BITS)) ^ ((a ^ ~b) & HIGH_BITS);
 }
 
+/** Rows per strip of an image `width` pixels wide. */
+function stripRows(width: number): number {
+  return Math.max(1, Math.floor(STRIP_BYTES / (width * 4 + 1)));
+}
+
 /** A run of filtered rows and the Adler-32 sums of every filtered byte up to its end. */
 interface Strip {
   bytes: Buffer;
@@ -61,7 +66,7 @@ export function* subFiltered(rgba: Uint8Array, width: number, height: number): G
   const pixels = new Uint32Array(aligned.buffer, aligned.byteOffset, width * height);
   const row = new Uint32Array(width);
   const rowAsBytes = new Uint8Array(row.buffer);
-  const rowsPerStrip = Math.max(1, Math.floor(STRIP_BYTES / (rowBytes + 1)));
+  const rowsPerStrip = stripRows(width);
   let a = 1;
   let b = 0;
   for (let y0 = 0; y0 < height; y0 += rowsPerStrip) {
@@ -124,14 +129,16 @@ export async function encodePng(width: number, height: number, rgba: Uint8Array)
   header[8] = 8; // bits per channel
   header[9] = 6; // colour type: RGBA
   // compression 0 (deflate), filter method 0, no interlace: bytes 10-12 stay 0
-  const strips = Math.ceil(height / Math.max(1, Math.floor(STRIP_BYTES / (width * 4 + 1))));
+  const strips = Math.ceil(height / stripRows(width));
   const deflated: Promise<Buffer>[] = [];
   let sums = { a: 1, b: 0 };
   let n = 0;
   let settled = 0;
   for (const strip of subFiltered(rgba, width, height)) {
     const last = ++n === strips;
-    deflated.push(deflateRaw(strip.bytes, { level: LEVEL, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH }));
+    const piece = deflateRaw(strip.bytes, { level: LEVEL, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
+    piece.catch(() => {}); // awaited below, maybe after a later strip fails
+    deflated.push(piece);
     sums = strip;
     // At most two strips per thread wait: the filtered bytes are not all held at once.
     if (deflated.length - settled >= 2 * THREADS) await deflated[settled++];

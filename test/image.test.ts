@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { allocField, type Field } from '../src/main/field.js';
-import { decodePng, encodePng, fieldToRgba, planesToRgba } from '../src/main/image.js';
+import { decodePng, encodePng, fieldRgbaRows, fieldToRgba, planesToRgba } from '../src/main/image.js';
 import { subFiltered } from '../src/main/png.js';
 import { inflateSync } from 'node:zlib';
 import { FieldMemory } from '../src/main/memory.js';
@@ -69,6 +69,11 @@ t.test('fields map to RGBA bytes from their padded rows, every component count a
       t.same(got, expectedRgba(comps, values, w * h), `${comps.join(',')} ${w} x ${h}`);
       const fromPlanes = [...planesToRgba(comps, values.map((p) => new Float32Array(p)), w * h)];
       t.same(fromPlanes, got, `${comps.join(',')} ${w} x ${h}: packed planes the same`);
+      // Rows made when asked, in ranges of 2 (the last shorter), into a buffer each call reuses.
+      const rows = fieldRgbaRows(memory, f, 'img');
+      const ranged: number[] = [];
+      for (let y = 0; y < h; y += 2) ranged.push(...rows(y, Math.min(h, y + 2)));
+      t.same(ranged, got, `${comps.join(',')} ${w} x ${h}: rows in ranges the same`);
       memory.release(f.ptr);
     }
   }
@@ -126,6 +131,19 @@ t.test('PNGs of any size and of pixels anywhere in a buffer decode to the same p
     t.ok(Buffer.from(back.rgba).equals(Buffer.from(rgba)), `${w} x ${h}: the same pixels`);
   }
   await t.rejects(encodePng(2, 2, new Uint8Array(15)), /15 bytes for 2 x 2 RGBA pixels/);
+});
+
+t.test('a PNG encoded from rows made strip by strip is the PNG of the whole image', async (t) => {
+  const memory = new FieldMemory();
+  const f = allocField(memory, [700, 3000], ['f32', 'f32', 'f32'], 'a test field'); // 2 strips
+  fill(memory, f);
+  const calls: number[][] = [];
+  const rows = fieldRgbaRows(memory, f, 'img');
+  const strips = await encodePng(f.width, f.height, (y0, y1) => (calls.push([y0, y1]), rows(y0, y1)));
+  const whole = await encodePng(f.width, f.height, fieldToRgba(memory, f, 'img'));
+  t.ok(calls.length >= 2 && calls[0][0] === 0 && calls[calls.length - 1][1] === f.height, `rows asked in ${calls.length} strips, all of them`);
+  t.ok(strips.equals(whole), 'the same bytes');
+  memory.release(f.ptr);
 });
 
 t.test('a large PNG, deflated in strips on several threads, is one zlib stream with its checksum', async (t) => {

@@ -45,6 +45,12 @@ function stripRows(width: number): number {
   return Math.max(1, Math.floor(STRIP_BYTES / (width * 4 + 1)));
 }
 
+/**
+ * Pixels to encode: all of them (RGBA, rows top to bottom), or a function giving rows [y0, y1)
+ * whose buffer may be reused by its next call (rows made from a field as they are encoded).
+ */
+export type Pixels = Uint8Array | ((y0: number, y1: number) => Uint8Array);
+
 /** A run of filtered rows and the Adler-32 sums of every filtered byte up to its end. */
 interface Strip {
   bytes: Buffer;
@@ -53,17 +59,15 @@ interface Strip {
 }
 
 /**
- * The rows of `rgba` filtered with Sub, each led by its filter byte, in strips of about
+ * The rows of `pixels` filtered with Sub, each led by its filter byte, in strips of about
  * STRIP_BYTES: what IDAT compresses. Strips, not one buffer of the whole image, let zlib deflate
  * them on several threads while the next ones are filtered. The zlib stream's Adler-32 of the
  * filtered bytes is summed here, as they are made (sums a and b, each byte's part computed from
  * the pixel's word).
  */
-export function* subFiltered(rgba: Uint8Array, width: number, height: number): Generator<Strip> {
+export function* subFiltered(pixels: Pixels, width: number, height: number): Generator<Strip> {
   const rowBytes = width * 4;
-  // Whole pixels as words: rgba's rows are word-aligned only when it starts on a word.
-  const aligned = rgba.byteOffset % 4 === 0 ? rgba : rgba.slice();
-  const pixels = new Uint32Array(aligned.buffer, aligned.byteOffset, width * height);
+  const rowsOf = typeof pixels === 'function' ? pixels : (y0: number, y1: number) => pixels.subarray(y0 * rowBytes, y1 * rowBytes);
   const row = new Uint32Array(width);
   const rowAsBytes = new Uint8Array(row.buffer);
   const rowsPerStrip = stripRows(width);
@@ -71,9 +75,13 @@ export function* subFiltered(rgba: Uint8Array, width: number, height: number): G
   let b = 0;
   for (let y0 = 0; y0 < height; y0 += rowsPerStrip) {
     const rows = Math.min(rowsPerStrip, height - y0);
+    const rgba = rowsOf(y0, y0 + rows);
+    // Whole pixels as words: the rows are word-aligned only when they start on a word.
+    const aligned = rgba.byteOffset % 4 === 0 ? rgba : rgba.slice();
+    const words = new Uint32Array(aligned.buffer, aligned.byteOffset, width * rows);
     const out = Buffer.allocUnsafe(rows * (rowBytes + 1));
-    for (let r = 0, p = y0 * width; r < rows; r++, p += width) {
-      for (let x = 0; x < width; x++) row[x] = x === 0 ? pixels[p] : subBytes(pixels[p + x], pixels[p + x - 1]);
+    for (let r = 0, p = 0; r < rows; r++, p += width) {
+      for (let x = 0; x < width; x++) row[x] = x === 0 ? words[p] : subBytes(words[p + x], words[p + x - 1]);
       a = (a + SUB) % ADLER_MOD; // the filter byte
       b = (b + a) % ADLER_MOD;
       for (let x0 = 0; x0 < width; x0 += ADLER_PIXELS) {
@@ -121,8 +129,8 @@ const deflateRaw = promisify(zlib.deflateRaw);
  * deflate stream; the zlib header goes before them and the Adler-32 after. A strip starts without
  * the previous one's 32 KiB window: with strips of megabytes, the files grow by well under 1 %.
  */
-export async function encodePng(width: number, height: number, rgba: Uint8Array): Promise<Buffer> {
-  if (rgba.length !== width * height * 4) throw new Error(`encodePng: ${rgba.length} bytes for ${width} x ${height} RGBA pixels`);
+export async function encodePng(width: number, height: number, pixels: Pixels): Promise<Buffer> {
+  if (typeof pixels !== 'function' && pixels.length !== width * height * 4) throw new Error(`encodePng: ${pixels.length} bytes for ${width} x ${height} RGBA pixels`);
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
@@ -134,7 +142,7 @@ export async function encodePng(width: number, height: number, rgba: Uint8Array)
   let sums = { a: 1, b: 0 };
   let n = 0;
   let settled = 0;
-  for (const strip of subFiltered(rgba, width, height)) {
+  for (const strip of subFiltered(pixels, width, height)) {
     const last = ++n === strips;
     const piece = deflateRaw(strip.bytes, { level: LEVEL, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
     piece.catch(() => {}); // awaited below, maybe after a later strip fails

@@ -10,7 +10,8 @@ import { EvalPool, workerExecArgv } from '../workers/pool.js';
 import { Engine, EvaluationError, POOL_THRESHOLD, sceneGroups, type Backend } from './engine.js';
 import { prepareModules } from './modules.js';
 import { FieldMemory } from './memory.js';
-import { fieldToRgba, savePng } from './image.js';
+import { fieldRgbaRows, fieldToRgba, savePng } from './image.js';
+import type { Pixels } from './png.js';
 
 export class RenderError extends Error {
   override name = 'RenderError';
@@ -103,9 +104,11 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       }
       if (frame < first) continue;
       const field = run.outputField(options.output)!;
-      const rgba = fieldToRgba(run.memory, field, options.output);
+      // A range of frames hands each frame's pixels to a thread; one frame is encoded from the
+      // field, strip by strip (the field stays as it is until the write is done: drain below).
+      const pixels = frames ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output);
       const file = frames ? frameFile(options.file, frame) : options.file;
-      await writer.write({ frame, file, t0, width: field.width, height: field.height }, rgba);
+      await writer.write({ frame, file, t0, width: field.width, height: field.height }, pixels);
     }
     await writer.drain();
     const millis = performance.now() - started;
@@ -160,14 +163,18 @@ class FrameWriter {
     }
   }
 
-  /** Write one frame (its pixels are moved, not copied); waits while too many are in flight. */
-  async write(f: FrameFile, rgba: Uint8Array): Promise<void> {
+  /**
+   * Write one frame; waits while too many are in flight. On threads its pixels are moved (not
+   * copied) to one; without, they may be rows made as they are encoded (done when this returns).
+   */
+  async write(f: FrameFile, pixels: Pixels): Promise<void> {
     if (!this.encoder) {
-      this.pending.push({ f, saved: Promise.resolve().then(() => savePng(f.file, f.width, f.height, rgba)) });
+      this.pending.push({ f, saved: Promise.resolve().then(() => savePng(f.file, f.width, f.height, pixels)) });
       return this.drain();
     }
-    const task: PngTask = { file: f.file, width: f.width, height: f.height, rgba };
-    const saved = this.encoder.run(task, { transferList: [rgba.buffer as ArrayBuffer] }) as Promise<number>;
+    if (typeof pixels === 'function') throw new Error('internal: frames written on threads need their pixels copied out');
+    const task: PngTask = { file: f.file, width: f.width, height: f.height, rgba: pixels };
+    const saved = this.encoder.run(task, { transferList: [pixels.buffer as ArrayBuffer] }) as Promise<number>;
     saved.catch(() => {}); // awaited in order by drain; a later frame's failure may come first
     this.pending.push({ f, saved });
     const most = Math.max(1, Math.min(2 * this.threads, Math.floor(2 ** 30 / (f.width * f.height * 4))));

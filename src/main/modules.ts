@@ -6,9 +6,10 @@
 // A module on disk is keyed by the compiler's identity (a digest of its code and of binaryen's
 // version) and the IR, and is used only when it compiles and names the IR's nodes and fuel; a
 // file that does not is compiled again and replaced. A folder that cannot be written is no cache.
+// The folder keeps the CACHE_FILES modules used last.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -90,7 +91,14 @@ function readCached(file: string, ir: IrFunction): WebAssembly.Module | undefine
   try {
     const module = new WebAssembly.Module(readFileSync(file));
     const meta = moduleMeta(module);
-    if (JSON.stringify(meta.nodes) === JSON.stringify(ir.nodes) && meta.fuel === ir.fuel) return module;
+    if (JSON.stringify(meta.nodes) === JSON.stringify(ir.nodes) && meta.fuel === ir.fuel) {
+      try {
+        utimesSync(file, new Date(), new Date()); // used: among the last to be pruned
+      } catch {
+        // a cache only readable still serves
+      }
+      return module;
+    }
   } catch {
     // absent, unreadable or not a module of ours: compiled again
   }
@@ -122,10 +130,26 @@ export async function prepareModules(irs: IrFunction[], dir = cacheDir()): Promi
       try {
         mkdirSync(dirname(file), { recursive: true });
         writeFileAtomic(file, bytes);
+        prune(dirname(file));
       } catch {
         // a cache that cannot be written is no cache
       }
     }
   }
   return { compiled, read };
+}
+
+/** Files the disk cache keeps; past that, the least recently used go, down to PRUNE_TO. */
+export const CACHE_FILES = 2000;
+const PRUNE_TO = 1500;
+
+/**
+ * Keep the cache folder to CACHE_FILES modules: the ones read or written longest ago go (a read
+ * touches its file's time). Every compiled scene adds files; nothing else would ever remove them.
+ */
+export function prune(dir: string, keep = CACHE_FILES, to = PRUNE_TO): void {
+  const names = readdirSync(dir).filter((n) => n.endsWith('.wasm'));
+  if (names.length <= keep) return;
+  const aged = names.map((n) => ({ n, t: statSync(join(dir, n)).mtimeMs })).sort((a, b) => a.t - b.t);
+  for (const { n } of aged.slice(0, names.length - to)) rmSync(join(dir, n), { force: true });
 }

@@ -525,7 +525,7 @@ t.test('writeDocuments writes all of a set, in subfolders too', async (t) => {
   const root = folder();
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
   writeFileSync(join(root, 'scene.esn'), SCENE);
-  writeDocuments(root, [
+  await writeDocuments(root, [
     { path: 'scene.esn', text: 'param a: f32;\n' },
     { path: 'lib/kernels.esn', text: 'kernel k.k@1 {}\n' },
     { path: './other.esn', text: 'x' },
@@ -533,9 +533,9 @@ t.test('writeDocuments writes all of a set, in subfolders too', async (t) => {
   t.equal(readFileSync(join(root, 'scene.esn'), 'utf8'), 'param a: f32;\n');
   t.equal(readFileSync(join(root, 'lib/kernels.esn'), 'utf8'), 'kernel k.k@1 {}\n');
   t.same(listing(root), ['lib/kernels.esn', 'other.esn', 'scene.esn'], 'no temp file and no journal left');
-  t.same(recoverJournal(root), { recovered: [], rolledBack: [] });
-  writeDocuments(root, []);
-  t.throws(() => writeDocuments(root, [{ path: 'a.esn', text: 'x' }, { path: './a.esn', text: 'y' }]), /name the same document/);
+  t.same(await recoverJournal(root), { recovered: [], rolledBack: [] });
+  await writeDocuments(root, []);
+  await t.rejects(writeDocuments(root, [{ path: 'a.esn', text: 'x' }, { path: './a.esn', text: 'y' }]), /name the same document/);
 });
 
 t.test('writeDocuments: none written when one path is bad', async (t) => {
@@ -560,10 +560,10 @@ t.test('writeDocuments: none written when one path is bad', async (t) => {
   ];
   mkdirSync(join(root, 'lib'));
   for (const [path, message] of bad) {
-    t.throws(() => writeDocuments(root, [{ path: 'scene.esn', text: 'changed' }, { path: 'new.esn', text: 'new' }, { path, text: 'bad' }]), { name: 'PathError', message }, path);
+    await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'changed' }, { path: 'new.esn', text: 'new' }, { path, text: 'bad' }]), { name: 'PathError', message }, path);
     t.throws(() => resolveUnder(root, path), PathError);
   }
-  t.throws(() => writeDocuments(root, [{ path: 'scene.esn', text: 'changed' }, { path: 'x.esn', text: 3 as unknown as string }]), /must be a string/);
+  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'changed' }, { path: 'x.esn', text: 3 as unknown as string }]), /must be a string/);
   t.equal(readFileSync(join(root, 'scene.esn'), 'utf8'), SCENE, 'the scene is as it was');
   t.same(listing(root), ['out', 'scene.esn'], 'nothing new in the root');
   t.same(readdirSync(outside), [], 'nothing written outside');
@@ -587,10 +587,10 @@ t.test('resolveUnder: paths under the root, symlinks inside followed', async (t)
   writeFileSync(join(outside, 'secret.esn'), 'secret');
   t.throws(() => resolveUnder(root, 'leak.esn'), { name: 'PathError', message: /leads out of the scene's folder/ });
   t.throws(() => resolveUnder(root, 'dangling/x.esn'), { name: 'PathError', message: /leads nowhere/ });
-  t.throws(() => writeDocuments(root, [{ path: 'leak.esn', text: 'pwned' }]), PathError);
+  await t.rejects(writeDocuments(root, [{ path: 'leak.esn', text: 'pwned' }]), PathError);
   t.equal(readFileSync(join(outside, 'secret.esn'), 'utf8'), 'secret');
   // A write through a link inside replaces the linked document (the link stays a link).
-  writeDocuments(root, [{ path: 'alias/doc.esn', text: 'new' }]);
+  await writeDocuments(root, [{ path: 'alias/doc.esn', text: 'new' }]);
   t.equal(readFileSync(join(root, 'real/doc.esn'), 'utf8'), 'new');
   t.throws(() => resolveUnder(join(root, 'missing'), 'a.esn'), /does not exist/);
 });
@@ -606,15 +606,15 @@ t.test('a crash after the commit is completed by recoverJournal', async (t) => {
       { path: 'kernels.esn', text: 'new kernels' },
       { path: 'lib/added.esn', text: 'added' },
     ];
-    t.throws(() => writeDocuments(root, files, { crashAfter }), SimulatedCrash);
+    await t.rejects(writeDocuments(root, files, { crashAfter }), SimulatedCrash);
     t.ok(existsSync(join(root, JOURNAL_NAME)), `${crashAfter}: the journal is on disk`);
     t.ok(listing(root).some((f) => f.endsWith('.entelechy-tmp')), `${crashAfter}: temp files are on disk`);
     if (crashAfter === 'committed') t.equal(readFileSync(join(root, 'scene.esn'), 'utf8'), 'old scene', 'not yet renamed');
-    const r = recoverJournal(root);
+    const r = await recoverJournal(root);
     t.same(r, { recovered: ['scene.esn', 'kernels.esn', 'lib/added.esn'], rolledBack: [] });
     for (const f of files) t.equal(readFileSync(join(root, f.path), 'utf8'), f.text, `${crashAfter}: ${f.path} written`);
     t.same(listing(root), ['kernels.esn', 'lib/added.esn', 'scene.esn'], `${crashAfter}: no journal, no temp file`);
-    t.same(recoverJournal(root), { recovered: [], rolledBack: [] }, 'a second recovery has nothing to do');
+    t.same(await recoverJournal(root), { recovered: [], rolledBack: [] }, 'a second recovery has nothing to do');
   }
 });
 
@@ -623,8 +623,8 @@ t.test('a crash before the commit is rolled back by recoverJournal', async (t) =
     const root = folder();
     t.teardown(() => rmSync(root, { recursive: true, force: true }));
     writeFileSync(join(root, 'scene.esn'), 'old scene');
-    t.throws(() => writeDocuments(root, [{ path: 'scene.esn', text: 'new scene' }, { path: 'b.esn', text: 'b' }], { crashAfter }), SimulatedCrash);
-    t.same(recoverJournal(root), { recovered: [], rolledBack: ['scene.esn', 'b.esn'] });
+    await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'new scene' }, { path: 'b.esn', text: 'b' }], { crashAfter }), SimulatedCrash);
+    t.same(await recoverJournal(root), { recovered: [], rolledBack: ['scene.esn', 'b.esn'] });
     t.equal(readFileSync(join(root, 'scene.esn'), 'utf8'), 'old scene');
     t.same(listing(root), ['scene.esn'], `${crashAfter}: as before the write`);
   }
@@ -633,16 +633,16 @@ t.test('a crash before the commit is rolled back by recoverJournal', async (t) =
 t.test('writeDocuments recovers a journal left behind before writing', async (t) => {
   const root = folder();
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  t.throws(() => writeDocuments(root, [{ path: 'a.esn', text: 'a1' }], { crashAfter: 'committed' }), SimulatedCrash);
-  writeDocuments(root, [{ path: 'b.esn', text: 'b1' }]);
+  await t.rejects(writeDocuments(root, [{ path: 'a.esn', text: 'a1' }], { crashAfter: 'committed' }), SimulatedCrash);
+  await writeDocuments(root, [{ path: 'b.esn', text: 'b1' }]);
   t.equal(readFileSync(join(root, 'a.esn'), 'utf8'), 'a1');
   t.equal(readFileSync(join(root, 'b.esn'), 'utf8'), 'b1');
   t.same(listing(root), ['a.esn', 'b.esn']);
   // A journal that leads outside is refused, not followed.
   writeFileSync(join(root, JOURNAL_NAME), JSON.stringify({ entelechy: 'journal', state: 'committed', renames: [{ path: '../x.esn', temp: '.x.esn.1.entelechy-tmp' }] }));
-  t.throws(() => recoverJournal(root), PathError);
+  await t.rejects(recoverJournal(root), PathError);
   writeFileSync(join(root, `${JOURNAL_NAME}.abc.entelechy-tmp`), '{"half": ');
   writeFileSync(join(root, JOURNAL_NAME), '{"not": "a journal"}');
-  t.throws(() => recoverJournal(root), /not a journal Entelechy wrote/);
+  await t.rejects(recoverJournal(root), /not a journal Entelechy wrote/);
   t.notOk(existsSync(join(root, `${JOURNAL_NAME}.abc.entelechy-tmp`)), 'a half-written journal is removed');
 });

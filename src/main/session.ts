@@ -16,7 +16,7 @@ import { errorLine, okLine, parseRequest, ProtocolError } from '../protocol/enve
 import { HANDLERS } from '../protocol/handlers/index.js';
 import { EvalPool } from '../workers/pool.js';
 import { CompileWorker } from './compiler.js';
-import { versionOf } from './documents.js';
+import { versionOf, writeDocuments } from './documents.js';
 import { Engine, EvaluationError, runOnce, type FrameReport } from './engine.js';
 import { loadCompiler } from './modules.js';
 import { lowerMigration } from '../ir/check/migrate.js';
@@ -169,6 +169,19 @@ export class Session {
       overrides: [...published].map(([id, text]) => ({ path: `(protocol ${id})`, text })),
       grants: this.grants,
     });
+  }
+
+  /** Writes of documents in progress: the disk is between versions (syncDisk waits them out). */
+  writing = 0;
+
+  /** Write documents all or none (documents.ts), counted in `writing` while they land. */
+  async write(files: { path: string; text: string }[]): Promise<void> {
+    this.writing++;
+    try {
+      await writeDocuments(this.folder.root, files);
+    } finally {
+      this.writing--;
+    }
   }
 
   remember(path: string, text: string, origin: DocumentVersion['origin']): void {

@@ -3,7 +3,6 @@
 import type { Session } from '../../main/session.js';
 import { diagnosticsError } from '../../main/session.js';
 import { fillField, packField, packedLayout, unpackField, type Field, type RowLayout } from '../../main/field.js';
-import { writeDocuments } from '../../main/documents.js';
 import { ProtocolError } from '../envelope.js';
 
 type Fields = Record<string, unknown>;
@@ -125,7 +124,7 @@ export async function snapshot(s: Session, f: Fields) {
     };
     const text = JSON.stringify(snap);
     if (typeof f.path === 'string') {
-      writeDocuments(s.folder.root, [{ path: f.path, text }]);
+      await s.write([{ path: f.path, text }]);
       return { path: f.path, bytes: Buffer.byteLength(text) };
     }
     return { data: text, bytes: Buffer.byteLength(text) };

@@ -2,7 +2,7 @@
 
 import type { Session, SessionEvent } from '../../main/session.js';
 import { diagnosticsError } from '../../main/session.js';
-import { versionOf, writeDocuments } from '../../main/documents.js';
+import { versionOf } from '../../main/documents.js';
 import { parseDocument } from '../../ir/syntax/index.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,7 +52,7 @@ export async function compose(s: Session, f: Fields) {
     for (const t of targets) s.folder.resolve(t.path); // a path outside the folder is refused before anything
     if (targets.every((t) => t.path.endsWith('.replay'))) {
       // Replay files are tests, not part of the world: written as they are, nothing recompiles.
-      writeDocuments(s.folder.root, targets.map(({ path, text }) => ({ path, text })));
+      await s.write(targets.map(({ path, text }) => ({ path, text })));
       const main = targets[0];
       return { path: main.path, version: versionOf(main.text), written: true, events: targets.map((t) => ({ kind: 'wrote', path: t.path, version: versionOf(t.text) })) };
     }
@@ -80,7 +80,7 @@ export async function compose(s: Session, f: Fields) {
       for (const [id, src] of before) s.published.set(id, src);
       throw e;
     }
-    writeDocuments(s.folder.root, targets.map(({ path, text }) => ({ path, text })));
+    await s.write(targets.map(({ path, text }) => ({ path, text })));
     const events: SessionEvent[] = targets.map((t) => ({ kind: 'wrote', path: t.path, version: versionOf(t.text) }));
     // Statements and members an edit removed (`text: null`).
     const edits = Array.isArray(f.documents) ? (f.documents as Fields[]).flatMap((d) => ((d.edits as Fields[]) ?? []).map((e) => ({ path: d.path, e }))) : ((f.edits as Fields[]) ?? []).map((e) => ({ path: targets[0].path, e }));
@@ -144,6 +144,8 @@ export async function sync(s: Session) {
  * once. `sync` calls it; so does the Player when the folder changes.
  */
 export function syncDisk(s: Session): SessionEvent[] {
+  // A compose is writing: its documents land before it remembers them; look again after.
+  if (s.writing) return [];
   const events = renames(s);
   if (!s.syncing) {
     const { texts, changed } = diskChanges(s);

@@ -29,10 +29,6 @@ export async function loadCompiler(): Promise<void> {
   }
 }
 
-export function compilerLoaded(): boolean {
-  return compile !== undefined;
-}
-
 const memoryCache = new Map<string, WebAssembly.Module>();
 
 export function irDigest(ir: IrFunction): string {

@@ -172,7 +172,7 @@ async function editToPublished(): Promise<Extra> {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-bench-'));
   const text = readFileSync(join(SCENES, 'p1.esn'), 'utf8').replace(/4096 x 4096/g, '256 x 256');
   writeFileSync(join(dir, 'scene.esn'), text);
-  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
   try {
     const kernel = /kernel bench\.rings@1 \{[\s\S]*?\n\}/.exec(text)![0];
     const times: number[] = [];

@@ -1,15 +1,13 @@
 // The coordinator's side of the compile worker: parse and check stay here (they take
 // milliseconds and give the Scene the session keeps); codegen and binaryen's optimiser, which take
-// most of the time, run on the worker. Modules come back and seed the engine's module cache.
+// most of the time, run on the worker, and binaryen is never loaded on the coordinator. Modules
+// come back with their bytes, for prepareModules to seed the engine's module cache and the disk's.
 
 import { wrap, type Remote } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Worker } from 'node:worker_threads';
-import type { Scene } from '../ir/check/scene.js';
-import type { IrFunction } from '../ir/ir.js';
 import type { CompileApi } from '../workers/compile-worker.js';
-import { sceneGroups } from './engine.js';
-import { hasModule, irDigest, seedModule } from './modules.js';
+import type { ModuleCompiler } from './modules.js';
 
 export class CompileWorker {
   private readonly worker: Worker;
@@ -24,24 +22,8 @@ export class CompileWorker {
     this.ready = this.api.ping();
   }
 
-  /** Compile every group of the scene that the module cache does not hold yet. */
-  async compileScene(scene: Scene, pins: string[] = [], fuse = true): Promise<number> {
-    const irs = sceneGroups(scene, pins, fuse)
-      .map((g) => g.ir)
-      .filter((ir) => !hasModule(irDigest(ir)));
-    if (!irs.length) return 0;
-    const modules = await this.api.compile(irs);
-    irs.forEach((ir, i) => seedModule(irDigest(ir), modules[i]));
-    return irs.length;
-  }
-
-  /** Compile functions (e.g. a prepared kernel no node runs yet) into the module cache. */
-  async compileIrs(irs: IrFunction[]): Promise<void> {
-    const missing = irs.filter((ir) => !hasModule(irDigest(ir)));
-    if (!missing.length) return;
-    const modules = await this.api.compile(missing);
-    missing.forEach((ir, i) => seedModule(irDigest(ir), modules[i]));
-  }
+  /** Compile on the worker: what prepareModules (modules.ts) takes as its compiler. */
+  readonly compile: ModuleCompiler = (irs) => this.api.compile(irs);
 
   async close(): Promise<void> {
     // Ending the thread while binaryen's module (which awaits at its top level) still loads can

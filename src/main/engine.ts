@@ -37,6 +37,8 @@ export interface EngineOptions {
   cacheFrames?: boolean;
   /** Reuse compiled modules of equal IR (default true; the benchmark turns it off to time compiles). */
   cacheModules?: boolean;
+  /** Every module was prepared beforehand (modules.ts prepareModules): compile none here. */
+  prepared?: boolean;
 }
 
 /** Something that happened that a client may want to know (the protocol's events). */
@@ -116,6 +118,7 @@ export class Engine {
   private readonly stateful: boolean;
   private readonly cacheFrames: boolean;
   private readonly cacheModules: boolean;
+  private readonly prepared: boolean;
   /** What the last frame was computed from, for stateless scenes: an equal frame is not recomputed. */
   private lastInputs?: string;
   private lastReport?: FrameReport;
@@ -134,6 +137,7 @@ export class Engine {
     this.largeBytes = options.largeBytes ?? 256 << 20;
     this.cacheFrames = options.cacheFrames ?? true;
     this.cacheModules = options.cacheModules ?? true;
+    this.prepared = options.prepared ?? false;
     for (const [name, p] of scene.params) this.params.set(name, [...p.value]);
     this.groups = sceneGroups(scene, options.pins ?? [], options.fuse ?? true);
     this.stateful = this.groups.some((g) => g.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state')));
@@ -149,7 +153,7 @@ export class Engine {
   }
 
   private compile(g: Group): Runner {
-    const { module, digest } = compileModule(g.ir, this.cacheModules);
+    const { module, digest } = compileModule(g.ir, { cache: this.cacheModules, prepared: this.prepared });
     this.modules.push({ module, digest });
     return instantiate(module, this.memory.memory);
   }
@@ -328,12 +332,12 @@ export class Engine {
   }
 }
 
-/** Run one function over a domain on the calling thread (a migration, say), with its fields bound. */
+/** Run one function over a domain on the calling thread (a migration, say), with its fields bound; its module is prepared. */
 export function runOnce(memory: FieldMemory, ir: IrFunction, domain: number[], fields: Field[]): void {
   const [width, height = 1, depth = 1] = domain;
   const args = memory.alloc(ARGS.size(ir.fields.length, ir.uniforms.length), 'an argument block');
   try {
-    const run = instantiate(compileModule(ir).module, memory.memory);
+    const run = instantiate(compileModule(ir, { prepared: true }).module, memory.memory);
     writeArgs(memory.memory, args, ir, { width, height, depth }, fields.map(placement), []);
     run(args, 0, height * depth);
   } finally {

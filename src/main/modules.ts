@@ -1,8 +1,10 @@
 // Compiled modules: cached in memory by the digest of their IR (a scene change recompiles only
 // what changed), and for `render` on disk, so that a render whose modules are all there never
-// loads the compiler: importing binaryen takes about a second, most of a small render.
+// loads the compiler: importing binaryen takes about a second, most of a small render or of
+// opening a session.
 //
-// The compiler is loaded on demand (loadCompiler); an engine that must compile needs it loaded.
+// Modules are prepared before an engine is built (prepareModules), compiled here (compileHere,
+// which loads the compiler on demand) or on the compile worker; the engine only takes them.
 // A module on disk is keyed by the compiler's identity (a digest of its code and of binaryen's
 // version) and the IR, and is used only when it compiles and names the IR's nodes and fuel; a
 // file that does not is compiled again and replaced. A folder that cannot be written is no cache.
@@ -29,16 +31,26 @@ export async function loadCompiler(): Promise<void> {
   }
 }
 
+/** Whether this thread has loaded the compiler (a session's coordinator never does). */
+export function compilerLoaded(): boolean {
+  return compile !== undefined;
+}
+
 const memoryCache = new Map<string, WebAssembly.Module>();
 
 export function irDigest(ir: IrFunction): string {
   return createHash('sha256').update(JSON.stringify(ir)).digest('hex').slice(0, 16);
 }
 
-export function compileModule(ir: IrFunction, useCache = true): { module: WebAssembly.Module; digest: string; cached: boolean } {
+/**
+ * The module of a function: from the memory cache (unless `cache` is false), else compiled here.
+ * `prepared` says it must be in the cache: a missing one is an internal error, not a compile.
+ */
+export function compileModule(ir: IrFunction, options: { cache?: boolean; prepared?: boolean } = {}): { module: WebAssembly.Module; digest: string; cached: boolean } {
   const digest = irDigest(ir);
-  const hit = useCache ? memoryCache.get(digest) : undefined;
+  const hit = options.cache ?? true ? memoryCache.get(digest) : undefined;
   if (hit) return { module: hit, digest, cached: true };
+  if (options.prepared) throw new Error(`internal: the module of ${ir.nodes.join(' + ')} was not prepared before its engine was built`);
   if (!compile) throw new Error('internal: the compiler is not loaded (await loadCompiler() before an engine compiles)');
   const module = new WebAssembly.Module(compile(ir));
   memoryCache.set(digest, module);
@@ -101,38 +113,67 @@ function readCached(file: string, ir: IrFunction): WebAssembly.Module | undefine
   return undefined;
 }
 
+/** A module compiled from a function, with its bytes (for the disk cache). */
+export interface CompiledModule {
+  module: WebAssembly.Module;
+  bytes: Uint8Array;
+}
+
+/** Compiles functions: here on the calling thread (compileHere) or on the compile worker. */
+export type ModuleCompiler = (irs: IrFunction[]) => Promise<CompiledModule[]>;
+
+/** Compile on the calling thread, loading the compiler first. */
+export const compileHere: ModuleCompiler = async (irs) => {
+  await loadCompiler();
+  return irs.map((ir) => {
+    const bytes = compile!(ir);
+    return { module: new WebAssembly.Module(bytes), bytes };
+  });
+};
+
 /**
  * Every function's module in the memory cache: already there, read from the disk cache, or
- * compiled (loading the compiler) and written to it. Returns how many were compiled and read.
+ * compiled (by `compiler`) and written to it. Returns how many were compiled and read.
  */
-export async function prepareModules(irs: IrFunction[], dir = cacheDir()): Promise<{ compiled: number; read: number }> {
-  let compiled = 0;
+export async function prepareModules(irs: IrFunction[], compiler: ModuleCompiler = compileHere, dir = cacheDir()): Promise<{ compiled: number; read: number }> {
+  const missing = new Map<string, IrFunction>();
   let read = 0;
   for (const ir of irs) {
     const digest = irDigest(ir);
-    if (memoryCache.has(digest)) continue;
-    const file = dir ? diskFile(dir, ir) : undefined;
-    const cached = file ? readCached(file, ir) : undefined;
+    if (memoryCache.has(digest) || missing.has(digest)) continue;
+    const cached = dir ? readCached(diskFile(dir, ir), ir) : undefined;
     if (cached) {
       seedModule(digest, cached);
       read++;
-      continue;
-    }
-    await loadCompiler();
-    const bytes = compile!(ir);
-    seedModule(digest, new WebAssembly.Module(bytes));
-    compiled++;
-    if (file) {
-      try {
-        mkdirSync(dirname(file), { recursive: true });
-        writeFileAtomic(file, bytes);
-        prune(dirname(file));
-      } catch {
-        // a cache that cannot be written is no cache
-      }
+    } else {
+      missing.set(digest, ir);
     }
   }
-  return { compiled, read };
+  if (!missing.size) return { compiled: 0, read };
+  const compiled = await compiler([...missing.values()]);
+  [...missing].forEach(([digest, ir], i) => {
+    seedModule(digest, compiled[i].module);
+    if (dir) writeCached(diskFile(dir, ir), compiled[i].bytes);
+  });
+  if (dir) tryPrune(dir);
+  return { compiled: missing.size, read };
+}
+
+function writeCached(file: string, bytes: Uint8Array): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileAtomic(file, bytes);
+  } catch {
+    // a cache that cannot be written is no cache
+  }
+}
+
+function tryPrune(dir: string): void {
+  try {
+    prune(dir);
+  } catch {
+    // nor one that cannot be listed
+  }
 }
 
 /** Files the disk cache keeps; past that, the least recently used go, down to PRUNE_TO. */

@@ -71,7 +71,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     const t0 = performance.now();
     const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir)) : { compiled: 0, read: 0 };
     const preparing = performance.now() - t0;
-    run = new Engine(scene, { backend: options.backend, fuse: options.fuse, memory, pool });
+    run = new Engine(scene, { backend: options.backend, fuse: options.fuse, memory, pool, prepared: options.backend === 'jit' });
     run.compileMillis += preparing;
     cachedModules = modules.read;
   } catch (e) {

@@ -9,16 +9,18 @@
 import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
 import type { Grant } from '../ir/grants.js';
+import type { IrFunction } from '../ir/ir.js';
 import { ALL_GRANTS } from '../ir/grants.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
+import type { SceneNode } from '../ir/check/graph.js';
 import type { Diagnostic, MigrateDecl } from '../ir/syntax/tree.js';
 import { errorLine, okLine, parseRequest, ProtocolError } from '../protocol/envelope.js';
 import { HANDLERS } from '../protocol/handlers/index.js';
 import { EvalPool } from '../workers/pool.js';
 import { CompileWorker } from './compiler.js';
 import { versionOf, writeDocuments } from './documents.js';
-import { Engine, EvaluationError, runOnce, type FrameReport } from './engine.js';
-import { loadCompiler } from './modules.js';
+import { Engine, EvaluationError, runOnce, sceneGroups, type FrameReport } from './engine.js';
+import { cacheDir, compileHere, prepareModules } from './modules.js';
 import { lowerMigration } from '../ir/check/migrate.js';
 import { parseDocument } from '../ir/syntax/index.js';
 import { copyField } from './field.js';
@@ -31,6 +33,8 @@ export interface SessionOptions {
   fuse?: boolean;
   /** Start without the compile worker (compile on this thread): for tools that only inspect. */
   inline?: boolean;
+  /** The folder of compiled modules (modules.ts cacheDir), or null for none: the benchmark times compiles. */
+  cacheDir?: string | null;
 }
 
 export interface SessionEvent {
@@ -122,6 +126,7 @@ export class Session {
     this.entry = basename(scenePath);
     this.grants = options.grants ?? [...ALL_GRANTS];
     this.fuse = options.fuse ?? true;
+    this.cacheDir = options.cacheDir === undefined ? cacheDir() : options.cacheDir;
     const workers = options.workers ?? availableParallelism();
     if (workers > 1) this.pool = new EvalPool(this.memory.memory, { workers });
     if (!options.inline) this.compiler = new CompileWorker();
@@ -129,8 +134,6 @@ export class Session {
 
   /** Open a session on a scene; a scene that does not check still opens (status says refused). */
   static async open(scenePath: string, options: SessionOptions = {}): Promise<Session> {
-    // Engines that pins or a copy make compile here, not on the compile worker.
-    await loadCompiler();
     const s = new Session(scenePath, options);
     const texts = s.readAll();
     const scene = s.check(texts);
@@ -142,8 +145,7 @@ export class Session {
       s.engine = new Engine(s.scene, { memory: s.memory });
       return s;
     }
-    await s.compiler?.ready;
-    await s.compiler?.compileScene(scene, [...s.pins], s.fuse);
+    await s.prepareScene(scene);
     s.install(scene, []);
     return s;
   }
@@ -169,6 +171,25 @@ export class Session {
       overrides: [...published].map(([id, text]) => ({ path: `(protocol ${id})`, text })),
       grants: this.grants,
     });
+  }
+
+  /**
+   * Have the modules of functions ready for engines to take (modules.ts): from memory, from the
+   * disk cache, or compiled on the compile worker (here, with an inline session).
+   */
+  async prepare(irs: IrFunction[]): Promise<void> {
+    const { compiled, read } = await prepareModules(irs, this.compiler?.compile ?? compileHere, this.cacheDir);
+    this.modules.compiled += compiled;
+    this.modules.read += read;
+  }
+
+  /** Modules this session compiled, and read from the disk cache. */
+  readonly modules = { compiled: 0, read: 0 };
+  private readonly cacheDir: string | null;
+
+  /** Prepare the modules an engine of the scene runs (this session's pins and fusion unless given). */
+  prepareScene(scene: Scene, pins = [...this.pins], fuse = this.fuse): Promise<void> {
+    return this.prepare(sceneGroups(scene, pins, fuse).map((g) => g.ir));
   }
 
   /** Writes of documents in progress: the disk is between versions (syncDisk waits them out). */
@@ -213,14 +234,15 @@ export class Session {
    * its layout is unchanged, params kept, the clock kept. Returns the events of the swap.
    */
   async publishScene(scene: Scene, reason: string): Promise<SessionEvent[]> {
-    await this.compiler?.compileScene(scene, [...this.pins], this.fuse);
+    await this.prepareScene(scene);
+    await this.prepare(this.migrationIrs(scene));
     return this.install(scene, [reason]);
   }
 
   private install(scene: Scene, _reasons: string[]): SessionEvent[] {
     const events: SessionEvent[] = [];
     const old = this.engine;
-    const engine = new Engine(scene, { memory: this.memory, pool: this.pool, pins: [...this.pins], fuse: this.fuse });
+    const engine = new Engine(scene, { memory: this.memory, pool: this.pool, pins: [...this.pins], fuse: this.fuse, prepared: true });
     if (old) {
       engine.frame = old.frame;
       engine.time = old.time;
@@ -282,7 +304,7 @@ export class Session {
         const to = engine.fields.get(`${node.name}.${port}`);
         return from && to && from.planeBytes === to.planeBytes && from.width === to.width && from.comps.join() === to.comps.join();
       };
-      const migration = before && node.kernel.migrations.find((m) => m.from.value === before.kernel.id);
+      const migration = before && migrationFrom(node, before);
       const changed = !before || before.kernel.id !== node.kernel.id || states.some((p) => !same(p.name));
       if (before && migration && changed) {
         events.push(this.migrate(old, engine, node.name, before.kernel.id, migration));
@@ -302,12 +324,7 @@ export class Session {
 
   private migrate(old: Engine, engine: Engine, nodeName: string, fromId: string, decl: MigrateDecl): SessionEvent {
     const node = engine.scene.nodes.find((n) => n.name === nodeName)!;
-    const k = node.kernel;
-    const oldKernel = old.scene.kernels.get(fromId)!;
-    const doc = engine.scene.documents.find((d) => d.path === k.path) ?? parseDocument(k.path, this.published.get(k.id) ?? '').doc;
-    const migration = `${fromId} -> ${k.id}`;
-    const { migration: m, diagnostics } = lowerMigration(doc, k, decl, oldKernel, engine.scene.env);
-    const port = k.ports.find((p) => p.kind === 'state')!.name;
+    const { m, diagnostics, migration, port } = this.lowerNodeMigration(old.scene, engine.scene, node, fromId, decl);
     if (!m) {
       const err = diagnosticsError(`the migration of node \`${nodeName}\` does not check; the old generation keeps running`, diagnostics);
       throw new ProtocolError(err.message, { ...err.data, node: nodeName, port, migration });
@@ -322,6 +339,26 @@ export class Session {
       throw new ProtocolError(`the migration of node \`${nodeName}\` (${migration}) failed: ${(e as Error).message}; the old generation keeps running`, { node: nodeName, port, migration });
     }
     return { kind: 'migrated', node: nodeName, migration };
+  }
+
+  /** A node's `migrate from` the kernel it ran before, lowered against the old kernel. */
+  private lowerNodeMigration(oldScene: Scene, scene: Scene, node: SceneNode, fromId: string, decl: MigrateDecl) {
+    const k = node.kernel;
+    const doc = scene.documents.find((d) => d.path === k.path) ?? parseDocument(k.path, this.published.get(k.id) ?? '').doc;
+    const { migration: m, diagnostics } = lowerMigration(doc, k, decl, oldScene.kernels.get(fromId)!, scene.env);
+    return { m, diagnostics, migration: `${fromId} -> ${k.id}`, port: k.ports.find((p) => p.kind === 'state')!.name };
+  }
+
+  /** The functions of the migrations that publishing `scene` over the current one may run. */
+  private migrationIrs(scene: Scene): IrFunction[] {
+    const old = this.scene;
+    if (!old) return [];
+    return scene.nodes.flatMap((node) => {
+      const before = old.nodes.find((n) => n.name === node.name);
+      const decl = before && migrationFrom(node, before);
+      const lowered = decl ? this.lowerNodeMigration(old, scene, node, before.kernel.id, decl).m : undefined;
+      return lowered ? [lowered.ir] : [];
+    });
   }
 
   /**
@@ -382,4 +419,9 @@ export class Session {
 
 function order(scene: Scene): string[] {
   return scene.nodes.map((n) => n.name);
+}
+
+/** The `migrate from` of a node's new kernel for the kernel the node ran before, if it has one. */
+function migrationFrom(node: SceneNode, before: SceneNode): MigrateDecl | undefined {
+  return node.kernel.migrations.find((m) => m.from.value === before.kernel.id);
 }

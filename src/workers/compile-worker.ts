@@ -6,11 +6,15 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { parentPort } from 'node:worker_threads';
 import { compileFunction } from '../codegen/index.js';
 import type { IrFunction } from '../ir/ir.js';
+import type { CompiledModule } from '../main/modules.js';
 
 const api = {
-  /** Compile each function to a WebAssembly module (modules pass between threads without copies). */
-  compile(irs: IrFunction[]): WebAssembly.Module[] {
-    return irs.map((ir) => new WebAssembly.Module(compileFunction(ir) as Uint8Array<ArrayBuffer>));
+  /** Compile each function to a WebAssembly module (modules pass between threads without copies) and its bytes. */
+  compile(irs: IrFunction[]): CompiledModule[] {
+    return irs.map((ir) => {
+      const bytes = compileFunction(ir) as Uint8Array<ArrayBuffer>;
+      return { module: new WebAssembly.Module(bytes), bytes };
+    });
   },
   ping(): true {
     return true;

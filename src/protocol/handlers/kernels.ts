@@ -39,7 +39,7 @@ export async function prepare(s: Session, f: Fields) {
   const id = kernelId(source);
   const scene = prepared(s, id, source);
   // Compile it too: a kernel no node runs yet still has to compile.
-  await s.compiler?.compileIrs([scene.kernels.get(id)!.ir]);
+  await s.prepare([scene.kernels.get(id)!.ir]);
   return describe(s, id, scene);
 }
 

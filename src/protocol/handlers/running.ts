@@ -161,7 +161,9 @@ export async function trace(s: Session, f: Fields) {
   return s.frame(async () => {
     // Run the frame again unfused on a copy of the world, and read every port at the element.
     const scene = s.scene;
-    const copy = new Engine(scene, { memory: s.memory, fuse: false, pins: scene.nodes.map((n) => n.name), cacheFrames: false });
+    const pins = scene.nodes.map((n) => n.name);
+    await s.prepareScene(scene, pins, false);
+    const copy = new Engine(scene, { memory: s.memory, fuse: false, pins, cacheFrames: false, prepared: true });
     try {
       copy.copyStateFrom(s.engine);
       for (const [k, v] of s.engine.params) copy.params.set(k, v);

@@ -164,7 +164,7 @@ export async function restore(s: Session, f: Fields) {
       const p = scene.params.get(name);
       if (!p || !Array.isArray(value) || value.length !== p.value.length || !value.every((v) => Number.isFinite(v))) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene: nothing was restored`, {});
     }
-    await s.compiler?.compileScene(scene, [...s.pins], s.fuse);
+    await s.prepareScene(scene);
     const before = new Map(s.published);
     s.published.clear();
     for (const [id, src] of published) s.published.set(id, src);

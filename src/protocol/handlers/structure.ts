@@ -69,7 +69,7 @@ export async function compose(s: Session, f: Fields) {
       (err.data as Record<string, unknown>).written = false;
       throw err;
     }
-    await s.compiler?.compileScene(scene, [...s.pins], s.fuse);
+    await s.prepareScene(scene);
     // Publish first (a failed migration refuses the change), then write: all documents or none.
     const before = new Map(s.published);
     for (const id of composedIds) s.published.delete(id);

@@ -12,18 +12,15 @@ import type { Grant } from '../ir/grants.js';
 import type { IrFunction } from '../ir/ir.js';
 import { ALL_GRANTS } from '../ir/grants.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
-import type { SceneNode } from '../ir/check/graph.js';
-import type { Diagnostic, MigrateDecl } from '../ir/syntax/tree.js';
+import type { Diagnostic } from '../ir/syntax/tree.js';
 import { errorLine, okLine, parseRequest, ProtocolError } from '../protocol/envelope.js';
 import { HANDLERS } from '../protocol/handlers/index.js';
 import { EvalPool } from '../workers/pool.js';
+import { carryState, migrationIrs } from './carry.js';
 import { CompileWorker } from './compiler.js';
 import { versionOf, writeDocuments } from './documents.js';
-import { Engine, EvaluationError, runOnce, sceneGroups, type FrameReport } from './engine.js';
+import { Engine, EvaluationError, sceneGroups, type FrameReport } from './engine.js';
 import { cacheDir, compileHere, prepareModules } from './modules.js';
-import { lowerMigration } from '../ir/check/migrate.js';
-import { parseDocument } from '../ir/syntax/index.js';
-import { copyField } from './field.js';
 import { SceneFolder } from './files.js';
 import { FieldMemory } from './memory.js';
 
@@ -235,7 +232,7 @@ export class Session {
    */
   async publishScene(scene: Scene, reason: string): Promise<SessionEvent[]> {
     await this.prepareScene(scene);
-    await this.prepare(this.migrationIrs(scene));
+    await this.prepare(this.scene ? migrationIrs(this.published, this.scene, scene) : []);
     return this.install(scene, [reason]);
   }
 
@@ -248,7 +245,7 @@ export class Session {
       engine.time = old.time;
       for (const [name, value] of old.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
       try {
-        events.push(...this.carryState(old, engine));
+        events.push(...carryState(this.memory, this.published, old, engine));
       } catch (e) {
         engine.dispose();
         throw e;
@@ -286,79 +283,6 @@ export class Session {
     // Free the old world once no frame runs on it.
     if (old) void this.frame(async () => old.dispose());
     return events;
-  }
-
-  /**
-   * Carry each node's state into the new engine: copied where its layout is unchanged; computed by
-   * the new kernel's `migrate from OLD` when the node's kernel or layout changed and there is one
-   * (a failed migration rejects the whole publication); else reset to its declared value.
-   */
-  private carryState(old: Engine, engine: Engine): SessionEvent[] {
-    const events: SessionEvent[] = [];
-    for (const node of engine.scene.nodes) {
-      const states = node.kernel.ports.filter((p) => p.kind === 'state');
-      if (!states.length) continue;
-      const before = old.scene.nodes.find((n) => n.name === node.name);
-      const same = (port: string) => {
-        const from = old.fields.get(`${node.name}.${port}`);
-        const to = engine.fields.get(`${node.name}.${port}`);
-        return from && to && from.planeBytes === to.planeBytes && from.width === to.width && from.comps.join() === to.comps.join();
-      };
-      const migration = before && migrationFrom(node, before);
-      const changed = !before || before.kernel.id !== node.kernel.id || states.some((p) => !same(p.name));
-      if (before && migration && changed) {
-        events.push(this.migrate(old, engine, node.name, before.kernel.id, migration));
-        continue;
-      }
-      for (const port of states) {
-        const key = `${node.name}.${port.name}`;
-        const from = old.fields.get(key);
-        const to = engine.fields.get(key);
-        if (!from || !to) continue;
-        if (same(port.name)) copyField(this.memory, from, to);
-        else events.push({ kind: 'state_reset', node: node.name, port: port.name, message: `the layout of \`${key}\` changed and the kernel has no \`migrate from ${before?.kernel.id ?? '...'}\`: it starts from its declared value` });
-      }
-    }
-    return events;
-  }
-
-  private migrate(old: Engine, engine: Engine, nodeName: string, fromId: string, decl: MigrateDecl): SessionEvent {
-    const node = engine.scene.nodes.find((n) => n.name === nodeName)!;
-    const { m, diagnostics, migration, port } = this.lowerNodeMigration(old.scene, engine.scene, node, fromId, decl);
-    if (!m) {
-      const err = diagnosticsError(`the migration of node \`${nodeName}\` does not check; the old generation keeps running`, diagnostics);
-      throw new ProtocolError(err.message, { ...err.data, node: nodeName, port, migration });
-    }
-    const fields = [
-      ...m.oldPorts.map((p) => old.fields.get(`${nodeName}.${p}`)!),
-      ...m.newPorts.map((p) => engine.fields.get(`${nodeName}.${p}`)!),
-    ];
-    try {
-      runOnce(this.memory, m.ir, node.domain, fields);
-    } catch (e) {
-      throw new ProtocolError(`the migration of node \`${nodeName}\` (${migration}) failed: ${(e as Error).message}; the old generation keeps running`, { node: nodeName, port, migration });
-    }
-    return { kind: 'migrated', node: nodeName, migration };
-  }
-
-  /** A node's `migrate from` the kernel it ran before, lowered against the old kernel. */
-  private lowerNodeMigration(oldScene: Scene, scene: Scene, node: SceneNode, fromId: string, decl: MigrateDecl) {
-    const k = node.kernel;
-    const doc = scene.documents.find((d) => d.path === k.path) ?? parseDocument(k.path, this.published.get(k.id) ?? '').doc;
-    const { migration: m, diagnostics } = lowerMigration(doc, k, decl, oldScene.kernels.get(fromId)!, scene.env);
-    return { m, diagnostics, migration: `${fromId} -> ${k.id}`, port: k.ports.find((p) => p.kind === 'state')!.name };
-  }
-
-  /** The functions of the migrations that publishing `scene` over the current one may run. */
-  private migrationIrs(scene: Scene): IrFunction[] {
-    const old = this.scene;
-    if (!old) return [];
-    return scene.nodes.flatMap((node) => {
-      const before = old.nodes.find((n) => n.name === node.name);
-      const decl = before && migrationFrom(node, before);
-      const lowered = decl ? this.lowerNodeMigration(old, scene, node, before.kernel.id, decl).m : undefined;
-      return lowered ? [lowered.ir] : [];
-    });
   }
 
   /**
@@ -421,7 +345,3 @@ function order(scene: Scene): string[] {
   return scene.nodes.map((n) => n.name);
 }
 
-/** The `migrate from` of a node's new kernel for the kernel the node ran before, if it has one. */
-function migrationFrom(node: SceneNode, before: SceneNode): MigrateDecl | undefined {
-  return node.kernel.migrations.find((m) => m.from.value === before.kernel.id);
-}

@@ -2,7 +2,6 @@
 // time, with bounded lines and buffers (see transports.ts for the whole picture).
 
 import http from 'node:http';
-import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 
 // ---------------------------------------------------------------------------------------------
 // The contract with the session

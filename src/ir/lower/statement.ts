@@ -1,7 +1,7 @@
 // Lowering JavaScript-subset statements to structured IR: if, block, loop and break.
 
 import type { Node as AcornNode } from 'acorn';
-import type { Expr, Stmt } from '../ir.js';
+import type { Expr } from '../ir.js';
 import type { FnStatement } from '../syntax/tree.js';
 import { F32, components, type ElemType } from '../types.js';
 import { op, type Value } from './build.js';

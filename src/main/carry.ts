@@ -1,0 +1,91 @@
+// Carrying state from one engine to the next when a scene is published: a node's state is copied
+// where its layout is unchanged, computed by the new kernel's `migrate from OLD` where its kernel
+// or layout changed and there is one (a failed migration rejects the whole publication: the old
+// generation keeps running), else reset to its declared value. Migrations run on the calling
+// thread once; their modules are prepared beforehand, like every engine's (migrationIrs).
+
+import type { SceneNode } from '../ir/check/graph.js';
+import { lowerMigration } from '../ir/check/migrate.js';
+import type { Scene } from '../ir/check/scene.js';
+import type { IrFunction } from '../ir/ir.js';
+import { parseDocument } from '../ir/syntax/index.js';
+import type { MigrateDecl } from '../ir/syntax/tree.js';
+import { ProtocolError } from '../protocol/envelope.js';
+import { runOnce, type Engine } from './engine.js';
+import { copyField } from './field.js';
+import type { FieldMemory } from './memory.js';
+import { diagnosticsError, type SessionEvent } from './session.js';
+
+/** Kernels published over the protocol, by id: a migration's own document when no file holds it. */
+type Published = Map<string, string>;
+
+/** Carry each node's state from `old` into `engine`; returns the events (migrated, state_reset). */
+export function carryState(memory: FieldMemory, published: Published, old: Engine, engine: Engine): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  for (const node of engine.scene.nodes) {
+    const states = node.kernel.ports.filter((p) => p.kind === 'state');
+    if (!states.length) continue;
+    const before = old.scene.nodes.find((n) => n.name === node.name);
+    const same = (port: string) => {
+      const from = old.fields.get(`${node.name}.${port}`);
+      const to = engine.fields.get(`${node.name}.${port}`);
+      return from && to && from.planeBytes === to.planeBytes && from.width === to.width && from.comps.join() === to.comps.join();
+    };
+    const migration = before && migrationFrom(node, before);
+    const changed = !before || before.kernel.id !== node.kernel.id || states.some((p) => !same(p.name));
+    if (before && migration && changed) {
+      events.push(migrate(memory, published, old, engine, node, before.kernel.id, migration));
+      continue;
+    }
+    for (const port of states) {
+      const key = `${node.name}.${port.name}`;
+      const from = old.fields.get(key);
+      const to = engine.fields.get(key);
+      if (!from || !to) continue;
+      if (same(port.name)) copyField(memory, from, to);
+      else events.push({ kind: 'state_reset', node: node.name, port: port.name, message: `the layout of \`${key}\` changed and the kernel has no \`migrate from ${before?.kernel.id ?? '...'}\`: it starts from its declared value` });
+    }
+  }
+  return events;
+}
+
+/** The functions of the migrations that publishing `scene` over `old` may run. */
+export function migrationIrs(published: Published, old: Scene, scene: Scene): IrFunction[] {
+  return scene.nodes.flatMap((node) => {
+    const before = old.nodes.find((n) => n.name === node.name);
+    const decl = before && migrationFrom(node, before);
+    const lowered = decl ? lowerNodeMigration(published, old, scene, node, before.kernel.id, decl).m : undefined;
+    return lowered ? [lowered.ir] : [];
+  });
+}
+
+function migrate(memory: FieldMemory, published: Published, old: Engine, engine: Engine, node: SceneNode, fromId: string, decl: MigrateDecl): SessionEvent {
+  const { m, diagnostics, migration, port } = lowerNodeMigration(published, old.scene, engine.scene, node, fromId, decl);
+  if (!m) {
+    const err = diagnosticsError(`the migration of node \`${node.name}\` does not check; the old generation keeps running`, diagnostics);
+    throw new ProtocolError(err.message, { ...err.data, node: node.name, port, migration });
+  }
+  const fields = [
+    ...m.oldPorts.map((p) => old.fields.get(`${node.name}.${p}`)!),
+    ...m.newPorts.map((p) => engine.fields.get(`${node.name}.${p}`)!),
+  ];
+  try {
+    runOnce(memory, m.ir, node.domain, fields);
+  } catch (e) {
+    throw new ProtocolError(`the migration of node \`${node.name}\` (${migration}) failed: ${(e as Error).message}; the old generation keeps running`, { node: node.name, port, migration });
+  }
+  return { kind: 'migrated', node: node.name, migration };
+}
+
+/** A node's `migrate from` the kernel it ran before, lowered against the old kernel. */
+function lowerNodeMigration(published: Published, oldScene: Scene, scene: Scene, node: SceneNode, fromId: string, decl: MigrateDecl) {
+  const k = node.kernel;
+  const doc = scene.documents.find((d) => d.path === k.path) ?? parseDocument(k.path, published.get(k.id) ?? '').doc;
+  const { migration: m, diagnostics } = lowerMigration(doc, k, decl, oldScene.kernels.get(fromId)!, scene.env);
+  return { m, diagnostics, migration: `${fromId} -> ${k.id}`, port: k.ports.find((p) => p.kind === 'state')!.name };
+}
+
+/** The `migrate from` of a node's new kernel for the kernel the node ran before, if it has one. */
+function migrationFrom(node: SceneNode, before: SceneNode): MigrateDecl | undefined {
+  return node.kernel.migrations.find((m) => m.from.value === before.kernel.id);
+}

@@ -34,6 +34,23 @@ t.test('a clean scene has no diagnostics', async (t) => {
   t.same(scene.nodes.map((n) => n.name), ['a', 'b']);
 });
 
+t.test('one mistake is reported once: what names the broken kernel, node or variable says nothing more', async (t) => {
+  const SCENE = `use "k.esn";\nnode a: demo.rings@1 { size = 8 x 8; }\nnode b: demo.tint@1 { src <- a.result; }\noutput o <- b.result;\noutput p <- a.result;\n`;
+  // A typo in a kernel: not its later uses of the variable, nor the node that runs it, nor what reads that node.
+  const typo = textScene({ 'scene.esn': SCENE, 'k.esn': KERNELS.replace('sin(x * count', 'sinn(x * count') });
+  t.same(only(typo).map((d) => [d.line, d.message]), [[6, 'unknown function `sinn`; did you mean `sin`?']]);
+  // A node statement that does not parse: not the node and output reading it.
+  const broken = textScene({ 'scene.esn': SCENE.replace('size = 8 x 8; }', 'size = 8 x 8 }'), 'k.esn': KERNELS });
+  t.equal(only(broken).length, 1, JSON.stringify(only(broken)));
+  t.match(only(broken)[0].message, /expected `;`/);
+  // A kernel whose text does not parse: not the node that runs it.
+  const unparsed = textScene({ 'scene.esn': SCENE, 'k.esn': KERNELS.replace('out result: field2<vec4>;\n  each (x, y) {\n    const v', 'out result field2<vec4>;\n  each (x, y) {\n    const v') });
+  t.equal(only(unparsed).length, 1, JSON.stringify(only(unparsed)));
+  // A name that is unknown for its own sake is still reported.
+  const unknown = textScene({ 'scene.esn': SCENE, 'k.esn': KERNELS.replace('result = vec4(v, v, v, 1.0);', 'result = vec4(w, v, v, 1.0);') });
+  t.same(only(unknown).map((d) => d.message), ['unknown name `w`']);
+});
+
 t.test('a misspelt kernel id: the closest id, and the node with it as the fix', async (t) => {
   const scene = textScene({ 'scene.esn': `use "k.esn";\n\nnode a: demo.ring@1 { size = 8 x 8; }\noutput o <- a.result;\n`, 'k.esn': KERNELS });
   const [d] = only(scene);

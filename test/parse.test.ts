@@ -468,7 +468,7 @@ t.test('an acorn syntax error in an each body is at the document line and column
   checkInvariants(tt, text, doc, diagnostics);
   tt.equal(diagnostics.length, 1);
   const d = diagnostics[0];
-  tt.equal(d.message, 'Unexpected token in the each body of kernel `demo.bad@1`', 'no "(line:col)" suffix');
+  tt.equal(d.message, 'unexpected `*` in the each body of kernel `demo.bad@1`: `+` needs an operand after it', 'the token and what is missing; no "(line:col)" suffix');
   tt.same([d.line, d.column], [6, 17]);
   tt.equal(text.slice(d.span.start, d.span.start + 1), '*');
   tt.same(doc.statements.map((s) => s.kind), ['param', 'output']);
@@ -490,6 +490,19 @@ t.test('an acorn syntax error in an each body is at the document line and column
   tt.same(r3.diagnostics.map((d) => [d.line, d.column]), [[3, 12]]);
   tt.match(r3.diagnostics[0].message, /never closed/);
   tt.same(r3.doc.statements.map((s) => s.name.value), ['q']);
+});
+
+t.test('an unexpected token in a body says what is likely missing before it', async (tt) => {
+  const message = (line: string) => {
+    const { diagnostics } = parse(`fn f(a: f32): f32 {\n  ${line}\n}\n`);
+    tt.equal(diagnostics.length, 1, line);
+    return diagnostics[0]?.message.replace(' in the body of fn `f`', '');
+  };
+  tt.equal(message('return vec4(a, a, a, 1.0;'), 'unexpected `;`: a `)` is missing before it');
+  tt.equal(message('let b = [a, a; return a;'), 'unexpected `;`: a `]` is missing before it');
+  tt.equal(message('return a *;'), 'unexpected `;`: `*` needs an operand after it');
+  tt.equal(message('return (a) a;'), 'unexpected `a`: an operator or `,` is missing before it');
+  tt.equal(message('return a);'), 'unexpected `)`', 'a stray closing bracket: nothing more to say');
 });
 
 t.test('an unknown statement keyword gets the closest one', async (tt) => {

@@ -200,10 +200,11 @@ export async function main(args: string[]): Promise<number> {
     .command(
       'test [paths..]',
       'replay .replay files (requests and expected answers) against a fresh session each',
-      (y) => y.positional('paths', { type: 'string', array: true, describe: 'replay files or folders (default: examples/)' }),
+      (y) => y.positional('paths', { type: 'string', array: true, default: ['examples'], describe: 'replay files or folders' }),
       async (argv) => {
         const { replayFiles } = await import('./tools.js');
-        status = await replayFiles((argv.paths as string[] | undefined) ?? ['examples']);
+        const paths = argv.paths as string[] | undefined;
+        status = await replayFiles(paths?.length ? paths : ['examples']);
       },
     )
     .demandCommand(1, 'name a command: render, check, serve, mcp, help, test or bench (entelechy --help lists them)')
@@ -218,7 +219,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 /** Errors that are the user's to mend: printed as a message, never with a stack trace. */
-const USER_ERRORS = new Set(['UserError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
+const USER_ERRORS = new Set(['UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
 
 export function isUserError(e: unknown): e is Error {
   return e instanceof Error && USER_ERRORS.has(e.name);

@@ -1,6 +1,7 @@
 // `entelechy serve`: the session behind its doors — stdin, and with --listen, TCP and WebSocket.
 
-import { listen, serveStdio, type LineHandler } from '../protocol/transports.js';
+import { listen, parseListen, type Listener } from '../protocol/listen.js';
+import { serveStdio, type LineHandler } from '../protocol/transports.js';
 import { Session, type SessionOptions } from './session.js';
 
 /** The handler every door uses: the session answers; `quit` closes the door it came through. */
@@ -19,10 +20,17 @@ export function doorHandler(session: Session): LineHandler {
 }
 
 export async function serve(scenePath: string, options: SessionOptions & { listen?: string; allowedOrigins?: string[] }): Promise<void> {
+  const address = options.listen !== undefined ? parseListen(options.listen) : undefined; // a bad one fails before the session opens
   const session = await Session.open(scenePath, options);
   const handler = doorHandler(session);
   if (session.refused) process.stderr.write(`entelechy: ${session.refused.message}\n(the session runs; mend the scene with compose)\n`);
-  const listener = options.listen !== undefined ? await listen(options.listen, handler, { allowedOrigins: options.allowedOrigins }) : undefined;
+  let listener: Listener | undefined;
+  try {
+    listener = address ? await listen(address, handler, { allowedOrigins: options.allowedOrigins }) : undefined;
+  } catch (e) {
+    await session.close();
+    throw e;
+  }
   await serveStdio(handler);
   // stdin ended or quit: without a listener the process ends; with one, a quit on stdin ends it too.
   if (listener) {

@@ -7,6 +7,11 @@ import { DEFAULT_HOST, DEFAULT_PORT } from './door.js';
 // --listen addresses
 // ---------------------------------------------------------------------------------------------
 
+/** An address that cannot be listened on (malformed, in use, not this machine's): the user's to mend. */
+export class ListenError extends Error {
+  override name = 'ListenError';
+}
+
 /**
  * `host:port`, `:port`, `port`, `host`, `[v6]:port`, `[v6]`; '' means the defaults
  * (127.0.0.1:7788). Port 0 picks a free port. Throws an Error naming the problem otherwise.
@@ -14,7 +19,7 @@ import { DEFAULT_HOST, DEFAULT_PORT } from './door.js';
 export function parseListen(spec: string): { host: string; port: number } {
   const text = String(spec ?? '').trim();
   const bad = (why: string) =>
-    new Error(
+    new ListenError(
       `invalid --listen address ${JSON.stringify(spec)}: ${why} ` +
         `(expected host:port, :port, port or [ipv6]:port, e.g. 127.0.0.1:${DEFAULT_PORT})`,
     );

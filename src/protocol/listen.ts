@@ -5,9 +5,9 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { Door, DoorLimits, HttpHandler, LineHandler, LineSplitter, describe, fullLimits } from './door.js';
-import { formatAddress, originPolicy, parseListen } from './address.js';
+import { formatAddress, ListenError, originPolicy, parseListen } from './address.js';
 
-export { parseListen } from './address.js';
+export { ListenError, parseListen } from './address.js';
 
 // ---------------------------------------------------------------------------------------------
 // One port: raw JSON lines over TCP, WebSocket and HTTP
@@ -281,7 +281,7 @@ export async function listen(
               : err.code === 'ENOTFOUND'
                 ? 'the host name does not resolve'
                 : describe(err);
-      reject(new Error(`cannot listen on ${formatAddress(host, port)}: ${why}${err.code ? ` (${err.code})` : ''}`));
+      reject(new ListenError(`cannot listen on ${formatAddress(host, port)}: ${why}${err.code ? ` (${err.code})` : ''}; choose another with --listen host:port (port 0 picks a free one)`));
     };
     const onListening = () => {
       server.off('error', onError);

@@ -30,6 +30,8 @@ interface GraphInput {
   params: Map<string, ParamInfo>;
   inputs: Map<string, InputInfo>;
   size?: number[];
+  /** Kernels and nodes whose statements did not parse or check: their own diagnostics say why. */
+  unchecked?: { kernels: Set<string>; nodes: Set<string> };
 }
 
 const DEFAULT_EXTENT = { 1: [256], 2: [256, 256], 3: [64, 64, 64] } as const;
@@ -38,10 +40,16 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
   const diagnostics: Diagnostic[] = [];
   const nodes = new Map<string, SceneNode>();
   const docOf = new Map<string, Document>();
+  /** Nodes that are not in the graph because of an error reported elsewhere: reading them adds none. */
+  const unchecked = new Set(g.unchecked?.nodes);
 
   for (const { doc, st } of g.nodes) {
     const err = (span: { start: number; end: number }, message: string, fix?: Diagnostic['fix']) => diagnostics.push(diagnostic(doc, span, message, fix));
     const kernel = g.kernels.get(st.kernel.value);
+    if (!kernel && g.unchecked?.kernels.has(st.kernel.value)) {
+      unchecked.add(st.name.value);
+      continue;
+    }
     if (!kernel) {
       const near = closest(st.kernel.value, g.kernels.keys());
       const text = doc.text.slice(st.span.start, st.span.end);
@@ -96,6 +104,10 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
       const err = (message: string, fix?: Diagnostic['fix']) => diagnostics.push(diagnostic(doc, member.span, message, fix));
       if ('input' in src) continue; // checked with the member
       const from = nodes.get(src.node);
+      if (!from && unchecked.has(src.node)) {
+        node.edges.delete(portName);
+        continue;
+      }
       if (!from) {
         const near = closest(src.node, [...nodes.keys(), ...g.inputs.keys()]);
         err(`node \`${node.name}\` reads \`${src.node}\`, which is neither a node nor an input of the scene${near ? `; did you mean \`${near}\`?` : ''}`,
@@ -145,6 +157,7 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
   for (const { doc, st } of g.outputs) {
     const src = st.from;
     const node = nodes.get(src.node.value);
+    if (!node && unchecked.has(src.node.value)) continue;
     if (!node) {
       const near = closest(src.node.value, nodes.keys());
       diagnostics.push(diagnostic(doc, src.node.span, `output \`${st.name.value}\` reads \`${src.node.value}\`, which is not a node of the scene${near ? `; did you mean \`${near}\`?` : ''}`,

@@ -103,14 +103,21 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
 
   const env = makeEnv(all<StructStatement>('struct'), all<TypeStatement>('type'), all<FnStatement>('fn'), diagnostics);
 
+  // Statements that did not parse or check are reported once, where they are: what names them
+  // (a node running the kernel, an edge or output reading the node) says nothing more.
+  const unchecked = brokenNames(documents);
   const kernels = new Map<string, KernelInfo>();
   for (const { doc, st } of all<Extract<Statement, { kind: 'kernel' }>>('kernel')) {
     const result = checkKernel(doc, st, env, options.fuel ?? DEFAULT_FUEL);
     diagnostics.push(...result.diagnostics);
-    if (!result.kernel) continue;
+    if (!result.kernel) {
+      unchecked.kernels.add(st.name.value);
+      continue;
+    }
     const lacking = options.grants ? result.kernel.grants.filter((g) => !options.grants!.includes(g)) : [];
     if (lacking.length) {
       diagnostics.push(diagnostic(doc, st.name.span, `kernel ${result.kernel.id} needs ${lacking.join(', ')}, which this session does not grant (its grants: ${options.grants!.join(', ') || 'none'}); start the session with --grant ${lacking[0]}, or change the kernel not to need it`));
+      unchecked.kernels.add(st.name.value);
       continue;
     }
     kernels.set(result.kernel.id, result.kernel);
@@ -129,7 +136,7 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
 
   const nodeStatements = all<NodeStatement>('node');
   const outputStatements = all<Extract<Statement, { kind: 'output' }>>('output');
-  const graph = checkGraph({ nodes: nodeStatements, outputs: outputStatements, kernels, params, inputs, size: options.size });
+  const graph = checkGraph({ nodes: nodeStatements, outputs: outputStatements, kernels, params, inputs, size: options.size, unchecked });
   diagnostics.push(...graph.diagnostics);
   return { entry, documents, kernels, params, inputs, nodes: graph.nodes, outputs: graph.outputs, diagnostics, env };
 }
@@ -276,3 +283,15 @@ function inputInfo(doc: Document, st: InputStatement, env: Env): InputInfo {
 }
 
 export { sameType };
+
+/** The kernels and nodes of statements that failed to parse, by the names they were meant to have. */
+function brokenNames(documents: Document[]): { kernels: Set<string>; nodes: Set<string> } {
+  const names = { kernels: new Set<string>(), nodes: new Set<string>() };
+  for (const doc of documents)
+    for (const item of doc.items) {
+      const broken = item.kind === 'trivia' ? item.broken : undefined;
+      if (broken?.name && broken.kind === 'kernel') names.kernels.add(broken.name.value);
+      if (broken?.name && broken.kind === 'node') names.nodes.add(broken.name.value);
+    }
+  return names;
+}

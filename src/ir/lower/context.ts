@@ -19,6 +19,12 @@ export class LowerError extends Error {
   }
 }
 
+/**
+ * A use of a name whose declaration failed (`const v = lenght(p);`): the declaration's error
+ * already says what is wrong, so this one is not reported (lowerStatements drops it).
+ */
+export class FollowOnError extends LowerError {}
+
 /** A kernel port as a body sees it. */
 export interface PortView {
   name: string;
@@ -145,6 +151,9 @@ export class BodyContext {
   declare(name: string, b: Binding): void {
     this.scopes[this.scopes.length - 1].set(name, b);
   }
+
+  /** Names whose declarations failed to lower: a later use of one is a FollowOnError. */
+  readonly failedNames = new Set<string>();
 
   /** Lower `f` inside an IR block or loop with the given role; returns its statements. */
   inConstruct(role: ConstructRole, f: () => void): Stmt[] {

@@ -7,7 +7,7 @@ import type { Expr, Op, Scalar } from '../ir.js';
 import { closest } from '../suggest.js';
 import { BOOL, F32, I32, SWIZZLE, sameType, vec, type ElemType } from '../types.js';
 import { convert, cst, op, scalarValue, select, type Value } from './build.js';
-import { BodyContext, LowerError, type PortView } from './context.js';
+import { BodyContext, FollowOnError, LowerError, type PortView } from './context.js';
 import { callFn } from './statement.js';
 
 // acorn's nodes, loosely typed: the subset reads only a few properties of each.
@@ -144,6 +144,7 @@ function identifier(ctx: BodyContext, node: N): Value {
   }
   if (name in BUILTIN_CONSTANTS) return scalarValue(cst('f32', BUILTIN_CONSTANTS[name]));
   if (name === 'pointer' || name === 'keys') fail(node, `\`${name}\` is not a value: use ${name === 'pointer' ? '`pointer.xy` or `pointer.down`' : '`keys.NAME`, e.g. `keys.space`'}`);
+  if (ctx.failedNames.has(name)) throw new FollowOnError(`\`${name}\` did not lower`, node);
   const known = [...ctx.visibleNames(), 'width', 'height', 'depth', 'time', 'frame', 'TAU', 'PI'];
   const near = closest(name, known);
   throw new LowerError(`unknown name \`${name}\`${near ? `; did you mean \`${near}\`?` : ''}`, node);

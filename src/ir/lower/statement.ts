@@ -5,11 +5,24 @@ import type { Expr } from '../ir.js';
 import type { FnStatement } from '../syntax/tree.js';
 import { F32, components, type ElemType } from '../types.js';
 import { op, type Value } from './build.js';
-import { BodyContext, LowerError } from './context.js';
+import { BodyContext, FollowOnError, LowerError } from './context.js';
 import { blockOrStatements } from './blocks.js';
 import { assignable, binary, fail, lowerExpr, toBool } from './expression.js';
 
 type N = AcornNode & Record<string, any>;
+
+/** What people call the JavaScript statements kernels do not have. */
+const STATEMENT_NAMES: Record<string, string> = {
+  LabeledStatement: 'a label (`name: ...`)',
+  TryStatement: '`try`',
+  ThrowStatement: '`throw`',
+  WithStatement: '`with`',
+  ClassDeclaration: 'a class',
+  DebuggerStatement: '`debugger`',
+  ImportDeclaration: '`import`',
+  ExportNamedDeclaration: '`export`',
+  ExportDefaultDeclaration: '`export`',
+};
 
 /** Lower a list of statements; a mistake in one is reported and the rest still checked. */
 export function lowerStatements(ctx: BodyContext, nodes: N[], errors: LowerError[]): void {
@@ -18,7 +31,7 @@ export function lowerStatements(ctx: BodyContext, nodes: N[], errors: LowerError
       lowerStatement(ctx, node, errors);
     } catch (e) {
       if (!(e instanceof LowerError)) throw e;
-      errors.push(e);
+      if (!(e instanceof FollowOnError)) errors.push(e);
     }
   }
 }
@@ -75,7 +88,7 @@ function lowerStatement(ctx: BodyContext, node: N, errors: LowerError[]): void {
     case 'SwitchStatement':
       return fail(node, '`switch` is not supported: use if / else if');
     default:
-      return fail(node, `this kind of statement (${node.type}) is not part of the kernel language`);
+      return fail(node, `${STATEMENT_NAMES[node.type] ?? 'this kind of statement'} is not part of the kernel language (docs/language.md lists what is)`);
   }
 }
 
@@ -83,7 +96,13 @@ function declare(ctx: BodyContext, kind: string, d: N): void {
   if (d.id.type !== 'Identifier') fail(d.id, 'destructuring is not supported: declare one name at a time');
   if (!d.init) fail(d, `give \`${d.id.name}\` a value where it is declared: \`${kind} ${d.id.name} = 0.0;\``);
   if (kind === 'var') fail(d, 'use `let` or `const`, not `var`');
-  let v = lowerExpr(ctx, d.init);
+  let v: Value;
+  try {
+    v = lowerExpr(ctx, d.init);
+  } catch (e) {
+    if (e instanceof LowerError) ctx.failedNames.add(d.id.name);
+    throw e;
+  }
   // A variable first given an integer and later a float holds floats throughout (see `widen`).
   if (ctx.widen.has(d) && v.type.kind === 'scalar' && v.type.name !== 'f32') v = assignable(v, F32, d, '');
   const locals = ctx.newLocals(v.type);
@@ -95,6 +114,7 @@ function declare(ctx: BodyContext, kind: string, d: N): void {
 function target(ctx: BodyContext, node: N): { type: ElemType; locals: number[]; decl?: AcornNode } {
   if (node.type === 'Identifier') {
     const b = ctx.lookup(node.name);
+    if (!b && ctx.failedNames.has(node.name)) throw new FollowOnError(`\`${node.name}\` did not lower`, node);
     if (!b) return fail(node, `unknown name \`${node.name}\`: declare it first with \`let ${node.name} = ...;\``);
     if (b.kind === 'coord') return fail(node, `\`${node.name}\` is the element's coordinate and cannot change`);
     if (b.kind === 'port') {

@@ -60,8 +60,8 @@ export function matchBrace(text: string, open: number): number {
 
 export interface ParsedBody {
   statements: AcornNode[];
-  /** acorn's syntax error, its message without the " (line:column)" suffix. */
-  error?: { message: string; pos: number };
+  /** acorn's syntax error, its message without the " (line:column)" suffix, and what is likely missing. */
+  error?: { message: string; hint?: string; pos: number };
 }
 
 /**
@@ -84,8 +84,30 @@ export function parseBody(text: string, start: number, end: number, line: number
     const err = e as { message?: unknown; pos?: unknown };
     const message = String(err?.message ?? e).replace(/\s*\(\d+:\d+\)$/, '');
     const pos = typeof err?.pos === 'number' ? start + Math.max(0, Math.min(end - start, err.pos)) : start;
-    return { statements: [], error: { message, pos } };
+    return { statements: [], error: message === 'Unexpected token' ? { ...unexpected(text, start, pos), pos } : { message, pos } };
   }
+}
+
+/**
+ * acorn's "Unexpected token", said with the token and what is likely missing before it: an
+ * operand after an operator, a `)` or `]` still open, or a `,` between two values.
+ */
+function unexpected(text: string, start: number, pos: number): { message: string; hint?: string } {
+  const token = /^(\w+|\S)/.exec(text.slice(pos))?.[0];
+  const message = token ? `unexpected \`${token}\`` : 'unexpected end of the body';
+  const before = text.slice(start, pos).replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, '');
+  const last = before.trimEnd().slice(-1);
+  if (last && '+-*/%<>=&|!?:,^~'.includes(last)) return { message, hint: `\`${last}\` needs an operand after it` };
+  // Brackets of the statement the token ends: an unclosed one is the likeliest mistake.
+  const statement = before.slice(Math.max(before.lastIndexOf(';'), before.lastIndexOf('{'), before.lastIndexOf('}')) + 1);
+  const open: string[] = [];
+  for (const ch of statement) {
+    if (ch === '(' || ch === '[') open.push(ch);
+    else if ((ch === ')' || ch === ']') && open.length) open.pop();
+  }
+  if (open.length && (token === ';' || token === '}' || token === undefined)) return { message, hint: `a \`${open[open.length - 1] === '(' ? ')' : ']'}\` is missing before it` };
+  if (/[\w)\]]$/.test(before.trimEnd()) && token && /^[\w(]/.test(token)) return { message, hint: 'an operator or `,` is missing before it' };
+  return { message };
 }
 
 /**

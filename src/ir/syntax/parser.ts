@@ -317,7 +317,7 @@ export class Parser {
     const parsed = parseBody(this.text, open.end, close, at.line, at.column);
     const body: Body = { span: { start: open.start, end: close + 1 }, statements: parsed.statements };
     if (parsed.error) {
-      this.error(`${parsed.error.message} in ${what}`, parsed.error.pos);
+      this.error(`${parsed.error.message} in ${what}${parsed.error.hint ? `: ${parsed.error.hint}` : ''}`, parsed.error.pos);
       body.failed = true;
     }
     this.seek(close + 1);

@@ -537,6 +537,21 @@ t.test('compose and sync', async (t) => {
     t.same(h.versions.map((v: any) => v.origin), ['load', 'compose']);
   });
 
+  await t.test('edits without a path: in the document that declares what they name', async (t) => {
+    const before = read('kernels.esn');
+    const tint = /kernel demo\.tint@1 \{[\s\S]*?\n\}/.exec(before)![0];
+    const a = await ok(t, C, { op: 'compose', edits: [{ kernel: 'demo.tint@1', text: tint.replace('src.y,', 'src.y * 0.5,') }] });
+    t.equal(a.path, 'kernels.esn', 'the kernel is edited where it is declared');
+    t.equal(read('kernels.esn'), before.replace('src.y,', 'src.y * 0.5,'));
+    t.equal(read('scene.esn'), original, 'the scene is untouched');
+    // A statement of kernels.esn beside a new one: which document is meant is not guessed.
+    const mixed = await err(t, C, { op: 'compose', edits: [{ kernel: 'demo.tint@1', text: tint }, { node: 'extra', text: 'node extra: demo.tint@1 { src <- rings.result; }' }] });
+    t.match(mixed.message, /edits\[0\] names a statement of `kernels.esn`.*"path": "kernels.esn"/);
+    t.equal(read('kernels.esn'), before.replace('src.y,', 'src.y * 0.5,'), 'nothing written');
+    await ok(t, C, { op: 'compose', path: 'kernels.esn', edits: [{ kernel: 'demo.tint@1', text: tint }] });
+    t.equal(read('kernels.esn'), before);
+  });
+
   await t.test('documents: all written, or none', async (t) => {
     const flat = 'kernel demo.flat@1 {\n  out result: field2<vec4>;\n  each (x, y) {\n    result = vec4(0.25, 0.5, 0.75, 1.0);\n  }\n}\n';
     const a = await ok(t, C, {

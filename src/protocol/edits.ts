@@ -193,6 +193,12 @@ interface Found {
   statement?: Statement;
 }
 
+/** Whether the document holds the statement an edit addresses (by kind and name). */
+export function addresses(doc: Document, e: EditItem): boolean {
+  const kind = kindOf(e);
+  return ofKind(doc, kind).some((s) => s.name === e[kind]);
+}
+
 function kindOf(e: EditItem): StatementKind {
   for (const k of EDIT_KINDS) if (e[k] !== undefined) return k;
   throw new Error('unreachable: a validated edit names a kind');

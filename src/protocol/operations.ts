@@ -51,7 +51,7 @@ const TABLE = [
       f('text', 'string', 'the whole new text of the document'),
       f('edits', 'array', 'edit items: {node|output|param|input|kernel|struct|type|fn|use: NAME, member?: NAME, text: TEXT or null to remove}'),
       f('documents', 'array', 'several documents at once, all written or none: [{path, text | edits}] (.replay files are written as they are)'),
-      f('path', 'string', "the document to change (default: the scene)"),
+      f('path', 'string', "the document to change (default: the scene; `edits` that all name statements of one other document of the scene change that one)"),
       f('expect', 'string', "the document's version you read: write only if it still is"),
     ],
     answer: 'path, version, written, events' }),

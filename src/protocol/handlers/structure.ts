@@ -7,7 +7,7 @@ import { parseDocument } from '../../ir/syntax/index.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProtocolError } from '../envelope.js';
-import { applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
+import { addresses, applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
 
 type Fields = Record<string, unknown>;
 
@@ -34,6 +34,30 @@ function target(s: Session, path: string, item: Fields, index?: number): { path:
   throw new ProtocolError(`compose needs \`text\` (the whole document) or \`edits\`${where}`, { fields: ['text', 'edits', 'documents', 'path', 'expect'], field: 'text', expected: 'string' });
 }
 
+/**
+ * The document `edits` without a `path` change: the scene's own, unless every statement they
+ * name is declared in one other document of the scene (a kernel in kernels.esn, say), which is
+ * then the one edited. Edits that name statements of another document beside ones of the scene's
+ * own (or new ones) are refused: which document a new statement belongs to is the agent's call.
+ */
+function editedDocument(s: Session, f: Fields): string {
+  if (!Array.isArray(f.edits) || f.expect !== undefined) return s.entry;
+  let edits: EditItem[];
+  try {
+    edits = f.edits.map((e, i) => validateEditItem(e, i));
+  } catch {
+    return s.entry; // target() reports what is wrong with them
+  }
+  const others = s.scene.documents.filter((d) => d.path !== s.entry);
+  const entry = s.scene.documents.find((d) => d.path === s.entry);
+  const homes = edits.map((e) => (e.use !== undefined || (entry && addresses(entry, e)) ? undefined : others.find((d) => addresses(d, e))?.path));
+  const elsewhere = [...new Set(homes.filter((h) => h !== undefined))];
+  if (!elsewhere.length) return s.entry;
+  if (elsewhere.length === 1 && homes.every((h) => h === elsewhere[0])) return elsewhere[0];
+  const i = homes.findIndex((h) => h !== undefined);
+  throw new ProtocolError(`edits[${i}] names a statement of \`${homes[i]}\`, but the other edits are not all of that document: give \`"path": "${homes[i]}"\` to edit it there, or \`documents: [{path, edits}, ...]\` to change several documents at once`, { field: 'edits', edit: i, path: homes[i] });
+}
+
 export async function compose(s: Session, f: Fields) {
   return s.change(async () => {
     const targets: { path: string; text: string; before?: string }[] = [];
@@ -47,7 +71,7 @@ export async function compose(s: Session, f: Fields) {
         targets.push(target(s, (d as Fields).path as string, d as Fields, i));
       });
     } else {
-      targets.push(target(s, typeof f.path === 'string' ? f.path : s.entry, f));
+      targets.push(target(s, typeof f.path === 'string' ? f.path : editedDocument(s, f), f));
     }
     for (const t of targets) s.folder.resolve(t.path); // a path outside the folder is refused before anything
     if (targets.every((t) => t.path.endsWith('.replay'))) {

@@ -53,6 +53,51 @@ t.test('render refuses an unknown output, a missing file and a bad size clearly'
   t.match(c.stderr, /--size takes WIDTHxHEIGHT/);
 });
 
+t.test('render tells each mistake of its arguments, and what to give instead', async (t) => {
+  const refused = (args: string[], message: RegExp) => {
+    const r = cli(args);
+    t.equal(r.status, 1, `${args.join(' ')}: ${r.ended}`);
+    t.match(r.stderr, message, args.join(' '));
+    t.notMatch(r.stderr, /internal error|\n\s+at /, 'no stack trace');
+  };
+  refused(['render'], /name a scene: entelechy render <scene\.esn>/);
+  refused(['render', 'examples/rings'], /`examples\/rings` is a folder: name the scene document in it, e\.g\. examples\/rings\/scene\.esn/);
+  refused(['render', 'examples/rings/scene.esn', '--time', 'abc'], /--time must be a number of seconds/);
+  refused(['render', 'examples/rings/scene.esn', '--workers', '0'], /--workers must be a whole number of at least 1/);
+  refused(['render', 'examples/rings/scene.esn', '--size', '64x64x4'], /--size 64x64x4 has 3 axes, but no node of examples\/rings\/scene\.esn has 3: its nodes are 2-D; give WIDTHxHEIGHT/);
+  refused(['render', 'examples/rings/scene.esn', '--size', '-5x10'], /`-5x10` reads as an option; write a value that starts with `-` as --name=-5x10/);
+  refused(['rendr', 'examples/rings/scene.esn'], /Did you mean render\?/);
+});
+
+t.test('render --json on a scene that does not check prints the error and its diagnostics as JSON', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  writeFileSync(join(dir, 'scene.esn'), 'kernel k.a@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = sine(x);\n  }\n}\nnode n: k.a@1 { size = 4 x 4; }\noutput o <- n.r;\n');
+  const r = cli(['render', join(dir, 'scene.esn'), '--json', '-o', join(dir, 'o.png')]);
+  t.equal(r.status, 1, r.ended);
+  const line = JSON.parse(r.stdout.trim());
+  t.match(line.error.message, /has 1 error: nothing rendered/);
+  t.same(line.error.diagnostics.map((d: { line: number; column: number; span: object }) => [d.line, d.column, Object.keys(d.span)]), [[4, 9, ['start', 'end']]]);
+  t.notOk(existsSync(join(dir, 'o.png')));
+});
+
+t.test('help NAME [--json], in any order; help alone lists every name; test runs examples/ by default', async (t) => {
+  const index = cli(['help']);
+  t.equal(index.status, 0, index.ended);
+  t.match(index.stdout, /operation:\n  status, kernels/);
+  t.match(index.stdout, /`entelechy help NAME` describes one/);
+  for (const args of [['help', 'status', '--json'], ['help', '--json', 'status']]) {
+    const r = cli(args);
+    t.equal(r.status, 0, r.ended);
+    t.equal(JSON.parse(r.stdout).name, 'status', args.join(' '));
+  }
+  const typo = cli(['help', 'evalute']);
+  t.equal(typo.status, 1);
+  t.match(typo.stderr, /no help for `evalute`; similar: evaluate.*`entelechy help` lists every name/);
+  const replays = cli(['test']);
+  t.equal(replays.status, 0, replays.ended);
+  t.match(replays.stdout, /^([1-9]\d*) passed, 0 failed$/m);
+});
+
 t.test('check prints file:line:column and exits 1 on errors', async (t) => {
   t.equal(cli(['check', 'examples/life/scene.esn']).status, 0);
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
@@ -199,6 +244,22 @@ t.test('serve on a scene whose folder does not exist says so, without a stack tr
   t.equal(r.status, 1);
   t.match(r.stderr, /the folder .*entelechy-no-such-folder does not exist/);
   t.notMatch(r.stderr, /internal error|\n\s+at /);
+});
+
+t.test('serve --listen on an address in use, or not an address, is the user\'s error, and the process ends', async (t) => {
+  const { createServer } = await import('node:net');
+  const held = createServer();
+  await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => held.close());
+  const port = (held.address() as { port: number }).port;
+  const busy = cli(['serve', 'examples/rings/scene.esn', '--workers', '1', '--listen', `127.0.0.1:${port}`]);
+  t.equal(busy.status, 1, busy.ended);
+  t.match(busy.stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use \\(EADDRINUSE\\); choose another with --listen host:port`));
+  t.notMatch(busy.stderr, /internal error|bug/);
+  const bad = cli(['serve', 'examples/rings/scene.esn', '--listen', 'nonsense:x']);
+  t.equal(bad.status, 1, bad.ended);
+  t.match(bad.stderr, /invalid --listen address "nonsense:x": port "x" is not a number/);
+  t.notMatch(bad.stderr, /internal error|bug/);
 });
 
 t.test('serve --allow-origin refuses something that is not an origin', async (t) => {

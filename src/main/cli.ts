@@ -1,6 +1,7 @@
 // The `entelechy` command line.
 
-import { basename, dirname, resolve } from 'node:path';
+import { readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { formatDiagnostic } from '../ir/check/report.js';
@@ -14,6 +15,9 @@ import { isPipelineName, type PipelineName } from '../../bench/reference/measure
 // The commands that compile load binaryen (about a second): they are imported when they run, so
 // `check` and `help` start at once.
 const defaultWorkers = () => availableParallelism();
+
+/** The commands that take a scene document. */
+const SCENE_COMMANDS = ['render', 'check', 'serve', 'mcp'];
 
 /** A mistake of the user's: printed as a message, never as a stack trace. */
 export class UserError extends Error {
@@ -41,15 +45,32 @@ export function loadSceneFile(scenePath: string, options: { size?: number[] } = 
     throw new UserError(`cannot open \`${scenePath}\`: no such file`);
   }
   const entry = basename(scenePath);
+  if (isFolder(scenePath)) {
+    const scenes = readdirSync(scenePath).filter((n) => n.endsWith('.esn'));
+    const example = scenes.includes('scene.esn') ? 'scene.esn' : scenes[0];
+    throw new UserError(`\`${scenePath}\` is a folder: name the scene document in it${example ? `, e.g. ${join(scenePath, example)}` : ' (it holds no .esn document)'}`);
+  }
   if (folder.read(entry) === undefined) throw new UserError(`cannot open \`${scenePath}\`: no such file`);
   const scene = loadScene(entry, { read: (p) => folder.read(p), size: options.size });
   return { scene, folder };
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function describe(d: Diagnostic, folderPrefix: string): string {
   let s = formatDiagnostic({ ...d, path: folderPrefix + d.path });
   if (d.fix && d.fix.text !== null) s += `\n  fix: ${d.fix.text}`;
   return s;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 function sceneName(scenePath: string): string {
@@ -63,11 +84,19 @@ async function renderCommand(argv: {
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
   if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${argv.fps}`);
+  if (!Number.isFinite(argv.time)) throw new UserError(`--time must be a number of seconds, e.g. --time 1.5; got ${argv.time}`);
+  if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${argv.workers}`);
   const { scene } = loadSceneFile(argv.scene, { size });
   const prefix = dirname(argv.scene) === '.' ? '' : `${dirname(argv.scene)}/`;
   if (scene.diagnostics.length) {
+    const message = `${argv.scene} has ${plural(scene.diagnostics.length, 'error')}: nothing rendered`;
+    if (argv.json) process.stdout.write(JSON.stringify({ error: { message, diagnostics: scene.diagnostics.map((d) => ({ ...d, path: prefix + d.path })) } }) + '\n');
     for (const d of scene.diagnostics) process.stderr.write(describe(d, prefix) + '\n');
-    throw new UserError(`${argv.scene} has ${scene.diagnostics.length} error${scene.diagnostics.length > 1 ? 's' : ''}: nothing rendered`);
+    throw new UserError(message);
+  }
+  if (size && !scene.nodes.some((n) => n.domain.length === size.length)) {
+    const dims = [...new Set(scene.nodes.map((n) => n.domain.length))].sort();
+    throw new UserError(`--size ${argv.size} has ${size.length} axes, but no node of ${argv.scene} has ${size.length}: its nodes are ${dims.map((d) => `${d}-D`).join(' and ')}; give ${dims.map((d) => ['WIDTH', 'WIDTHxHEIGHT', 'WIDTHxHEIGHTxDEPTH'][d - 1]).join(' or ')}`);
   }
   const output = argv.output ?? scene.outputs[0]?.name;
   if (!output) throw new UserError(`${argv.scene} declares no output: add \`output NAME <- NODE.PORT;\``);
@@ -89,7 +118,7 @@ function check(argv: { scene: string; json: boolean }): number {
     const diagnostics = scene.diagnostics.map((d) => ({ ...d, path: prefix + d.path }));
     process.stdout.write(JSON.stringify({ ok: diagnostics.length === 0, diagnostics }) + '\n');
   } else if (scene.diagnostics.length === 0) {
-    process.stdout.write(`${argv.scene}: ok (${scene.kernels.size} kernels, ${scene.nodes.length} nodes, ${scene.outputs.length} outputs)\n`);
+    process.stdout.write(`${argv.scene}: ok (${plural(scene.kernels.size, 'kernel')}, ${plural(scene.nodes.length, 'node')}, ${plural(scene.outputs.length, 'output')})\n`);
   } else {
     for (const d of scene.diagnostics) process.stdout.write(describe(d, prefix) + '\n');
   }
@@ -97,6 +126,14 @@ function check(argv: { scene: string; json: boolean }): number {
 }
 
 export async function main(args: string[]): Promise<number> {
+  // `help` is yargs's own word too (it would print the usage): read its name and --json here.
+  if (args[0] === 'help' && !args.includes('--help')) {
+    const names = args.slice(1).filter((a) => !a.startsWith('-'));
+    const unknown = args.slice(1).find((a) => a.startsWith('-') && a !== '--json');
+    if (names.length > 1 || unknown) throw new UserError(`help takes one name and --json, e.g. \`entelechy help evaluate --json\`; got \`${args.slice(1).join(' ')}\``);
+    const { printHelp } = await import('./tools.js');
+    return printHelp(names[0], args.includes('--json'));
+  }
   let status = 0;
   const parser = yargs(args)
     .scriptName('entelechy')
@@ -110,7 +147,7 @@ export async function main(args: string[]): Promise<number> {
           .option('out', { alias: 'o', type: 'string', describe: 'the PNG to write (default: the scene name .png)' })
           .option('output', { type: 'string', describe: 'which output of the scene (default: the first)' })
           .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds' })
-          .option('size', { type: 'string', describe: 'WIDTHxHEIGHT: the size of every node whose size the scene fixes' })
+          .option('size', { type: 'string', describe: 'WIDTHxHEIGHT (or WxHxD): the size of every node with that many axes whose size the scene fixes' })
           .option('frames', { type: 'string', describe: 'FIRST:LAST: render a range of frames (inclusive) to numbered files (-o out/%04d.png)' })
           .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'worker threads (default: one per core)' })
@@ -124,7 +161,7 @@ export async function main(args: string[]): Promise<number> {
       'check a scene and print its diagnostics (file:line:column); exit status 1 on errors',
       (y) =>
         y
-          .positional('scene', { type: 'string', demandOption: true })
+          .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
           .option('json', { type: 'boolean', default: false, describe: 'print {ok, diagnostics} as JSON' }),
       (argv) => {
         status = check(argv as never);
@@ -157,7 +194,7 @@ export async function main(args: string[]): Promise<number> {
       'run a session: protocol lines on stdin (answers on stdout), and with --listen over TCP and WebSocket',
       (y) =>
         y
-          .positional('scene', { type: 'string', demandOption: true })
+          .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
           .option('listen', { type: 'string', describe: 'host:port for TCP and WebSocket (127.0.0.1:7788; port 0 picks a free one)' })
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
@@ -179,7 +216,7 @@ export async function main(args: string[]): Promise<number> {
       'run a session as a Model Context Protocol server on stdio: the operations as tools (docs/mcp.md)',
       (y) =>
         y
-          .positional('scene', { type: 'string', demandOption: true })
+          .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
@@ -209,9 +246,14 @@ export async function main(args: string[]): Promise<number> {
     )
     .demandCommand(1, 'name a command: render, check, serve, mcp, help, test or bench (entelechy --help lists them)')
     .strict()
+    .recommendCommands()
     .help()
     .fail((msg, err) => {
       if (err) throw err;
+      const command = args.find((a) => !a.startsWith('-'));
+      if (/^Not enough non-option arguments/.test(msg) && command && SCENE_COMMANDS.includes(command)) throw new UserError(`name a scene: entelechy ${command} <scene.esn> (entelechy ${command} --help lists its options)`);
+      const negative = args.find((a) => /^-\d/.test(a));
+      if (/^Unknown argument/.test(msg) && negative) throw new UserError(`${msg}: \`${negative}\` reads as an option; write a value that starts with \`-\` as --name=${negative}`);
       throw new UserError(msg);
     });
   await parser.parseAsync();

@@ -30,14 +30,14 @@ export function printHelp(name: string | undefined, json: boolean): number {
   } catch (e) {
     if (!(e instanceof ProtocolError)) throw e;
     if (json) process.stdout.write(JSON.stringify({ error: { message: e.message, ...e.data } }) + '\n');
-    else process.stderr.write(`entelechy: ${e.message}\n`);
+    else process.stderr.write(`entelechy: ${e.message.replace('{"op": "help"} lists every name', '`entelechy help` lists every name')}\n`);
     return 1;
   }
 }
 
 function formatHelp(entry: Record<string, unknown>): string {
   if (entry.index) {
-    return Object.entries(entry.index as Record<string, string[]>).map(([kind, names]) => `${kind}:\n  ${names.join(', ')}`).join('\n') + `\n\n${entry.usage}`;
+    return Object.entries(entry.index as Record<string, string[]>).map(([kind, names]) => `${kind}:\n  ${names.join(', ')}`).join('\n') + '\n\n`entelechy help NAME` describes one (--json: as the protocol answers it)';
   }
   const list = (entry.entries as Record<string, unknown>[] | undefined) ?? [entry];
   return list

@@ -13,7 +13,7 @@ function lineIndex(doc: Document): LineIndex {
 
 export function diagnostic(doc: Document, span: Span, message: string, fix?: FixEdit): Diagnostic {
   const { line, column } = lineIndex(doc).positionAt(span.start);
-  const d: Diagnostic = { severity: 'error', message, path: doc.path, span, line, column };
+  const d: Diagnostic = { severity: 'error', message, path: doc.path, span: { start: span.start, end: span.end }, line, column }; // a span, not the node it came from
   if (fix) d.fix = fix;
   return d;
 }

@@ -16,7 +16,9 @@ function writable(s: Session, f: Fields): { key: string; field: Field } {
   const states = node.kernel.ports.filter((p) => p.kind === 'state').map((p) => p.name);
   const port = typeof f.port === 'string' ? f.port : states[0];
   if (!port || !states.includes(port))
-    throw new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has ${states.length ? `the state ports ${states.join(', ')}` : 'no state'}`, { field: 'port', expected: states.join(' | ') || null });
+    throw states.length
+      ? new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has the state ports ${states.join(', ')}`, { field: 'port', expected: states.join(' | ') })
+      : new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has no state (the inputs: ${[...s.scene.inputs.keys()].join(', ') || 'none'})`, { field: 'node' });
   const field = s.engine.fields.get(`${name}.${port}`);
   if (!field) throw new ProtocolError(`node \`${name}\` does not run (no output needs it), so its state is not held`, { field: 'node' });
   return { key: `${name}.${port}`, field };

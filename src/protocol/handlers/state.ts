@@ -18,7 +18,7 @@ function writable(s: Session, f: Fields): { key: string; field: Field } {
   if (!port || !states.includes(port))
     throw states.length
       ? new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has the state ports ${states.join(', ')}`, { field: 'port', expected: states.join(' | ') })
-      : new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has no state (the inputs: ${[...s.scene.inputs.keys()].join(', ') || 'none'})`, { field: 'node' });
+      : new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has no state (the inputs: ${[...s.scene.inputs.keys()].join(', ') || 'none'})`, { field: 'port' });
   const field = s.engine.fields.get(`${name}.${port}`);
   if (!field) throw new ProtocolError(`node \`${name}\` does not run (no output needs it), so its state is not held`, { field: 'node' });
   return { key: `${name}.${port}`, field };

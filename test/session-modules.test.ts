@@ -99,3 +99,26 @@ t.test('the coordinator never loads the compiler; a second session reads its mod
   t.same(off.modules, { compiled: 2, read: 0 }, 'with the cache off, compiled on the worker');
   t.equal(off.loaded, false);
 });
+
+t.test('the compile worker is ended only once binaryen has loaded on it, and compiles modules with their bytes', async (t) => {
+  const { CompileWorker } = await import('../src/main/compiler.js');
+  // Ending the thread mid-load can crash Node 20 outright (src/workers/loaded.ts): close waits.
+  const early = new CompileWorker();
+  let loaded = false;
+  void early.ready.then(() => (loaded = true));
+  await early.close();
+  t.ok(loaded, 'closed at once after starting: it waited for the load');
+
+  const { textScene } = await import('./helpers.js');
+  const { sceneGroups } = await import('../src/main/engine.js');
+  const scene = textScene({ 'scene.esn': SCENE });
+  const irs = sceneGroups(scene, [], true).map((g) => g.ir);
+  const worker = new CompileWorker();
+  t.teardown(() => worker.close());
+  const compiled = await worker.compile(irs);
+  t.equal(compiled.length, irs.length);
+  for (const c of compiled) {
+    t.ok(c.module instanceof WebAssembly.Module);
+    t.ok(WebAssembly.validate(c.bytes), 'the bytes are the module, for the disk cache');
+  }
+});

@@ -116,7 +116,7 @@ function readCached(file: string, ir: IrFunction): WebAssembly.Module | undefine
 /** A module compiled from a function, with its bytes (for the disk cache). */
 export interface CompiledModule {
   module: WebAssembly.Module;
-  bytes: Uint8Array;
+  bytes: Uint8Array<ArrayBuffer>;
 }
 
 /** Compiles functions: here on the calling thread (compileHere) or on the compile worker. */

@@ -303,6 +303,33 @@ t.test('trace: rings at the centre', async (t) => {
   t.equal(out.field, 'x');
 });
 
+t.test('trace replays the last frame: what it computed, from the state it started from, with its pointer', async (t) => {
+  const { s: L } = await open('life');
+  t.teardown(() => L.close());
+  const cell = async (x: number, y: number) => {
+    const bytes = Buffer.from(await f32(t, L, { node: 'board', port: 'cells', region: { x, y, width: 1, height: 1 } }), 'base64');
+    return new Float32Array(bytes.buffer, bytes.byteOffset, 1)[0];
+  };
+  const before = await ok(t, L, { op: 'trace', x: 3, y: 0 });
+  t.equal(before.frame, 1, 'before any frame: the first one');
+  await ok(t, L, { op: 'evaluate' });
+  await ok(t, L, { op: 'evaluate' });
+  for (const [x, y] of [[3, 0], [5, 7], [64, 64], [100, 20]]) {
+    const tr = await ok(t, L, { op: 'trace', x, y });
+    t.equal(tr.frame, 2, 'the frame it replays');
+    t.equal(tr.values.find((v: any) => v.port === 'cells').value, await cell(x, y), `cells at (${x}, ${y}) as the frame left them`);
+  }
+  // The pointer drew live cells in the frame: the replay draws them too.
+  await ok(t, L, { op: 'evaluate', pointer: { x: 10, y: 10, down: true } });
+  t.equal(await cell(10, 10), 1);
+  const drawn = await ok(t, L, { op: 'trace', x: 10, y: 10 });
+  t.same(drawn.values.map((v: any) => [v.port, v.value]), [['cells', 1], ['result', [0.949999988079071, 1, 0.8500000238418579, 1]]]);
+  t.equal(drawn.frame, 3);
+  // Tracing twice replays the same frame; the world is untouched.
+  t.same((await ok(t, L, { op: 'trace', x: 10, y: 10 })).values, drawn.values);
+  t.equal((await ok(t, L, { op: 'status' })).frame, 3);
+});
+
 t.test('pause: evaluate while paused runs nothing', async (t) => {
   const before = await ok(t, R, { op: 'status' });
   t.same(await ok(t, R, { op: 'pause', paused: true }), { paused: true });

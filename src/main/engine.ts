@@ -124,6 +124,11 @@ export class Engine {
   private lastReport?: FrameReport;
   /** Bumped by writes into fields (inputs), so a cached frame is not reused after one. */
   version = 0;
+  /**
+   * The last frame, while the back buffers still hold the state it started from (a failed frame
+   * or a reset ends that): replayInto runs it again on a copy, for `trace`.
+   */
+  private last?: { input: FrameInput; time: number; frame: number; params: [string, number[]][] };
 
   constructor(
     readonly scene: Scene,
@@ -261,6 +266,7 @@ export class Engine {
           this.runners[gi](this.args[gi], 0, rows);
         }
       } catch (e) {
+        this.last = undefined; // the back buffers hold part of this frame now
         throw this.failure(g, gi, e);
       }
       const millis = performance.now() - t0;
@@ -278,6 +284,7 @@ export class Engine {
       this.fields.set(key, this.fields.get(base)!);
       this.fields.set(base, f);
     }
+    this.last = { input: { pointer: input.pointer, keys: [...(input.keys ?? [])] }, time: this.time, frame: this.frame, params: [...this.params].map(([k, v]) => [k, [...v]]) };
     this.frame++;
     const report: FrameReport = { frame: this.frame, time: this.time, cached: false, executed, placements, timings };
     this.lastInputs = signature;
@@ -315,13 +322,28 @@ export class Engine {
     this.frame = 0;
     this.time = 0;
     this.lastReport = undefined;
+    this.last = undefined;
   }
 
-  copyStateFrom(other: Engine): void {
-    for (const [key, f] of other.fields) {
-      const mine = this.fields.get(key);
-      if (mine && !key.endsWith('#next') && mine.planeBytes === f.planeBytes && mine.comps.length === f.comps.length) copyField(this.memory, f, mine);
+  /**
+   * Set `copy` (an engine of the same scene) up to run this engine's last frame again: the state
+   * that frame started from, its clock, frame number and params; returns that frame's input. With
+   * no frame to replay (none ran, or the last one failed), `copy` starts from the current state
+   * and clock to run the next frame, and the answer is undefined.
+   */
+  replayInto(copy: Engine): FrameInput | undefined {
+    const last = this.last;
+    for (const [key, f] of this.fields) {
+      if (key.endsWith('#next')) continue;
+      // After a frame the back buffer holds the state it started from.
+      const from = (last && this.fields.get(`${key}#next`)) || f;
+      const mine = copy.fields.get(key);
+      if (mine && mine.planeBytes === from.planeBytes && mine.comps.length === from.comps.length) copyField(this.memory, from, mine);
     }
+    for (const [k, v] of last?.params ?? this.params) copy.params.set(k, [...v]);
+    copy.frame = last?.frame ?? this.frame;
+    copy.time = last?.time ?? this.time;
+    return last && { ...last.input, time: last.time };
   }
 
   dispose(): void {

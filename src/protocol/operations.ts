@@ -92,7 +92,7 @@ const TABLE = [
     answer: 'events' }),
   op({ name: 'help', group: 'Inspect', summary: 'Describe an operation, field, type, builtin, form, grant, event or replay line; without a name, the index.',
     fields: [f('name', 'string', 'what to describe')], answer: 'the entry, or the index of names' }),
-  op({ name: 'trace', group: 'Running', summary: 'What each node computed at one element (for debugging).',
+  op({ name: 'trace', group: 'Running', summary: 'What each node computed at one element in the last frame (run again on a copy, unfused, from the state it started from, with its input; before any frame of the running version, the next frame), for debugging.',
     fields: [f('x', 'integer', 'x', true), f('y', 'integer', 'y'), f('z', 'integer', 'z'), f('output', 'string', 'trace the nodes this output needs (default: all)')],
     answer: 'frame, values (node, port, value)' }),
   op({ name: 'pin', group: 'Running', summary: "Keep a node's ports materialised and readable even where fusion would skip them.",

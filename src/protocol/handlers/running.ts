@@ -159,16 +159,15 @@ export async function trace(s: Session, f: Fields) {
     visit(out.node);
   }
   return s.frame(async () => {
-    // Run the frame again unfused on a copy of the world, and read every port at the element.
+    // Run the last frame again, unfused, on a copy of the world (from the state it started from,
+    // with its input), and read every port at the element; before any frame, the next one.
     const scene = s.scene;
     const pins = scene.nodes.map((n) => n.name);
     await s.prepareScene(scene, pins, false);
     const copy = new Engine(scene, { memory: s.memory, fuse: false, pins, cacheFrames: false, prepared: true });
     try {
-      copy.copyStateFrom(s.engine);
-      for (const [k, v] of s.engine.params) copy.params.set(k, v);
-      copy.frame = s.engine.frame;
-      await copy.evaluate({ time: s.engine.time });
+      const input = s.engine.replayInto(copy);
+      await copy.evaluate(input ?? { time: copy.time });
       const values: { node: string; port: string; value: number | number[] }[] = [];
       for (const node of scene.nodes) {
         if (needed && !needed.has(node.name)) continue;
@@ -183,7 +182,7 @@ export async function trace(s: Session, f: Fields) {
         }
       }
       if (!values.length) throw new ProtocolError(`(${x}, ${y}${f.z !== undefined ? `, ${z}` : ''}) is outside every field of the scene`, { field: 'x' });
-      return { frame: s.engine.frame, x, y, ...(f.z !== undefined ? { z } : {}), values };
+      return { frame: copy.frame, x, y, ...(f.z !== undefined ? { z } : {}), values };
     } finally {
       copy.dispose();
     }

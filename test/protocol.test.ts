@@ -172,6 +172,16 @@ t.test('help: an op, a builtin, a type, a grant, an event, the index, an unknown
   t.same(index.index.operation, OPERATION_NAMES);
   t.ok(index.index.grant.includes('field.write'));
   t.ok(index.index.event.includes('published'));
+  // The seed's own example, the doors, the protocol's fields and the session's packages.
+  const window = await ok(t, R, { op: 'help', name: 'window' });
+  t.equal(window.kind, 'door');
+  t.match(window.open, /entelechy-player/);
+  t.same(index.index.door, ['stdin', 'tcp', 'websocket', 'in-process', 'mcp', 'window']);
+  const expect = await ok(t, R, { op: 'help', name: 'expect' });
+  t.equal(expect.kind, 'field');
+  t.same(expect.takes.map((f: any) => f.op), ['compose', 'publish', 'retire']);
+  const pkg = await ok(t, R, { op: 'help', name: 'demo' });
+  t.same([pkg.kind, pkg.kernels], ['package', ['demo.rings@1', 'demo.tint@1']]);
   const unknown = await err(t, R, { op: 'help', name: 'composee' });
   t.ok(unknown.similar.includes('compose'), 'similar names the near one');
   t.match(unknown.message, /similar: compose/);

@@ -227,7 +227,7 @@ export async function main(args: string[]): Promise<number> {
     )
     .command(
       'help [name]',
-      'describe an operation, type, builtin, form, grant, event or replay line (the same as the protocol\'s help)',
+      'describe an operation, field, type, builtin, form, reserved word, grant, event, door or replay line (the same as the protocol\'s help)',
       (y) => y.positional('name', { type: 'string' }).option('json', { type: 'boolean', default: false }),
       async (argv) => {
         const { printHelp } = await import('./tools.js');

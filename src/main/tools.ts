@@ -46,7 +46,9 @@ function formatHelp(entry: Record<string, unknown>): string {
       if (Array.isArray(e.fields) && e.fields.length) {
         for (const f of e.fields as { name: string; type: string; required?: boolean; meaning: string }[]) lines.push(`  ${f.name}${f.required ? '' : '?'}: ${f.type} — ${f.meaning}`);
       }
+      if (Array.isArray(e.takes)) for (const f of e.takes as { op: string; type: string; meaning: string }[]) lines.push(`  ${f.op}: ${f.type} — ${f.meaning}`);
       if (e.answer) lines.push(`  answers: ${e.answer}`);
+      if (e.open) lines.push(`  open: ${e.open}`);
       if (e.example) lines.push(`  e.g. ${e.example}`);
       return lines.join('\n');
     })

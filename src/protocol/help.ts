@@ -1,6 +1,7 @@
 // `help`: gathered from the tables the implementation executes — the protocol's operations and
 // fields, the compiler's types and builtins, the parser's forms and reserved words, the grants,
-// the events and the replayer's lines. Nothing here is a second list.
+// the events, the doors, the replayer's lines and the session's packages. Nothing here is a
+// second list.
 
 import { BUILTIN_FUNCTIONS, BUILTIN_VALUES } from '../ir/builtins.js';
 import { GRANTS } from '../ir/grants.js';
@@ -10,10 +11,28 @@ import { TYPES } from '../ir/types.js';
 import { ProtocolError } from './envelope.js';
 import { EVENTS, OPERATIONS } from './operations.js';
 import { REPLAY_LINES } from './replay.js';
+import { DOORS } from './transports.js';
 
 type Entry = { name: string; kind: string } & Record<string, unknown>;
 
-function entries(): Entry[] {
+/** Each field of the operations once, with what it means to each operation that takes it. */
+function fieldEntries(): Entry[] {
+  const byName = new Map<string, { op: string; type: string; required: boolean; meaning: string }[]>();
+  for (const o of OPERATIONS) for (const f of o.fields) (byName.get(f.name) ?? byName.set(f.name, []).get(f.name)!).push({ op: o.name, type: f.type, required: Boolean(f.required), meaning: f.meaning });
+  return [...byName].map(([name, takes]) => ({ name, kind: 'field', summary: `a field of ${takes.map((t) => t.op).join(', ')}`, takes }));
+}
+
+/** The packages of the session's kernels (`demo` of demo.rings@1). */
+function packageEntries(kernels: readonly string[]): Entry[] {
+  const byPackage = new Map<string, string[]>();
+  for (const id of kernels) {
+    const name = id.slice(0, Math.max(0, id.lastIndexOf('.')));
+    if (name) (byPackage.get(name) ?? byPackage.set(name, []).get(name)!).push(id);
+  }
+  return [...byPackage].map(([name, ids]) => ({ name, kind: 'package', summary: `kernels of this session: ${ids.join(', ')}`, kernels: ids }));
+}
+
+function entries(kernels: readonly string[]): Entry[] {
   return [
     ...OPERATIONS.map((o) => ({ name: o.name, kind: 'operation', group: o.group, summary: o.summary, fields: o.fields, answer: o.answer })),
     ...TYPES.map((t) => ({ name: t.name, kind: 'type', summary: t.summary })),
@@ -24,12 +43,18 @@ function entries(): Entry[] {
     ...GRANTS.map((g) => ({ name: g.name, kind: 'grant', summary: g.summary })),
     ...EVENTS.map((e) => ({ name: e.kind, kind: 'event', summary: e.meaning })),
     ...REPLAY_LINES.map((r) => ({ name: r.name, kind: 'replay line', syntax: r.syntax, summary: r.summary })),
+    ...DOORS.map((d) => ({ name: d.name, kind: 'door', summary: d.summary, open: d.open })),
+    ...fieldEntries(),
+    ...packageEntries(kernels),
   ];
 }
 
-/** The entries for a name (a name may be a form and a reserved word), or the index. */
-export function helpEntry(name?: string): Record<string, unknown> {
-  const all = entries();
+/**
+ * The entries for a name (a name may be a form and a reserved word), or the index. `kernels`:
+ * the session's kernel ids, whose packages help knows too.
+ */
+export function helpEntry(name?: string, kernels: readonly string[] = []): Record<string, unknown> {
+  const all = entries(kernels);
   if (name === undefined) {
     const index: Record<string, string[]> = {};
     for (const e of all) (index[e.kind] ??= []).includes(e.name) || index[e.kind].push(e.name);

@@ -90,7 +90,7 @@ const TABLE = [
     answer: 'paused' }),
   op({ name: 'reset', group: 'State', summary: 'Reset state to its declared values (one node, or all) and the clock to zero.', fields: [f('node', 'string', 'one node')],
     answer: 'events' }),
-  op({ name: 'help', group: 'Inspect', summary: 'Describe an operation, field, type, builtin, form, grant, event or replay line; without a name, the index.',
+  op({ name: 'help', group: 'Inspect', summary: 'Describe an operation, field, type, builtin, form, reserved word, grant, event, door, replay line or package of the session; without a name, the index.',
     fields: [f('name', 'string', 'what to describe')], answer: 'the entry, or the index of names' }),
   op({ name: 'trace', group: 'Running', summary: 'What each node computed at one element in the last frame (run again on a copy, unfused, from the state it started from, with its input; before any frame of the running version, the next frame), for debugging.',
     fields: [f('x', 'integer', 'x', true), f('y', 'integer', 'y'), f('z', 'integer', 'z'), f('output', 'string', 'trace the nodes this output needs (default: all)')],

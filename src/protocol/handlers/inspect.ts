@@ -99,6 +99,6 @@ export async function history(s: Session, f: Fields) {
   return { path, versions: list.map(({ version, origin, at, bytes }) => ({ version, origin, at, bytes })) };
 }
 
-export async function help(_s: Session, f: Fields) {
-  return helpEntry(typeof f.name === 'string' ? f.name : undefined);
+export async function help(s: Session, f: Fields) {
+  return helpEntry(typeof f.name === 'string' ? f.name : undefined, [...s.scene.kernels.keys()]);
 }

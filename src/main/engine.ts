@@ -124,6 +124,8 @@ export class Engine {
   private lastReport?: FrameReport;
   /** Bumped by writes into fields (inputs), so a cached frame is not reused after one. */
   version = 0;
+  /** Whether a frame has run on this engine: before one, its out ports hold nothing computed. */
+  computed = false;
   /**
    * The last frame, while the back buffers still hold the state it started from (a failed frame
    * or a reset ends that): replayInto runs it again on a copy, for `trace`.
@@ -286,6 +288,7 @@ export class Engine {
     }
     this.last = { input: { pointer: input.pointer, keys: [...(input.keys ?? [])] }, time: this.time, frame: this.frame, params: [...this.params].map(([k, v]) => [k, [...v]]) };
     this.frame++;
+    this.computed = true;
     const report: FrameReport = { frame: this.frame, time: this.time, cached: false, executed, placements, timings };
     this.lastInputs = signature;
     this.lastReport = report;

@@ -138,6 +138,10 @@ class ClientTest(unittest.TestCase):
         traced = c.trace(3, 4, output="result")["values"]
         self.assertEqual([v["node"] for v in traced], ["rings", "tint"])
         self.assertEqual(c.pin("rings")["pins"], ["rings"])
+        with self.assertRaises(EntelechyError) as caught:  # pinned, but not computed until a frame runs
+            c.read_f32(node="rings", port="result")
+        self.assertEqual(caught.exception.data.get("request"), {"op": "evaluate"})
+        c.evaluate()
         node_read = c.read_f32(node="rings", port="result", region={"x": 3, "y": 4, "width": 1, "height": 1})
         self.assertEqual(node_read.name, "rings.result")
         self.assertEqual(c.unpin("rings")["pins"], [])

@@ -88,7 +88,7 @@ function readable(s: Session, f: Fields): { name: string; field: Field } {
     const port = typeof f.port === 'string' ? f.port : ports[0];
     if (!ports.includes(port)) throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${port}\`; its ports: ${ports.join(', ')}`, { field: 'port' });
     const field = s.engine.fields.get(`${node.name}.${port}`);
-    if (!field) throw new ProtocolError(`\`${node.name}.${port}\` is not kept: fusion computes it inside another loop. Pin it first: {"op": "pin", "node": "${node.name}"}`, { fix: { op: 'pin', node: node.name } });
+    if (!field) throw new ProtocolError(`\`${node.name}.${port}\` is not kept: fusion computes it inside another loop. Pin it first: {"op": "pin", "node": "${node.name}"}`, { request: { op: 'pin', node: node.name } });
     return { name: `${node.name}.${port}`, field };
   }
   const name = typeof f.output === 'string' ? f.output : s.scene.outputs[0]?.name;
@@ -116,6 +116,9 @@ export async function read(s: Session, f: Fields): Promise<ReadAnswer> {
   let rgba: Uint8Array | undefined;
   const answer = await s.frame(async (): Promise<Omit<ReadAnswer, 'data'> & { data?: string }> => {
     const { name, field } = readable(s, f);
+    const state = typeof f.node === 'string' && s.engine.fields.has(`${name}#next`);
+    if (!s.engine.computed && !state)
+      throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
     const region = f.region as Fields | undefined;
     const { width, height, planes } = crop(field, readField(s.memory, field), region);
     const frame = s.engine.frame;

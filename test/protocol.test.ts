@@ -216,6 +216,14 @@ t.test('param: sets, refuses with what to do next', async (t) => {
   const near = await err(t, R, { op: 'param', name: 'warmt', value: 0.1 });
   t.match(near.message, /did you mean `warmth`/);
   t.same((await ok(t, R, { op: 'status' })).params, { warmth: [0.9] }, 'refusals changed nothing');
+  // A snapshot's params answer to the same rules as the param operation.
+  const snap = JSON.parse((await ok(t, R, { op: 'snapshot' })).data);
+  for (const [value, why] of [[[5], /`warmth` keeps to 0\.\.1 \(its range\)/], [[0.1, 0.2], /give 1 finite number/], ['hot', /not a list of numbers/]] as const) {
+    const refused = await err(t, R, { op: 'restore', data: JSON.stringify({ ...snap, params: { warmth: value } }) });
+    t.match(refused.message, why);
+    t.match(refused.message, /nothing was restored/);
+  }
+  t.same((await ok(t, R, { op: 'status' })).params, { warmth: [0.9] }, 'refused restores changed nothing');
   await ok(t, R, { op: 'param', name: 'warmth', value: 0.5 });
 });
 
@@ -402,6 +410,7 @@ t.test('prepare, publish, stale expect, rejected kernel, retire', async (t) => {
   const r = await ok(t, R, { op: 'retire', kernel: 'demo.tint@1' });
   t.equal(r.id, 'demo.tint@1');
   t.ok(r.generation > 3);
+  t.same(r.events.slice(0, 2).map((e: any) => [e.kind, e.kernel, e.origin]), [['retired', 'demo.tint@1', undefined], ['published', 'demo.tint@1', 'kernels.esn']], 'the protocol kernel withdrawn, the document\'s published again');
   const back = await ok(t, R, { op: 'kernel', kernel: 'demo.tint@1' });
   t.equal(back.origin, 'kernels.esn', 'the document version runs again');
   await ok(t, R, { op: 'evaluate', time: 1.25 });

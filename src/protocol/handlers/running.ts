@@ -4,9 +4,9 @@ import type { Session } from '../../main/session.js';
 import { Engine } from '../../main/engine.js';
 import { readField, type Field } from '../../main/field.js';
 import { encodePng, fieldToRgba, planesToRgba } from '../../main/image.js';
-import { components } from '../../ir/types.js';
 import { closest } from '../../ir/suggest.js';
 import { ProtocolError } from '../envelope.js';
+import { paramValueProblem } from './param-value.js';
 
 type Fields = Record<string, unknown>;
 
@@ -25,14 +25,9 @@ export async function param(s: Session, f: Fields) {
     const near = closest(name, params);
     throw new ProtocolError(`\`${name}\` is not a param the scene declares${near ? `; did you mean \`${near}\`?` : ''}; its params: ${params.join(', ') || 'none'}`, { params });
   }
-  const fields = ['name', 'value'];
-  const n = components(p.type).length;
-  const value = Array.isArray(f.value) ? (f.value as number[]) : new Array(n).fill(f.value as number);
-  if (value.length !== n) throw new ProtocolError(`\`${name}\` is a ${p.type.name}: give ${n} number${n > 1 ? 's' : ''}`, { fields, field: 'value', expected: n > 1 ? `array of ${n} numbers` : 'number' });
-  if (p.range && value.some((v) => v < p.range!.lo || v > p.range!.hi))
-    throw new ProtocolError(`\`${name}\` keeps to ${p.range.lo}..${p.range.hi} (its range); got ${JSON.stringify(f.value)}`, { fields, field: 'value', expected: `${p.range.lo}..${p.range.hi}` });
-  if (p.type.kind === 'scalar' && p.type.name === 'i32' && value.some((v) => !Number.isInteger(v)))
-    throw new ProtocolError(`\`${name}\` is an i32: give an integer`, { fields, field: 'value', expected: 'integer' });
+  const value = Array.isArray(f.value) ? (f.value as number[]) : new Array(p.value.length).fill(f.value as number);
+  const problem = paramValueProblem(p, value);
+  if (problem) throw new ProtocolError(`${problem.why}; got ${JSON.stringify(f.value)}`, { fields: ['name', 'value'], field: 'value', expected: problem.expected });
   s.engine.params.set(name, value);
   return { events: [], name, value: f.value };
 }

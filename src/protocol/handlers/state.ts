@@ -4,6 +4,7 @@ import type { Session } from '../../main/session.js';
 import { diagnosticsError } from '../../main/session.js';
 import { fillField, packField, packedLayout, unpackField, type Field, type RowLayout } from '../../main/field.js';
 import { ProtocolError } from '../envelope.js';
+import { paramValueProblem } from './param-value.js';
 
 type Fields = Record<string, unknown>;
 
@@ -164,7 +165,8 @@ export async function restore(s: Session, f: Fields) {
     if (scene.diagnostics.length) throw diagnosticsError('the snapshot\'s kernels do not check with the scene: nothing was restored', scene.diagnostics);
     for (const [name, value] of Object.entries(snap.params ?? {})) {
       const p = scene.params.get(name);
-      if (!p || !Array.isArray(value) || value.length !== p.value.length || !value.every((v) => Number.isFinite(v))) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene: nothing was restored`, {});
+      const problem = p && (Array.isArray(value) ? paramValueProblem(p, value) : { why: `\`${name}\` is not a list of numbers` });
+      if (!p || problem) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene${problem ? ` (${problem.why})` : ' (it declares no such param)'}: nothing was restored`, {});
     }
     await s.prepareScene(scene);
     const before = new Map(s.published);

@@ -96,7 +96,7 @@ const TABLE = [
     fields: [f('x', 'integer', 'x', true), f('y', 'integer', 'y'), f('z', 'integer', 'z'), f('output', 'string', 'trace the nodes this output needs (default: all)')],
     answer: 'frame, values (node, port, value)' }),
   op({ name: 'pin', group: 'Running', summary: "Keep a node's ports materialised and readable even where fusion would skip them.",
-    fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port (default: all)')], answer: 'pins' }),
+    fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port you mean to read (checked; a pin keeps all of the node\'s ports)')], answer: 'pins (node names)' }),
   op({ name: 'unpin', group: 'Running', summary: 'Undo a pin.', fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port')], answer: 'pins' }),
   op({ name: 'quit', group: 'Session', summary: 'End this connection (on stdin: the process).', fields: [], answer: '{} (then the door closes)' }),
 ];

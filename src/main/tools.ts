@@ -56,7 +56,7 @@ function formatHelp(entry: Record<string, unknown>): string {
 }
 
 function replayFilesUnder(path: string): string[] {
-  if (!existsSync(path)) throw new ToolError(`no such file or folder: ${path}`);
+  if (!existsSync(path)) throw new ToolError(`no such file or folder: ${path} (name .replay files or folders that hold them: entelechy test PATH...)`);
   if (statSync(path).isFile()) return [path];
   return readdirSync(path, { withFileTypes: true })
     .filter((d) => !d.name.startsWith('.') && d.name !== 'node_modules')

@@ -131,6 +131,19 @@ t.test('in process: a wrong type is refused by the schema and by the tool, namin
   t.same([png.width, png.height], [8, 4], 'read answers the region it was asked for');
 });
 
+t.test('in process: an error that a call mends says which, on its own line', async (t) => {
+  const dir = copyExample('rings', 'mcp');
+  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => session.close());
+  const door = new McpDoor(session);
+  const r = (await door.call('read', {})) as Result;
+  t.equal(r.isError, true);
+  t.match(texts(r)[0], /holds nothing computed yet[^\n]*\nrequest: \{"op":"evaluate"\}$/);
+  t.same(r.structuredContent.error.request, { op: 'evaluate' });
+  await door.call('evaluate', {});
+  t.notOk(((await door.call('read', {})) as Result).isError, 'after the call it names, the read answers');
+});
+
 t.test('in process: evaluate on a scene with a 3-D output says why there is no picture of it', async (t) => {
   const dir = copyExample('castle', 'mcp');
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });

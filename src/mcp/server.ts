@@ -168,12 +168,13 @@ function okResult(ok: Json): CallToolResult {
 }
 
 /**
- * A failed operation as a tool error: the message and the fix first (what a model acts on), then
+ * A failed operation as a tool error: the message and the fix or request first (what a model acts on), then
  * the whole error object as JSON (node, line, column, fields...), also as structured content.
  */
 export function toolError(error: Json): CallToolResult {
   const lines = [String(error.message)];
   if (error.fix !== undefined) lines.push(`fix: ${JSON.stringify(error.fix)}`);
+  if (error.request !== undefined) lines.push(`request: ${JSON.stringify(error.request)}`);
   return {
     isError: true,
     content: [{ type: 'text', text: lines.join('\n') }, { type: 'text', text: JSON.stringify({ error }) }],

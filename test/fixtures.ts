@@ -67,3 +67,24 @@ export class Lines {
     return out;
   }
 }
+
+/** A kernel with state (a counter per element), and a version 2 whose state is a vec2 with a `migrate from`. */
+export const COUNT_STEP_V1 = `kernel count.step@1 {
+  grants field.write;
+  state cells: field2<f32> = 0.0;
+  out result: field2<f32>;
+  each (x, y) {
+    cells = cells + 1.0;
+    result = cells;
+  }
+}`;
+export const COUNT_STEP_V2 = `kernel count.step@2 {
+  grants field.write;
+  state cells: field2<vec2> = vec2(0, 0);
+  out result: field2<f32>;
+  each (x, y) {
+    cells = cells + vec2(1.0, 10.0);
+    result = cells.x + cells.y;
+  }
+  migrate from count.step@1 { cells = vec2(old.cells * 100.0 + x, 0.0); }
+}`;

@@ -6,31 +6,15 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from '../src/index.js';
+import { COUNT_STEP_V1, COUNT_STEP_V2 } from './fixtures.js';
 
-const SCENE = `kernel count.step@1 {
-  grants field.write;
-  state cells: field2<f32> = 0.0;
-  out result: field2<f32>;
-  each (x, y) {
-    cells = cells + 1.0;
-    result = cells;
-  }
-}
+const SCENE = `${COUNT_STEP_V1}
 
 node board: count.step@1 { size = 8 x 4; }
 output result <- board.result;
 `;
 
-const V2 = `kernel count.step@2 {
-  grants field.write;
-  state cells: field2<vec2> = vec2(0, 0);
-  out result: field2<f32>;
-  each (x, y) {
-    cells = cells + vec2(1.0, 10.0);
-    result = cells.x + cells.y;
-  }
-  migrate from count.step@1 { cells = vec2(old.cells * 100.0 + x, 0.0); }
-}`;
+const V2 = COUNT_STEP_V2;
 
 const V3 = `kernel count.step@3 {
   grants field.write;

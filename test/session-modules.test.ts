@@ -9,16 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { COUNT_STEP_V1, COUNT_STEP_V2 } from './fixtures.js';
 
-const SCENE = `kernel count.step@1 {
-  grants field.write;
-  state cells: field2<f32> = 0.0;
-  out result: field2<f32>;
-  each (x, y) {
-    cells = cells + 1.0;
-    result = cells;
-  }
-}
+const SCENE = `${COUNT_STEP_V1}
 
 kernel count.double@1 {
   in src: field2<f32>;
@@ -31,16 +24,7 @@ node twice: count.double@1 { size = 8 x 4; src <- board.result; }
 output result <- twice.result;
 `;
 
-const V2 = `kernel count.step@2 {
-  grants field.write;
-  state cells: field2<vec2> = vec2(0, 0);
-  out result: field2<f32>;
-  each (x, y) {
-    cells = cells + vec2(1.0, 10.0);
-    result = cells.x + cells.y;
-  }
-  migrate from count.step@1 { cells = vec2(old.cells * 100.0 + x, 0.0); }
-}`;
+const V2 = COUNT_STEP_V2;
 
 // What the child does: every path that builds an engine, then what it saw.
 const SCRIPT = `

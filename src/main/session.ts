@@ -263,6 +263,8 @@ export class Session {
       if (!entry || entry.source !== source || entry.origin !== origin) {
         const generation = (entry?.generation ?? 0) + 1;
         this.registry.set(k.id, { id: k.id, generation, origin, source });
+        // A protocol kernel withdrawn for a document's of the same id (retire, or composed into one).
+        if (old && entry?.origin === 'protocol' && origin !== 'protocol') events.push({ kind: 'retired', kernel: k.id });
         if (old) events.push({ kind: 'published', kernel: k.id, generation, origin });
       }
     }

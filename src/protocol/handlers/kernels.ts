@@ -80,8 +80,6 @@ export async function retire(s: Session, f: Fields) {
     if (scene.diagnostics.length) throw diagnosticsError(`retiring ${id} would leave the scene broken; the kernel stays`, scene.diagnostics);
     s.published.delete(id);
     const events = await s.publishScene(scene, 'retire');
-    // The protocol's kernel is withdrawn even when a document's of the same id runs on (published).
-    if (!events.some((e) => e.kind === 'retired' && e.kernel === id)) events.unshift({ kind: 'retired', kernel: id });
     return { id, generation: s.registry.get(id)?.generation ?? 0, events };
   });
 }

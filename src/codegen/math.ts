@@ -3,11 +3,9 @@
 // (which the IR interpreter runs too, one lane at a time, with bit-identical results). The
 // reductions, polynomials and accuracy are documented there (MATH_KERNELS, MATH_ACCURACY).
 import binaryen from 'binaryen';
-import { MATH_ARITY, MATH_KERNELS, type Lanes } from '../ir/mathref.js';
+import { MATH_ARITY, MATH_KERNELS, type Lanes, type MathName } from '../ir/mathref.js';
 
-export type MathName =
-  | 'sin' | 'cos' | 'tan' | 'asin' | 'acos' | 'atan' | 'atan2' | 'exp' | 'log' | 'exp2' | 'log2' | 'pow'
-  | 'sin_turns' | 'cos_turns';
+export type { MathName };
 
 /** A v128 value under construction: each call builds a fresh expression (binaryen must never
  * see one expression object twice in a tree). */

@@ -9,7 +9,11 @@
 // for the payload and sign of NaNs (WebAssembly leaves those unspecified): any NaN matches any NaN.
 //
 // Only SIMD128 and base WebAssembly operations are used: no FMA, no relaxed SIMD.
-import type { MathName } from '../codegen/math.js';
+
+/** The transcendental functions, by the name after `f32.` in the IR's operations. */
+export type MathName =
+  | 'sin' | 'cos' | 'tan' | 'asin' | 'acos' | 'atan' | 'atan2' | 'exp' | 'log' | 'exp2' | 'log2' | 'pow'
+  | 'sin_turns' | 'cos_turns';
 
 /**
  * The lane operations the kernels are written in; each is one WebAssembly instruction (or none:

@@ -1,0 +1,50 @@
+// The import graph's layers: the front end (src/ir: syntax, check, lower, fusion, the IR and its
+// interpreter) imports nothing from the layers built on it — codegen, the engine and session, the
+// protocol, the workers. Read from the source files themselves, so a new import that crosses a
+// layer fails here.
+
+import t from 'tap';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SRC = join(ROOT, 'src');
+
+/** Every .ts file under `dir`, as paths relative to the repository's root. */
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? sources(join(dir, d.name)) : d.name.endsWith('.ts') ? [relative(ROOT, join(dir, d.name))] : [],
+  );
+}
+
+/** The project files one source file imports (static, type-only, re-exports and dynamic), root-relative. */
+function imports(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g)].map(
+    (m) => m[1] ?? m[2] ?? m[3],
+  );
+  return specs.filter((s) => s.startsWith('.')).map((s) => relative(ROOT, resolve(dirname(join(ROOT, file)), s)).replace(/\.js$/, '.ts'));
+}
+
+/** The layers a directory of src must not import from. */
+const FORBIDDEN: Record<string, string[]> = {
+  'src/ir': ['src/codegen', 'src/main', 'src/protocol', 'src/workers', 'src/player', 'src/mcp'],
+};
+
+t.test('the scanner sees imports of every form', async (t) => {
+  t.ok(imports('src/codegen/math.ts').includes('src/ir/mathref.ts'), 'codegen/math.ts imports ir/mathref.ts');
+  t.ok(imports('src/ir/fuse.ts').includes('src/ir/ir.ts'), 'a type-only import counts');
+  t.ok(sources(join(SRC, 'ir')).length > 20, 'the front end has its files');
+});
+
+for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {
+  t.test(`nothing in ${layer} imports ${forbidden.join(', ')}`, async (t) => {
+    const crossings = sources(join(ROOT, layer)).flatMap((file) =>
+      imports(file)
+        .filter((target) => forbidden.some((f) => target.startsWith(f + '/')))
+        .map((target) => `${file} imports ${target}`),
+    );
+    t.same(crossings, []);
+  });
+}

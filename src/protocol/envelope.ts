@@ -58,7 +58,7 @@ function jsonError(line: string, e: Error): ProtocolError {
       column = 1;
     } else column++;
   }
-  const reason = e.message.replace(/^Unexpected /, 'unexpected ').replace(/ (in|after) JSON at position \d+.*$/, (m) => (m.startsWith(' after') ? ' after the JSON value' : '')).replace(/, ".*" is not valid JSON$/, '');
+  const reason = e.message.replace(/^Unexpected /, 'unexpected ').replace(/ (in|after) JSON at position \d+.*$/, (m) => (m.startsWith(' after') ? ' after the JSON value' : '')).replace(/, ".*" is not valid JSON$/s, ''); // the quoted line may hold newlines
   return new ProtocolError(`not JSON at line ${lineNo}, column ${column}: ${reason}; send one JSON object a line`, { line: lineNo, column });
 }
 

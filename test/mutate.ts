@@ -1,0 +1,98 @@
+// Mutation testing of the core modules with StrykerJS (docs/testing.md, "Mutation testing").
+// `npm run mutate` scores every module in MODULES in turn; `npm run mutate -- envelope graph`
+// scores those. Not part of `npm test`: a module takes minutes.
+//
+// How: Stryker instruments the TypeScript of the module's `mutate` ranges once (every mutant in
+// one file, switched on by an environment variable: "mutant switching"), the sandbox is built
+// once with `tsc --noCheck` (the instrumented files do not type-check, and need not), and the
+// tap runner runs the module's focused test files (compiled, in dist/test) once per mutant,
+// only those whose run reached it (coverage per test file).
+
+import { Stryker } from '@stryker-mutator/core';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Part of a file: from the first line holding `from` up to the line before the next holding `to`. */
+type Range = { file: string; from: string; to: string };
+
+interface Module {
+  /** What Stryker mutates: whole files, or the parts that matter (found by text, so edits elsewhere do not move them). */
+  mutate: (string | Range)[];
+  /** The test files (test/NAME.test.ts) that cover it, fast ones: each runs once per mutant. */
+  tests: string[];
+  /** Mutators left out, with why (docs/testing.md repeats it). */
+  exclude?: string[];
+}
+
+export const MODULES: Record<string, Module> = {
+  // The operations table's entries are text that docs/protocol.md is generated from: docs.test
+  // kills their mutants (docs/testing.md), at a minute's cost per 40; here, its lookups.
+  envelope: {
+    mutate: ['src/protocol/envelope.ts', { file: 'src/protocol/operations.ts', from: 'export const OPERATIONS', to: 'Keeps each event' }],
+    tests: ['envelope'],
+  },
+  documents: { mutate: ['src/main/documents.ts'], tests: ['documents'] },
+  graph: {
+    mutate: ['src/ir/check/graph.ts', 'src/ir/grants.ts', { file: 'src/ir/check/scene.ts', from: 'const lacking =', to: 'kernels.set(' }],
+    tests: ['graph-check'],
+  },
+  commit: { mutate: [{ file: 'src/main/engine.ts', from: 'private bound(', to: 'private failure(' }, { file: 'src/main/engine.ts', from: 'reset(): void', to: 'dispose(): void' }], tests: ['frame-commit'] },
+  // The table's summaries and signatures are help text (StringLiteral), not what a kernel computes.
+  builtins: { mutate: ['src/ir/builtins.ts'], tests: ['builtins'], exclude: ['StringLiteral'] },
+  math: { mutate: [{ file: 'src/ir/mathref.ts', from: 'function horner', to: 'The accuracy MATH_REF' }], tests: ['mathref'] },
+};
+
+function usage(): never {
+  console.error(`usage: npm run mutate [-- MODULE ...]; the modules are ${Object.keys(MODULES).join(', ')}`);
+  process.exit(2);
+}
+
+/** Stryker's `file:from-to` (1-based lines, inclusive) for a Range. */
+function lines(r: string | Range): string {
+  if (typeof r === 'string') return r;
+  const text = readFileSync(r.file, 'utf8').split('\n');
+  const from = text.findIndex((l) => l.includes(r.from));
+  const to = from < 0 ? -1 : text.findIndex((l, i) => i > from && l.includes(r.to));
+  if (to < 0) throw new Error(`${r.file} has no \`${from < 0 ? r.from : r.to}\`: update its range in test/mutate.ts`);
+  return `${r.file}:${from + 1}-${to}`;
+}
+
+async function score(name: string, tests?: string[]): Promise<void> {
+  const m = { ...MODULES[name], ...(tests ? { tests } : {}) };
+  const report = join('reports', 'mutation', `${name}.json`);
+  mkdirSync(join('reports', 'mutation'), { recursive: true });
+  const stryker = new Stryker({
+    testRunner: 'tap',
+    plugins: ['@stryker-mutator/tap-runner'],
+    tap: { testFiles: m.tests.map((t) => `dist/test/${t}.test.js`), nodeArgs: [], forceBail: true },
+    mutate: m.mutate.map(lines),
+    mutator: { excludedMutations: m.exclude ?? [] },
+    buildCommand: 'npx tsc -p tsconfig.json --noCheck',
+    coverageAnalysis: 'perTest',
+    // Two cores, shared: one test process at a time by default (STRYKER_CONCURRENCY to change).
+    concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
+    checkers: [],
+    ignorePatterns: ['dist', 'reports', '.tap', 'tmp', 'out', 'bench/reference/.build', '*.png'],
+    reporters: ['clear-text', 'progress-append-only', 'json'],
+    jsonReporter: { fileName: report },
+    clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },
+    timeoutMS: 20000,
+    cleanTempDir: 'always',
+    thresholds: { high: 90, low: 80, break: null },
+  });
+  const started = Date.now();
+  const results = await stryker.runMutationTest();
+  const killed = results.filter((r) => r.status === 'Killed' || r.status === 'Timeout').length;
+  const survived = results.filter((r) => r.status === 'Survived' || r.status === 'NoCoverage').length;
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const pct = killed + survived ? ((100 * killed) / (killed + survived)).toFixed(1) : '-';
+  console.log(`mutate ${name}: ${killed} of ${killed + survived} mutants killed (${pct} %), ${seconds} s; report ${report}`);
+}
+
+process.chdir(join(import.meta.dirname, '..', '..')); // the repository's root
+const args = process.argv.slice(2);
+// `--tests a,b`: score against other test files (to measure what the older suite killed).
+const at = args.indexOf('--tests');
+const tests = at >= 0 ? args.splice(at, 2)[1]?.split(',') : undefined;
+for (const n of args) if (!(n in MODULES)) usage();
+for (const n of args.length ? args : Object.keys(MODULES)) await score(n, tests);

@@ -11,6 +11,7 @@
 // Locals start uniform and are demoted until nothing changes (the two questions feed each other).
 
 import type { Expr, IrFunction, Stmt } from '../ir/ir.js';
+import { someStmt, unreachable, visitExpr, visitStmts } from '../ir/walk.js';
 
 type Construct = Extract<Stmt, { k: 'block' } | { k: 'loop' }>;
 type If = Extract<Stmt, { k: 'if' }>;
@@ -50,6 +51,8 @@ export function analyse(fn: IrFunction): Analysis {
         return e.args.every(uniformExpr);
       case 'select':
         return uniformExpr(e.c) && uniformExpr(e.a) && uniformExpr(e.b);
+      default:
+        return unreachable(e);
     }
   };
 
@@ -120,6 +123,8 @@ export function analyse(fn: IrFunction): Analysis {
             break;
           case 'break':
             break;
+          default:
+            unreachable(s);
         }
       }
     };
@@ -152,13 +157,7 @@ type Live = Set<number>;
 
 /** The IR locals `e` reads, added to `into`. */
 export function usesOf(e: Expr, into: Set<number> = new Set()): Set<number> {
-  switch (e.k) {
-    case 'local': into.add(e.i); break;
-    case 'load': if (e.at) for (const c of e.at.coords) usesOf(c, into); break;
-    case 'op': for (const a of e.args) usesOf(a, into); break;
-    case 'select': usesOf(e.c, into); usesOf(e.a, into); usesOf(e.b, into); break;
-    default: break;
-  }
+  visitExpr(e, (x) => x.k === 'local' && into.add(x.i));
   return into;
 }
 
@@ -208,6 +207,8 @@ function needsBlend(fn: IrFunction, uniformExpr: (e: Expr) => boolean, uniformCo
       }
       case 'break':
         return targets[targets.length - 1 - s.depth];
+      default:
+        return unreachable(s);
     }
   };
   const storesRead = new Set(fn.stores.map((st) => st.local));
@@ -235,6 +236,8 @@ function needsBlend(fn: IrFunction, uniformExpr: (e: Expr) => boolean, uniformCo
           break;
         case 'break':
           break;
+        default:
+          unreachable(s);
       }
     }
   };
@@ -244,12 +247,7 @@ function needsBlend(fn: IrFunction, uniformExpr: (e: Expr) => boolean, uniformCo
 
 /** Does the statement contain a loop (which may stop lanes that run out of fuel)? */
 export function containsLoop(s: Stmt): boolean {
-  switch (s.k) {
-    case 'loop': return true;
-    case 'block': return s.body.some(containsLoop);
-    case 'if': return s.then.some(containsLoop) || s.else.some(containsLoop);
-    default: return false;
-  }
+  return someStmt([s], (t) => t.k === 'loop');
 }
 
 /**
@@ -268,26 +266,18 @@ export function escapingBreaks(s: Stmt, out: number[] = [], inner = 0): number[]
       for (const t of s.then) escapingBreaks(t, out, inner);
       for (const t of s.else) escapingBreaks(t, out, inner);
       break;
+    case 'set':
+      break;
+    default:
+      unreachable(s);
   }
   return out;
 }
 
 /** Calls `visit(i, written)` for every read and write of an IR local in `stmts`. */
 export function visitLocals(stmts: Stmt[], visit: (i: number, written: boolean) => void): void {
-  const expr = (e: Expr): void => {
-    if (e.k === 'local') visit(e.i, false);
-    else if (e.k === 'op') e.args.forEach(expr);
-    else if (e.k === 'select') [e.c, e.a, e.b].forEach(expr);
-    else if (e.k === 'load') e.at?.coords.forEach(expr);
-  };
-  for (const s of stmts) {
-    if (s.k === 'set') {
-      expr(s.e);
-      visit(s.local, true);
-    } else if (s.k === 'if') {
-      expr(s.c);
-      visitLocals(s.then, visit);
-      visitLocals(s.else, visit);
-    } else if (s.k === 'block' || s.k === 'loop') visitLocals(s.body, visit);
-  }
+  visitStmts(stmts, {
+    stmt: (s) => s.k === 'set' && visit(s.local, true),
+    expr: (e) => e.k === 'local' && visit(e.i, false),
+  });
 }

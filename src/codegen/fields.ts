@@ -4,6 +4,7 @@
 
 import binaryen from 'binaryen';
 import type { Expr, Scalar } from '../ir/ir.js';
+import { unreachable } from '../ir/walk.js';
 import type { Gen, Ref } from './context.js';
 import { alignedTap, directLimit, interiorTap, xPlusUniform } from './interior.js';
 import { lane, scalarI32, vector } from './lanes.js';
@@ -138,7 +139,8 @@ function rowInvariant(g: Gen, e: Expr): boolean {
     case 'coord': return e.axis !== 0;
     case 'op': return e.args.every((a) => rowInvariant(g, a));
     case 'select': return rowInvariant(g, e.c) && rowInvariant(g, e.a) && rowInvariant(g, e.b);
-    default: return false;
+    case 'load': return false;
+    default: return unreachable(e);
   }
 }
 

@@ -13,6 +13,7 @@
 
 import binaryen from 'binaryen';
 import type { Expr, Stmt } from '../ir/ir.js';
+import { someStmtExpr, unreachable, visitExpr } from '../ir/walk.js';
 import type { Gen, Ref } from './context.js';
 import { constValue, countedLoop, withValue } from './unroll.js';
 
@@ -177,25 +178,35 @@ export function offsetSpans(g: Gen, stmts: Stmt[], into = new Map<number, { lo: 
     const known = into.get(f);
     into.set(f, known ? { lo: Math.min(known.lo, d), hi: Math.max(known.hi, d) } : { lo: d, hi: d });
   };
-  const expr = (e: Expr): void => {
-    if (e.k === 'load' && e.at) {
-      const d = xOffset(g, e.at.coords[0]);
-      if (d !== undefined) note(e.field, d);
-      e.at.coords.forEach(expr);
-    } else if (e.k === 'op') e.args.forEach(expr);
-    else if (e.k === 'select') [e.c, e.a, e.b].forEach(expr);
-  };
+  const expr = (e: Expr): void =>
+    visitExpr(e, (x) => {
+      if (x.k !== 'load' || !x.at) return;
+      const d = xOffset(g, x.at.coords[0]);
+      if (d !== undefined) note(x.field, d);
+    });
   stmts.forEach((s, i) => {
-    if (s.k === 'set') expr(s.e);
-    else if (s.k === 'if') {
-      expr(s.c);
-      offsetSpans(g, s.then, into);
-      offsetSpans(g, s.else, into);
-    } else if (s.k === 'block') offsetSpans(g, s.body, into);
-    else if (s.k === 'loop') {
-      const c = countedLoop(g, stmts[i - 1], s);
-      if (!c) offsetSpans(g, s.body, into);
-      else for (let k = 0; k + 1 < c.values.length; k++) withValue(g, c.v, c.values[k], () => offsetSpans(g, c.middle, into));
+    switch (s.k) {
+      case 'set':
+        return expr(s.e);
+      case 'if':
+        expr(s.c);
+        offsetSpans(g, s.then, into);
+        offsetSpans(g, s.else, into);
+        return;
+      case 'block':
+        offsetSpans(g, s.body, into);
+        return;
+      case 'loop': {
+        // Unrolled loops are compiled once per value of their counter: each has its own offsets.
+        const c = countedLoop(g, stmts[i - 1], s);
+        if (!c) offsetSpans(g, s.body, into);
+        else for (let k = 0; k + 1 < c.values.length; k++) withValue(g, c.v, c.values[k], () => offsetSpans(g, c.middle, into));
+        return;
+      }
+      case 'break':
+        return;
+      default:
+        unreachable(s);
     }
   });
   return into;
@@ -225,20 +236,5 @@ function xOffset(g: Gen, e: Expr): number | undefined {
 
 /** Does the body gather (so that an interior version may pay for compiling the body twice)? */
 export function gathers(stmts: Stmt[]): boolean {
-  const inExpr = (e: Expr): boolean => {
-    switch (e.k) {
-      case 'load': return e.at !== undefined;
-      case 'op': return e.args.some(inExpr);
-      case 'select': return inExpr(e.c) || inExpr(e.a) || inExpr(e.b);
-      default: return false;
-    }
-  };
-  return stmts.some((s) => {
-    switch (s.k) {
-      case 'set': return inExpr(s.e);
-      case 'if': return inExpr(s.c) || gathers(s.then) || gathers(s.else);
-      case 'block': case 'loop': return gathers(s.body);
-      default: return false;
-    }
-  });
+  return someStmtExpr(stmts, (e) => e.k === 'load' && e.at !== undefined);
 }

@@ -4,6 +4,7 @@
 
 import binaryen from 'binaryen';
 import type { Expr, Op } from '../ir/ir.js';
+import { unreachable } from '../ir/walk.js';
 import type { Gen, Ref } from './context.js';
 import { compileLoad } from './fields.js';
 import { mathFunction } from './math.js';
@@ -78,6 +79,11 @@ export function scalarI32(g: Gen, e: Expr, pre: Ref[]): Ref {
       if (e.op === 'i32.mul') return m.i32.mul(scalarI32(g, e.args[0], pre), scalarI32(g, e.args[1], pre));
       if (e.op === 'i32.neg') return m.i32.sub(g.i32(0), scalarI32(g, e.args[0], pre));
       break;
+    case 'load':
+    case 'select':
+      break;
+    default:
+      unreachable(e);
   }
   return m.i32x4.extract_lane(vector(g, e, pre), lane(0));
 }

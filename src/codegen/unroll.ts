@@ -8,6 +8,7 @@
 // Every lane of the mask then runs exactly n repetitions (the last one only exits).
 
 import type { Expr, Op, Stmt } from '../ir/ir.js';
+import { someStmt, unreachable, visitExpr } from '../ir/walk.js';
 import { escapingBreaks } from './analysis.js';
 import type { Gen } from './context.js';
 
@@ -47,8 +48,13 @@ export function constValue(g: Gen, e: Expr): number | undefined {
       }
       return fold(e.op, args[0], args[1]);
     }
-    default:
+    case 'coord':
+    case 'extent':
+    case 'uniform':
+    case 'load':
       return undefined;
+    default:
+      return unreachable(e);
   }
 }
 
@@ -78,14 +84,7 @@ function fold(op: Op, a: number, b: number): number | undefined {
 }
 
 function setsLocal(stmts: Stmt[], v: number): boolean {
-  return stmts.some((s) => {
-    switch (s.k) {
-      case 'set': return s.local === v;
-      case 'if': return setsLocal(s.then, v) || setsLocal(s.else, v);
-      case 'block': case 'loop': return setsLocal(s.body, v);
-      default: return false;
-    }
-  });
+  return someStmt(stmts, (s) => s.k === 'set' && s.local === v);
 }
 
 /** Is `s` (preceded by `prev` in its list) a counted loop under the current substitution? */
@@ -140,12 +139,9 @@ export function withValue<T>(g: Gen, v: number, value: number, body: () => T): T
 }
 
 function exprSize(e: Expr): number {
-  switch (e.k) {
-    case 'op': return 1 + e.args.reduce((n, a) => n + exprSize(a), 0);
-    case 'select': return 1 + exprSize(e.c) + exprSize(e.a) + exprSize(e.b);
-    case 'load': return 1 + (e.at ? e.at.coords.reduce((n, a) => n + exprSize(a), 0) : 0);
-    default: return 1;
-  }
+  let n = 0;
+  visitExpr(e, () => n++);
+  return n;
 }
 
 /** IR nodes of a statement list once its counted loops are unrolled (Infinity past the limit). */
@@ -169,6 +165,8 @@ export function expandedSize(g: Gen, stmts: Stmt[]): number {
         }
         break;
       }
+      default:
+        unreachable(s);
     }
   }
   return size > MAX_EXPANDED ? Infinity : size;
@@ -212,13 +210,13 @@ export function fixedCharge(g: Gen, stmts: Stmt[], node: number): number | undef
         }
         break;
       }
+      default:
+        unreachable(s);
     }
   }
   return total;
 }
 
 function containsLoopIn(stmts: Stmt[]): boolean {
-  return stmts.some((s) =>
-    s.k === 'loop' || (s.k === 'block' && containsLoopIn(s.body)) || (s.k === 'if' && (containsLoopIn(s.then) || containsLoopIn(s.else))),
-  );
+  return someStmt(stmts, (s) => s.k === 'loop');
 }

@@ -4,6 +4,7 @@
 
 import type { SceneNode } from './check/graph.js';
 import type { Expr, IrField, IrFunction, IrUniform, Stmt } from './ir.js';
+import { mapStmts, unreachable } from './walk.js';
 
 /** What one field of a group's function is bound to when it runs. */
 export type FieldBinding =
@@ -110,47 +111,39 @@ export function buildGroup(members: SceneNode[]): Group {
       return slot;
     });
 
-    const mapExpr = (e: Expr): Expr => {
+    // The member's locals, uniforms and fields renumbered into the group's; fused reads become
+    // the producer's locals (bottom-up: a load's coordinates are renumbered before the load).
+    const expr = (e: Expr): Expr => {
       switch (e.k) {
         case 'local':
           return { ...e, i: e.i + localBase };
         case 'uniform':
           return { ...e, slot: uniformMap[e.slot] };
-        case 'extent':
+        case 'extent': {
           if (e.field === undefined) return e;
-          {
-            const f = fieldMap[e.field];
-            if (typeof f === 'number') return { ...e, field: f };
-            return { k: 'extent', t: 'i32', axis: e.axis }; // a fused field has the group's domain
-          }
+          const f = fieldMap[e.field];
+          if (typeof f === 'number') return { ...e, field: f };
+          return { k: 'extent', t: 'i32', axis: e.axis }; // a fused field has the group's domain
+        }
         case 'load': {
           const f = fieldMap[e.field];
-          if (typeof f !== 'number') return { k: 'local', t: e.t, i: f.locals[e.comp] };
-          return e.at ? { ...e, field: f, at: { mode: e.at.mode, coords: e.at.coords.map(mapExpr) } } : { ...e, field: f };
+          return typeof f === 'number' ? { ...e, field: f } : { k: 'local', t: e.t, i: f.locals[e.comp] };
         }
+        case 'const':
+        case 'coord':
         case 'op':
-          return { ...e, args: e.args.map(mapExpr) };
         case 'select':
-          return { ...e, c: mapExpr(e.c), a: mapExpr(e.a), b: mapExpr(e.b) };
+          return e; // the walker has rewritten their sub-expressions
         default:
-          return e;
+          return unreachable(e);
       }
     };
-    const mapStmt = (s: Stmt): Stmt => {
-      switch (s.k) {
-        case 'set':
-          return { k: 'set', local: s.local + localBase, e: mapExpr(s.e) };
-        case 'if':
-          return { k: 'if', c: mapExpr(s.c), then: s.then.map(mapStmt), else: s.else.map(mapStmt) };
-        case 'block':
-          return { k: 'block', body: s.body.map(mapStmt) };
-        case 'loop':
-          return { k: 'loop', body: s.body.map(mapStmt), node: nodeIndex };
-        case 'break':
-          return s;
-      }
+    const stmt = (s: Stmt): Stmt => {
+      if (s.k === 'set') return { ...s, local: s.local + localBase };
+      if (s.k === 'loop') return { ...s, node: nodeIndex };
+      return s;
     };
-    body.push(...ir.body.map(mapStmt));
+    body.push(...mapStmts(ir.body, { expr, stmt }));
 
     // Outputs: record their locals for fused readers; store those still needed as fields.
     const isLeader = nodeIndex === members.length - 1;
@@ -173,33 +166,8 @@ export function buildGroup(members: SceneNode[]): Group {
   const renumber: number[] = [];
   let next = 0;
   keepField.forEach((keep, i) => (renumber[i] = keep ? next++ : -1));
-  const remapFields = (e: Expr): Expr => {
-    switch (e.k) {
-      case 'load':
-        return { ...e, field: renumber[e.field], at: e.at && { mode: e.at.mode, coords: e.at.coords.map(remapFields) } };
-      case 'extent':
-        return e.field === undefined ? e : { ...e, field: renumber[e.field] };
-      case 'op':
-        return { ...e, args: e.args.map(remapFields) };
-      case 'select':
-        return { ...e, c: remapFields(e.c), a: remapFields(e.a), b: remapFields(e.b) };
-      default:
-        return e;
-    }
-  };
-  const remapStmt = (s: Stmt): Stmt => {
-    switch (s.k) {
-      case 'set':
-        return { ...s, e: remapFields(s.e) };
-      case 'if':
-        return { ...s, c: remapFields(s.c), then: s.then.map(remapStmt), else: s.else.map(remapStmt) };
-      case 'block':
-      case 'loop':
-        return { ...s, body: s.body.map(remapStmt) };
-      default:
-        return s;
-    }
-  };
+  const remapFields = (e: Expr): Expr =>
+    e.k === 'load' || (e.k === 'extent' && e.field !== undefined) ? { ...e, field: renumber[e.field!] } : e;
   const leader = members[members.length - 1];
   const ir: IrFunction = {
     ir: 1,
@@ -208,7 +176,7 @@ export function buildGroup(members: SceneNode[]): Group {
     locals,
     fields: fields.filter((_, i) => keepField[i]),
     uniforms,
-    body: body.map(remapStmt),
+    body: mapStmts(body, { expr: remapFields }),
     stores: stores.map((s) => ({ ...s, field: renumber[s.field] })),
     fuel,
   };

@@ -7,6 +7,7 @@
 
 import { ARGS, FIELD, type Expr, type IrFunction, type Op, type Stmt } from './ir.js';
 import { MATH_REF } from './mathref.js';
+import { unreachable } from './walk.js';
 
 /** A metered loop ran out of fuel at one element; both backends throw this. */
 export class FuelTrap extends Error {
@@ -157,6 +158,8 @@ function compileProgram(fn: IrFunction): Run {
           out(`break ${label};`);
           break;
         }
+        default:
+          unreachable(s);
       }
     }
   };

@@ -2,21 +2,12 @@
 // consumer's loop, and the field between them is never stored. This pass plans the groups and
 // merges each group's kernels into one IrFunction (a pure function from kernels to IR).
 
+import type { FieldBinding, UniformBinding, UniformSource } from './bindings.js';
 import type { SceneNode } from './check/graph.js';
 import type { Expr, IrField, IrFunction, IrUniform, Stmt } from './ir.js';
 import { mapStmts, unreachable } from './walk.js';
 
-/** What one field of a group's function is bound to when it runs. */
-export type FieldBinding =
-  /** A node's out port, or the next state of a state port (written by the group). */
-  | { kind: 'write'; node: string; port: string; state: boolean }
-  /** The current state of a node's state port (read). */
-  | { kind: 'state'; node: string; port: string }
-  /** What a node's in port reads: another node's out (or freshly computed state) port, or an input. */
-  | { kind: 'read'; node: string; port: string; from: { node: string; port: string } | { input: string } };
-
-/** What one uniform slot of a group's function holds. */
-export type UniformBinding = { kind: 'world'; name: string } | { kind: 'value'; node: string; port: string; comp: number };
+export type { FieldBinding, UniformBinding };
 
 export interface Group {
   nodes: SceneNode[];
@@ -99,14 +90,16 @@ export function buildGroup(members: SceneNode[]): Group {
       return fields.length - 1;
     });
 
-    const uniformMap = ir.uniforms.map((u) => {
-      const m = /^in\.([^.]+)\.(\d+)$/.exec(u.name);
-      const name = m ? `${node.name}.${u.name}` : u.name;
+    // World values are shared by the members; an `in` value is the node's own.
+    const uniformMap = ir.uniforms.map((u, i) => {
+      const source: UniformSource = k.uniformSources[i];
+      const binding: UniformBinding = source.kind === 'in' ? { kind: 'value', node: node.name, port: source.port, comp: source.comp } : source;
+      const name = source.kind === 'in' ? `${node.name}.${u.name}` : u.name;
       let slot = uniformSlot.get(name);
       if (slot === undefined) {
         slot = uniforms.push({ name, t: u.t }) - 1;
         uniformSlot.set(name, slot);
-        uniformBindings.push(m ? { kind: 'value', node: node.name, port: m[1], comp: Number(m[2]) } : { kind: 'world', name });
+        uniformBindings.push(binding);
       }
       return slot;
     });

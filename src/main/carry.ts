@@ -26,9 +26,10 @@ export function carryState(memory: FieldMemory, published: Published, old: Engin
     const states = node.kernel.ports.filter((p) => p.kind === 'state');
     if (!states.length) continue;
     const before = old.scene.nodes.find((n) => n.name === node.name);
+    const current = (e: Engine, port: string) => e.fields.state(node.name, port)?.current;
     const same = (port: string) => {
-      const from = old.fields.get(`${node.name}.${port}`);
-      const to = engine.fields.get(`${node.name}.${port}`);
+      const from = current(old, port);
+      const to = current(engine, port);
       return from && to && from.planeBytes === to.planeBytes && from.width === to.width && from.comps.join() === to.comps.join();
     };
     const migration = before && migrationFrom(node, before);
@@ -38,12 +39,11 @@ export function carryState(memory: FieldMemory, published: Published, old: Engin
       continue;
     }
     for (const port of states) {
-      const key = `${node.name}.${port.name}`;
-      const from = old.fields.get(key);
-      const to = engine.fields.get(key);
+      const from = current(old, port.name);
+      const to = current(engine, port.name);
       if (!from || !to) continue;
       if (same(port.name)) copyField(memory, from, to);
-      else events.push({ kind: 'state_reset', node: node.name, port: port.name, message: `the layout of \`${key}\` changed and the kernel has no \`migrate from ${before?.kernel.id ?? '...'}\`: it starts from its declared value` });
+      else events.push({ kind: 'state_reset', node: node.name, port: port.name, message: `the layout of \`${node.name}.${port.name}\` changed and the kernel has no \`migrate from ${before?.kernel.id ?? '...'}\`: it starts from its declared value` });
     }
   }
   return events;
@@ -66,8 +66,8 @@ function migrate(memory: FieldMemory, published: Published, old: Engine, engine:
     throw new ProtocolError(err.message, { ...err.data, node: node.name, port, migration });
   }
   const fields = [
-    ...m.oldPorts.map((p) => old.fields.get(`${node.name}.${p}`)!),
-    ...m.newPorts.map((p) => engine.fields.get(`${node.name}.${p}`)!),
+    ...m.oldPorts.map((p) => old.fields.state(node.name, p)!.current),
+    ...m.newPorts.map((p) => engine.fields.state(node.name, p)!.current),
   ];
   try {
     runOnce(memory, m.ir, node.domain, fields);

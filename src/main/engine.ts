@@ -6,6 +6,7 @@
 
 import { instantiate, moduleMeta } from '../codegen/instantiate.js';
 import { writeArgs } from '../codegen/layout.js';
+import { unhandled, type FieldBinding, type UniformBinding, type WorldUniform } from '../ir/bindings.js';
 import type { SceneNode } from '../ir/check/graph.js';
 import type { Scene } from '../ir/check/scene.js';
 import { buildGroup, planGroups, type Group } from '../ir/fuse.js';
@@ -16,6 +17,7 @@ import { DEFAULT_BAND_ROWS, PoolTrap, type EvalPool } from '../workers/pool.js';
 import { allocField, copyField, fieldBytes, fillField, placement, type Field } from './field.js';
 import { FieldMemory } from './memory.js';
 import { compileModule } from './modules.js';
+import { FieldSlots } from './slots.js';
 
 export type Backend = 'jit' | 'interp';
 
@@ -101,8 +103,8 @@ export class Engine {
   readonly memory: FieldMemory;
   readonly backend: Backend;
   readonly groups: Group[];
-  /** Out ports by `node.port`; state ports by `node.port` (current) and `node.port#next`. */
-  readonly fields = new Map<string, Field>();
+  /** The inputs, out ports and state ports' buffers. */
+  readonly fields = new FieldSlots();
   readonly params = new Map<string, number[]>();
   frame = 0;
   time = 0;
@@ -181,7 +183,7 @@ export class Engine {
     for (const input of this.scene.inputs.values()) {
       const f = this.alloc(input.size, components(input.type), `input \`${input.name}\``);
       fillField(m, f, input.value);
-      this.fields.set(`input:${input.name}`, f);
+      this.fields.setInput(input.name, f);
     }
     for (const g of this.groups) {
       for (const b of g.fields) {
@@ -189,13 +191,12 @@ export class Engine {
         const node = g.nodes.find((n) => n.name === b.node)!;
         const port = node.kernel.ports.find((p) => p.name === b.port)!;
         const comps = components(port.type);
-        const key = `${b.node}.${b.port}`;
-        if (b.kind === 'write' && !b.state) this.fields.set(key, this.alloc(node.domain, comps, `\`${key}\``));
-        if (b.kind === 'state' && !this.fields.has(key)) {
-          const current = this.alloc(node.domain, comps, `\`${key}\``);
+        const what = `\`${b.node}.${b.port}\``;
+        if (b.kind === 'write' && !b.state) this.fields.setOut(b.node, b.port, this.alloc(node.domain, comps, what));
+        if (b.kind === 'state' && !this.fields.state(b.node, b.port)) {
+          const current = this.alloc(node.domain, comps, what);
           fillField(m, current, port.value ?? comps.map(() => 0));
-          this.fields.set(key, current);
-          this.fields.set(`${key}#next`, this.alloc(node.domain, comps, `\`${key}\``));
+          this.fields.setState(b.node, b.port, { current, next: this.alloc(node.domain, comps, what) });
         }
       }
       this.args.push(m.alloc(ARGS.size(g.ir.fields.length, g.ir.uniforms.length), 'an argument block'));
@@ -203,35 +204,58 @@ export class Engine {
   }
 
   /** The field a group's field binding reads or writes this frame. */
-  private bound(g: Group, i: number): Field {
-    const b = g.fields[i];
-    if (b.kind === 'write') return this.fields.get(`${b.node}.${b.port}${b.state ? '#next' : ''}`)!;
-    if (b.kind === 'state') return this.fields.get(`${b.node}.${b.port}`)!;
-    if ('input' in b.from) return this.fields.get(`input:${b.from.input}`)!;
-    // A state port read by another node: the state just computed this frame.
-    const key = `${b.from.node}.${b.from.port}`;
-    return this.fields.get(`${key}#next`) ?? this.fields.get(key)!;
+  private bound(b: FieldBinding): Field {
+    let f: Field | undefined;
+    switch (b.kind) {
+      case 'write':
+        f = b.state ? this.fields.state(b.node, b.port)?.next : this.fields.out(b.node, b.port);
+        break;
+      case 'state':
+        f = this.fields.state(b.node, b.port)?.current;
+        break;
+      case 'read':
+        // A state port read by another node: the state just computed this frame.
+        if ('input' in b.from) f = this.fields.input(b.from.input);
+        else f = this.fields.state(b.from.node, b.from.port)?.next ?? this.fields.out(b.from.node, b.from.port);
+        break;
+      default:
+        unhandled(b);
+    }
+    if (!f) throw new Error(`internal: no field allocated for ${b.kind} binding of \`${b.node}.${b.port}\``);
+    return f;
+  }
+
+  /** The value a group's uniform binding holds this frame. */
+  private uniformValue(g: Group, u: UniformBinding, input: FrameInput, keys: Set<string>): number {
+    if (u.kind !== 'value') return this.worldValue(u, input, keys);
+    const node = g.nodes.find((n) => n.name === u.node);
+    const src = node?.values.get(u.port);
+    if (!src) throw new Error(`internal: node \`${u.node}\` has no value for \`${u.port}\``);
+    return ('param' in src ? this.params.get(src.param)! : src.value)[u.comp] ?? 0;
+  }
+
+  private worldValue(u: WorldUniform, input: FrameInput, keys: Set<string>): number {
+    switch (u.kind) {
+      case 'time':
+        return this.time;
+      case 'frame':
+        return this.frame;
+      case 'pointer':
+        if (u.axis === 'down') return input.pointer?.down ? 1 : 0;
+        return input.pointer?.[u.axis] ?? -1;
+      case 'key':
+        return keys.has(u.key) ? 1 : 0;
+      default:
+        return unhandled(u);
+    }
   }
 
   private writeArgs(gi: number, input: FrameInput): void {
     const g = this.groups[gi];
     const [width, height = 1, depth = 1] = g.domain;
     const keys = new Set([...(input.keys ?? [])].map((k) => k.toLowerCase()));
-    const values = g.uniforms.map((u) => {
-      if (u.kind === 'value') {
-        const node = g.nodes.find((n) => n.name === u.node)!;
-        const src = node.values.get(u.port)!;
-        return ('param' in src ? this.params.get(src.param)! : src.value)[u.comp] ?? 0;
-      }
-      if (u.name === 'time') return this.time;
-      if (u.name === 'frame') return this.frame;
-      if (u.name === 'pointer.x') return input.pointer?.x ?? -1;
-      if (u.name === 'pointer.y') return input.pointer?.y ?? -1;
-      if (u.name === 'pointer.down') return input.pointer?.down ? 1 : 0;
-      if (u.name.startsWith('keys.')) return keys.has(u.name.slice(5)) ? 1 : 0;
-      return 0;
-    });
-    writeArgs(this.memory.memory, this.args[gi], g.ir, { width, height, depth }, g.ir.fields.map((_, i) => placement(this.bound(g, i))), values);
+    const values = g.uniforms.map((u) => this.uniformValue(g, u, input, keys));
+    writeArgs(this.memory.memory, this.args[gi], g.ir, { width, height, depth }, g.fields.map((b) => placement(this.bound(b))), values);
   }
 
   /** Evaluate one frame. On failure the state and frame counter are as they were. */
@@ -280,12 +304,7 @@ export class Engine {
       timings.push({ node: fused[fused.length - 1], ...(fused.length > 1 ? { fused } : {}), millis: Math.round(millis * 1000) / 1000 });
     }
     // Every group succeeded: the next state becomes current.
-    for (const [key, f] of this.fields) {
-      if (!key.endsWith('#next')) continue;
-      const base = key.slice(0, -5);
-      this.fields.set(key, this.fields.get(base)!);
-      this.fields.set(base, f);
-    }
+    this.fields.swapStates();
     this.last = { input: { pointer: input.pointer, keys: [...(input.keys ?? [])] }, time: this.time, frame: this.frame, params: [...this.params].map(([k, v]) => [k, [...v]]) };
     this.frame++;
     this.computed = true;
@@ -306,11 +325,10 @@ export class Engine {
     return new EvaluationError(`node \`${node}\` failed: ${message}`, node);
   }
 
-  /** The field behind an output (or a pinned node's port). */
+  /** The field behind an output of the scene. */
   outputField(name: string): Field | undefined {
     const out = this.scene.outputs.find((o) => o.name === name);
-    if (out) return this.fields.get(`${out.node}.${out.port}`);
-    return this.fields.get(name);
+    return out && this.fields.port(out.node, out.port);
   }
 
   /** Reset state to the declared values and the clock to zero. */
@@ -318,7 +336,7 @@ export class Engine {
     for (const node of this.scene.nodes) {
       for (const port of node.kernel.ports) {
         if (port.kind !== 'state') continue;
-        const f = this.fields.get(`${node.name}.${port.name}`);
+        const f = this.fields.state(node.name, port.name)?.current;
         if (f) fillField(this.memory, f, port.value ?? f.comps.map(() => 0));
       }
     }
@@ -336,13 +354,13 @@ export class Engine {
    */
   replayInto(copy: Engine): FrameInput | undefined {
     const last = this.last;
-    for (const [key, f] of this.fields) {
-      if (key.endsWith('#next')) continue;
-      // After a frame the back buffer holds the state it started from.
-      const from = (last && this.fields.get(`${key}#next`)) || f;
-      const mine = copy.fields.get(key);
+    const carry = (from: Field, mine: Field | undefined) => {
       if (mine && mine.planeBytes === from.planeBytes && mine.comps.length === from.comps.length) copyField(this.memory, from, mine);
-    }
+    };
+    for (const input of this.scene.inputs.keys()) carry(this.fields.input(input)!, copy.fields.input(input));
+    for (const { node, port, field } of this.fields.outPorts()) carry(field, copy.fields.out(node, port));
+    // After a frame the back buffer holds the state it started from.
+    for (const { node, port, buffers } of this.fields.stateBuffers()) carry(last ? buffers.next : buffers.current, copy.fields.state(node, port)?.current);
     for (const [k, v] of last?.params ?? this.params) copy.params.set(k, [...v]);
     copy.frame = last?.frame ?? this.frame;
     copy.time = last?.time ?? this.time;
@@ -350,7 +368,7 @@ export class Engine {
   }
 
   dispose(): void {
-    for (const f of new Set(this.fields.values())) this.memory.release(f.ptr);
+    for (const f of new Set(this.fields.all())) this.memory.release(f.ptr);
     for (const a of this.args) this.memory.release(a);
     this.fields.clear();
     this.args = [];

@@ -3,6 +3,7 @@
 
 import { basename } from 'node:path';
 import type { Session } from '../main/session.js';
+import type { Field } from '../main/field.js';
 
 export interface ParamDescription {
   name: string;
@@ -45,19 +46,16 @@ export function describeScene(s: Session): SceneDescription {
     integer: p.type.name === 'i32' || p.type.name === 'bool',
   }));
   const sources: SourceDescription[] = [];
-  const size = (key: string) => {
-    const f = key.includes('.') ? s.engine.fields.get(key) : s.engine.outputField(key);
-    return f ? { width: f.width, height: f.height, ...(f.dims === 3 ? { depth: f.depth } : {}) } : undefined;
-  };
+  const size = (f: Field | undefined) => (f ? { width: f.width, height: f.height, ...(f.dims === 3 ? { depth: f.depth } : {}) } : undefined);
   for (const o of s.scene.outputs) {
-    const z = size(o.name);
+    const z = size(s.engine.outputField(o.name));
     if (z) sources.push({ name: o.name, kind: 'output', ...z });
   }
   for (const node of s.scene.nodes) {
     if (!s.pins.has(node.name)) continue;
     for (const port of node.kernel.ports) {
       if (port.kind === 'in') continue;
-      const z = size(`${node.name}.${port.name}`);
+      const z = size(s.engine.fields.port(node.name, port.name));
       if (z) sources.push({ name: `${node.name}.${port.name}`, kind: 'pinned', ...z });
     }
   }

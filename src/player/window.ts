@@ -239,7 +239,8 @@ export class PlayerWindow implements FrameSource {
   fieldOf(source: string): Field | undefined {
     const engine = this.session.engine;
     if (this.session.scene.outputs.some((o) => o.name === source)) return engine.outputField(source);
-    return engine.fields.get(source);
+    const dot = source.indexOf('.');
+    return dot < 0 ? undefined : engine.fields.port(source.slice(0, dot), source.slice(dot + 1));
   }
 
   // -- changes and their verdicts ---------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Checking a kernel statement and lowering its `each` body to an IrFunction.
 
 import type { Node as AcornNode } from 'acorn';
+import type { UniformSource } from '../bindings.js';
 import { isGrant, type Grant } from '../grants.js';
 import { DEFAULT_FUEL, IR_VERSION, type IrField, type IrFunction } from '../ir.js';
 import { BodyContext, LowerError, type Env, type PortView } from '../lower/context.js';
@@ -30,6 +31,8 @@ export interface KernelInfo {
   size?: number[];
   ports: PortInfo[];
   ir: IrFunction;
+  /** What each of ir.uniforms holds. */
+  uniformSources: UniformSource[];
   /** What each of ir.fields binds to. */
   fieldPorts: { port: string; role: 'in' | 'out' | 'state-read' | 'state-write' }[];
   /** Field ports read at the own element (fusable) and ports gathered. */
@@ -130,7 +133,7 @@ export function checkKernel(doc: Document, k: KernelStatement, env: Env, fuel = 
   const ir: IrFunction = { ir: IR_VERSION, dims, nodes: [id], locals: ctx.locals, fields, uniforms: ctx.uniforms, body, stores, fuel };
   return {
     diagnostics,
-    kernel: { id, path: doc.path, statement: k, grants, dims, size, ports, ir, fieldPorts, pointwise: [...ctx.pointwise], gathered: [...ctx.gathered], migrations },
+    kernel: { id, path: doc.path, statement: k, grants, dims, size, ports, ir, uniformSources: ctx.uniformSources, fieldPorts, pointwise: [...ctx.pointwise], gathered: [...ctx.gathered], migrations },
   };
 }
 

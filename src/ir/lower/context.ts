@@ -2,6 +2,7 @@
 
 import type { Node as AcornNode } from 'acorn';
 import type { Grant } from '../grants.js';
+import { uniformName, type UniformSource } from '../bindings.js';
 import type { Expr, IrField, IrUniform, Scalar, Stmt } from '../ir.js';
 import type { FnStatement, FixEdit } from '../syntax/tree.js';
 import type { ElemType } from '../types.js';
@@ -56,6 +57,8 @@ export type ConstructRole = 'break' | 'continue' | 'return' | 'plain';
 export class BodyContext {
   locals: Scalar[] = [];
   uniforms: IrUniform[] = [];
+  /** What each of `uniforms` holds (the engine's binding; the IR's names are for people). */
+  uniformSources: UniformSource[] = [];
   private uniformSlots = new Map<string, number>();
   grantsUsed = new Set<Grant>();
   /** Field ports read at the own element, and field ports gathered. */
@@ -95,11 +98,14 @@ export class BodyContext {
     return components(type).map((t) => this.newLocal(t));
   }
 
-  uniform(name: string, t: Scalar): Expr {
+  /** The uniform slot holding `source` (one per source: every read shares it). */
+  uniform(source: UniformSource, t: Scalar): Expr {
+    const name = uniformName(source);
     let slot = this.uniformSlots.get(name);
     if (slot === undefined) {
       slot = this.uniforms.length;
       this.uniforms.push({ name, t });
+      this.uniformSources.push(source);
       this.uniformSlots.set(name, slot);
     }
     return { k: 'uniform', t, slot };

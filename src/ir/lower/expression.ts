@@ -108,7 +108,7 @@ function portValue(ctx: BodyContext, port: PortView, node: AcornNode): Value {
   // A plain `in` value: one uniform per component, filled from the node's member or a param.
   const comps = componentsOf(port.type);
   void node;
-  return { type: port.type, comps: comps.map((t, c) => ctx.uniform(`in.${port.name}.${c}`, t)) };
+  return { type: port.type, comps: comps.map((t, c) => ctx.uniform({ kind: 'in', port: port.name, comp: c }, t)) };
 }
 
 function componentsOf(t: ElemType): Scalar[] {
@@ -131,10 +131,10 @@ function identifier(ctx: BodyContext, node: N): Value {
     case 'depth': return scalarValue({ k: 'extent', t: 'i32', axis: 2 });
     case 'time':
       need(ctx, 'time.read', node, 'time');
-      return scalarValue(ctx.uniform('time', 'f32'));
+      return scalarValue(ctx.uniform({ kind: 'time' }, 'f32'));
     case 'frame':
       need(ctx, 'time.read', node, 'frame');
-      return scalarValue(ctx.uniform('frame', 'i32'));
+      return scalarValue(ctx.uniform({ kind: 'frame' }, 'i32'));
     case 'undefined':
     case 'NaN':
       if (name === 'NaN') return scalarValue(cst('f32', NaN));
@@ -181,14 +181,14 @@ function member(ctx: BodyContext, node: N): Value {
       fail(node.property, `the old kernel has no state port \`${prop}\`; it has ${[...ctx.ports.keys()].filter((k) => k.startsWith('old.')).map((k) => k.slice(4)).join(', ')}`);
     if (obj.name === 'pointer') {
       need(ctx, 'input.read', node, 'pointer');
-      const px = ctx.uniform('pointer.x', 'f32');
-      const py = ctx.uniform('pointer.y', 'f32');
-      if (prop === 'down') return scalarValue(ctx.uniform('pointer.down', 'bool'));
+      const px = ctx.uniform({ kind: 'pointer', axis: 'x' }, 'f32');
+      const py = ctx.uniform({ kind: 'pointer', axis: 'y' }, 'f32');
+      if (prop === 'down') return scalarValue(ctx.uniform({ kind: 'pointer', axis: 'down' }, 'bool'));
       return swizzle({ type: vec(2), comps: [px, py] }, prop, node);
     }
     if (obj.name === 'keys') {
       need(ctx, 'input.read', node, 'keys');
-      return scalarValue(ctx.uniform(`keys.${prop.toLowerCase()}`, 'bool'));
+      return scalarValue(ctx.uniform({ kind: 'key', key: prop.toLowerCase() }, 'bool'));
     }
     if (obj.name === 'Math' && prop.toUpperCase() === 'PI') return scalarValue(cst('f32', Math.PI));
   }

@@ -75,21 +75,21 @@ function crop(field: Field, planes: Float32Array[], region: Fields | undefined) 
 }
 
 /** The field a read names: an output, or a pinned node's port. */
-function readable(s: Session, f: Fields): { name: string; field: Field } {
+function readable(s: Session, f: Fields): { name: string; field: Field; state: boolean } {
   if (typeof f.node === 'string') {
     const node = s.scene.nodes.find((n) => n.name === f.node);
     if (!node) throw new ProtocolError(`no node \`${f.node}\``, { field: 'node' });
     const ports = node.kernel.ports.filter((p) => p.kind !== 'in').map((p) => p.name);
     const port = typeof f.port === 'string' ? f.port : ports[0];
     if (!ports.includes(port)) throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${port}\`; its ports: ${ports.join(', ')}`, { field: 'port' });
-    const field = s.engine.fields.get(`${node.name}.${port}`);
+    const field = s.engine.fields.port(node.name, port);
     if (!field) throw new ProtocolError(`\`${node.name}.${port}\` is not kept: fusion computes it inside another loop. Pin it first: {"op": "pin", "node": "${node.name}"}`, { request: { op: 'pin', node: node.name } });
-    return { name: `${node.name}.${port}`, field };
+    return { name: `${node.name}.${port}`, field, state: s.engine.fields.state(node.name, port) !== undefined };
   }
   const name = typeof f.output === 'string' ? f.output : s.scene.outputs[0]?.name;
   const field = name ? s.engine.outputField(name) : undefined;
   if (!name || !field) throw new ProtocolError(name ? `no output \`${name}\`; the outputs: ${s.scene.outputs.map((o) => o.name).join(', ')}` : 'the scene has no output', { field: 'output' });
-  return { name, field };
+  return { name, field, state: false };
 }
 
 /** What `read` answers: the field's pixels as a PNG, or its components as f32, in base64. */
@@ -110,8 +110,7 @@ export async function read(s: Session, f: Fields): Promise<ReadAnswer> {
   // The field is read between frames; a PNG is encoded after, so that the next frame need not wait.
   let rgba: Uint8Array | undefined;
   const answer = await s.frame(async (): Promise<Omit<ReadAnswer, 'data'> & { data?: string }> => {
-    const { name, field } = readable(s, f);
-    const state = typeof f.node === 'string' && s.engine.fields.has(`${name}#next`);
+    const { name, field, state } = readable(s, f);
     if (!s.engine.computed && !state)
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
     const region = f.region as Fields | undefined;
@@ -171,7 +170,7 @@ export async function trace(s: Session, f: Fields) {
         if (needed && !needed.has(node.name)) continue;
         for (const port of node.kernel.ports) {
           if (port.kind === 'in') continue;
-          const field = copy.fields.get(`${node.name}.${port.name}`);
+          const field = copy.fields.port(node.name, port.name);
           if (!field) continue;
           if (x < 0 || y < 0 || z < 0 || x >= field.width || y >= field.height || z >= field.depth) continue;
           const at = (field.ptr + 4 * (x + y * field.stride + z * field.stride * field.height)) / 4;

@@ -11,7 +11,7 @@ type Fields = Record<string, unknown>;
 /** The field a write targets: a node's state port (current state) or a scene input. */
 function writable(s: Session, f: Fields): { key: string; field: Field } {
   const name = String(f.node);
-  if (s.scene.inputs.has(name) && f.port === undefined) return { key: `input:${name}`, field: s.engine.fields.get(`input:${name}`)! };
+  if (s.scene.inputs.has(name) && f.port === undefined) return { key: `input:${name}`, field: s.engine.fields.input(name)! };
   const node = s.scene.nodes.find((n) => n.name === name);
   if (!node) throw new ProtocolError(`no node or input \`${name}\`; the nodes: ${s.scene.nodes.map((n) => n.name).join(', ')}; the inputs: ${[...s.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'node' });
   const states = node.kernel.ports.filter((p) => p.kind === 'state').map((p) => p.name);
@@ -20,7 +20,7 @@ function writable(s: Session, f: Fields): { key: string; field: Field } {
     throw states.length
       ? new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has the state ports ${states.join(', ')}`, { field: 'port', expected: states.join(' | ') })
       : new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has no state (the inputs: ${[...s.scene.inputs.keys()].join(', ') || 'none'})`, { field: 'port' });
-  const field = s.engine.fields.get(`${name}.${port}`);
+  const field = s.engine.fields.state(name, port)?.current;
   if (!field) throw new ProtocolError(`node \`${name}\` does not run (no output needs it), so its state is not held`, { field: 'node' });
   return { key: `${name}.${port}`, field };
 }
@@ -79,7 +79,7 @@ export async function reset(s: Session, f: Fields) {
       const node = s.scene.nodes.find((n) => n.name === f.node);
       if (!node) throw new ProtocolError(`no node \`${f.node}\``, { field: 'node' });
       for (const port of node.kernel.ports) {
-        const field = port.kind === 'state' ? s.engine.fields.get(`${node.name}.${port.name}`) : undefined;
+        const field = port.kind === 'state' ? s.engine.fields.state(node.name, port.name)?.current : undefined;
         if (field) fillField(s.memory, field, port.value ?? field.comps.map(() => 0));
       }
       s.engine.version++;
@@ -115,7 +115,7 @@ export async function snapshot(s: Session, f: Fields) {
       for (const port of node.kernel.ports) {
         if (port.kind !== 'state') continue;
         const key = `${node.name}.${port.name}`;
-        const field = s.engine.fields.get(key);
+        const field = s.engine.fields.state(node.name, port.name)?.current;
         if (!field) continue;
         const bytes = packField(s.memory, field);
         state.push({ key, comps: field.comps, size: [field.width, field.height, field.depth], packed: true, data: Buffer.from(bytes).toString('base64') });
@@ -181,8 +181,10 @@ export async function restore(s: Session, f: Fields) {
       throw e;
     }
     const missing: string[] = [];
+    // A snapshot names each state `node.port`, as `snapshot` wrote it.
+    const held = new Map([...s.engine.fields.stateBuffers()].map((h) => [`${h.node}.${h.port}`, h.buffers.current]));
     for (const st of snap.state) {
-      const field = s.engine.fields.get(st.key);
+      const field = held.get(st.key);
       const bytes = Buffer.from(st.data, 'base64');
       // Packed elements; snapshots from before the packed form hold the memory's padded rows
       // of that time (stride: width rounded up to 4; planes back to back).

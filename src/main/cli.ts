@@ -10,6 +10,7 @@ import type { Diagnostic } from '../ir/syntax/tree.js';
 import { availableParallelism } from 'node:os';
 import type { Backend } from './engine.js';
 import { SceneFolder } from './files.js';
+import { videoCrf } from './video.js';
 import { isPipelineName, type PipelineName } from '../../bench/reference/measurement.js';
 
 // The commands that compile load binaryen (about a second): they are imported when they run, so
@@ -80,7 +81,7 @@ function sceneName(scenePath: string): string {
 
 async function renderCommand(argv: {
   scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean;
-  frames?: string; fps: number; workers: number; json: boolean;
+  frames?: string; fps: number; crf?: number; workers: number; json: boolean;
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
   if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${argv.fps}`);
@@ -105,8 +106,9 @@ async function renderCommand(argv: {
   const { parseFrames, render } = await import('./render.js');
   const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
   const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
+  const crf = videoCrf(file, argv.crf);
   await render(scene, {
-    output, file, time: argv.time, frames, fps: argv.fps, workers: argv.workers, backend: argv.backend as Backend, fuse: argv.fuse,
+    output, file, time: argv.time, frames, fps: argv.fps, crf, workers: argv.workers, backend: argv.backend as Backend, fuse: argv.fuse,
     json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY),
   });
 }
@@ -140,16 +142,17 @@ export async function main(args: string[]): Promise<number> {
     .usage('$0 <command> [options]\n\nA live engine for fields: scenes of compiled kernels.')
     .command(
       'render <scene>',
-      'evaluate a scene and write its output as a PNG',
+      'evaluate a scene and write its output as a PNG, numbered PNGs or a video (.mp4, .webm, .gif)',
       (y) =>
         y
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
-          .option('out', { alias: 'o', type: 'string', describe: 'the PNG to write (default: the scene name .png)' })
+          .option('out', { alias: 'o', type: 'string', describe: 'the PNG to write (default: the scene name .png); with --frames out/%04d.png, or a video: out.mp4, out.webm, out.gif (through ffmpeg)' })
           .option('output', { type: 'string', describe: 'which output of the scene (default: the first)' })
           .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds' })
           .option('size', { type: 'string', describe: 'WIDTHxHEIGHT (or WxHxD): the size of every node with that many axes whose size the scene fixes' })
           .option('frames', { type: 'string', describe: 'FIRST:LAST: render a range of frames (inclusive) to numbered files (-o out/%04d.png)' })
-          .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames' })
+          .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames (and of the video)' })
+          .option('crf', { type: 'number', describe: 'a video\'s quality: 0 is lossless; .mp4 0-51 (default 18), .webm 0-63 (default 31)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'worker threads (default: one per core)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON line per frame (frame, file, millis) and a summary, for pipelines' })
           .option('backend', { choices: ['jit', 'interp'], default: 'jit', describe: 'compiled WebAssembly, or the reference interpreter' })
@@ -261,7 +264,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 /** Errors that are the user's to mend: printed as a message, never with a stack trace. */
-const USER_ERRORS = new Set(['UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
+const USER_ERRORS = new Set(['VideoError', 'UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
 
 export function isUserError(e: unknown): e is Error {
   return e instanceof Error && USER_ERRORS.has(e.name);

@@ -1,4 +1,5 @@
-// `entelechy render`: one frame, or a range of frames for pipelines, written as PNGs.
+// `entelechy render`: one frame, or a range of frames for pipelines, written as PNGs or as a
+// video (video.ts).
 
 import cliProgress from 'cli-progress';
 import { availableParallelism } from 'node:os';
@@ -12,6 +13,7 @@ import { prepareModules } from './modules.js';
 import { FieldMemory } from './memory.js';
 import { fieldRgbaRows, fieldToRgba, savePng } from './image.js';
 import type { Pixels } from './png.js';
+import { isVideoFile, requireFfmpeg, VideoFile } from './video.js';
 
 export class RenderError extends Error {
   override name = 'RenderError';
@@ -26,8 +28,10 @@ export class RenderError extends Error {
 
 export interface RenderOptions {
   output: string;
-  /** The PNG path; with frames, a pattern such as out/%04d.png. */
+  /** The PNG path; with frames, a pattern such as out/%04d.png; or a video (.mp4, .webm, .gif). */
   file: string;
+  /** A video's constant rate factor (video.ts checks it). */
+  crf?: number;
   time: number;
   frames?: { first: number; last: number };
   fps: number;
@@ -57,8 +61,10 @@ export function frameFile(pattern: string, frame: number): string {
 
 export async function render(scene: Scene, options: RenderOptions): Promise<void> {
   const { frames } = options;
-  if (frames && !/%0?\d*d/.test(options.file))
-    throw new RenderError(`-o ${options.file}: with --frames, name the files with a frame number pattern, e.g. -o out/%04d.png`);
+  const video = isVideoFile(options.file);
+  if (frames && !video && !/%0?\d*d/.test(options.file))
+    throw new RenderError(`-o ${options.file}: with --frames, name the files with a frame number pattern, e.g. -o out/%04d.png, or a video, e.g. -o out.mp4`);
+  if (video) requireFfmpeg();
   const workers = Math.max(1, Math.min(options.workers, 256));
   const memory = new FieldMemory();
   let cachedModules = 0;
@@ -87,10 +93,11 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   const bar = options.progress && frames ? new cliProgress.SingleBar({ format: 'rendering [{bar}] {value}/{total} frames | {eta_formatted} left', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
   bar?.start(last - first + 1, 0);
   const started = performance.now();
-  const writer = new FrameWriter(frames ? workers : 0, (w) => {
+  const reported = (w: FrameFile & { millis: number }) => {
     out({ frame: w.frame, file: w.file, millis: w.millis });
     bar?.increment();
-  });
+  };
+  const writer = video ? new VideoWriter(options, reported) : new FrameWriter(frames ? workers : 0, reported);
   try {
     for (let frame = start; frame <= last; frame++) {
       const t0 = performance.now();
@@ -106,14 +113,16 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       const field = run.outputField(options.output)!;
       // A range of frames hands each frame's pixels to a thread; one frame is encoded from the
       // field, strip by strip (the field stays as it is until the write is done: drain below).
-      const pixels = frames ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output);
-      const file = frames ? frameFile(options.file, frame) : options.file;
+      const pixels = frames || video ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output);
+      const file = frames && !video ? frameFile(options.file, frame) : options.file;
       await writer.write({ frame, file, t0, width: field.width, height: field.height }, pixels);
     }
     await writer.drain();
+    await writer.complete();
     const millis = performance.now() - started;
-    out({ done: true, frames: writer.written, millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: pool?.workers ?? 1, events: run.events });
+    out({ done: true, frames: writer.written, ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: pool?.workers ?? 1, events: run.events });
     bar?.stop();
+    if (writer instanceof VideoWriter && writer.padded && !options.json) process.stderr.write(`note: ${writer.padded}\n`);
     if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frames to ${options.file} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
     else if (!options.json) {
       const field = run.outputField(options.output)!;
@@ -121,6 +130,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     }
   } catch (e) {
     bar?.stop();
+    await writer.abort();
     if (e instanceof RenderError) out({ error: e.message, frame: e.frame, node: e.node });
     throw e;
   } finally {
@@ -186,6 +196,10 @@ class FrameWriter {
     while (this.pending.length) await this.finish(this.pending.shift()!);
   }
 
+  /** Every frame is its own file, written whole when reported: nothing to finish or undo. */
+  async complete(): Promise<void> {}
+  async abort(): Promise<void> {}
+
   async close(): Promise<void> {
     if (!this.encoder) return;
     const encoder = this.encoder;
@@ -203,6 +217,57 @@ class FrameWriter {
     this.written++;
     this.pixels += f.width * f.height;
     this.reported({ ...f, millis: Math.round((performance.now() - f.t0) * 1000) / 1000 });
+  }
+}
+
+/**
+ * Writes the frames into one video: each frame's pixels go down ffmpeg's pipe in order and are
+ * reported once handed over; the video is whole once finished (renamed into place), and an
+ * aborted render leaves none.
+ */
+class VideoWriter {
+  written = 0;
+  pixels = 0;
+  /** What was done to fit an odd size to the format, if anything. */
+  padded?: string;
+  private video?: VideoFile;
+  private size = [0, 0];
+
+  constructor(
+    private readonly options: RenderOptions,
+    private readonly reported: (w: FrameFile & { millis: number }) => void,
+  ) {}
+
+  async write(f: FrameFile, pixels: Pixels): Promise<void> {
+    if (typeof pixels === 'function') throw new Error('internal: a video takes whole frames');
+    if (!this.video) {
+      this.video = new VideoFile(f.file, { width: f.width, height: f.height, fps: this.options.fps, crf: this.options.crf });
+      if (this.video.width !== f.width || this.video.height !== f.height)
+        this.padded = `${f.width} x ${f.height} has an odd side, and ${f.file}'s 4:2:0 colour needs even ones: the video is ${this.video.width} x ${this.video.height}, the last ${f.width % 2 ? 'column' : 'row'}${f.width % 2 && f.height % 2 ? ' and row' : ''} repeated (give an even --size to avoid it)`;
+      this.size = [f.width, f.height];
+    } else if (f.width !== this.size[0] || f.height !== this.size[1]) {
+      throw new RenderError(`frame ${f.frame}: the output is ${f.width} x ${f.height}, but the video's frames are ${this.size.join(' x ')}: a video's frames keep one size`, f.frame);
+    }
+    await this.video.write(pixels).catch((e) => Promise.reject(new RenderError((e as Error).message, f.frame)));
+    this.written++;
+    this.pixels += f.width * f.height;
+    this.reported({ ...f, millis: Math.round((performance.now() - f.t0) * 1000) / 1000 });
+  }
+
+  async drain(): Promise<void> {}
+
+  async complete(): Promise<void> {
+    await this.video?.close().catch((e) => Promise.reject(new RenderError((e as Error).message)));
+  }
+
+  async abort(): Promise<void> {
+    await this.video?.abort();
+  }
+
+  async close(): Promise<void> {}
+
+  describe(): object {
+    return { file: this.options.file, width: this.video?.width, height: this.video?.height, fps: this.options.fps, ...(this.padded ? { padded: true } : {}) };
   }
 }
 

@@ -42,6 +42,8 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
   const docOf = new Map<string, Document>();
   /** Nodes that are not in the graph because of an error reported elsewhere: reading them adds none. */
   const unchecked = new Set(g.unchecked?.nodes);
+  /** Edges (`node.port`) whose field type is wrong: reported once, not again for their extents. */
+  const mistyped = new Set<string>();
 
   for (const { doc, st } of g.nodes) {
     const err = (span: { start: number; end: number }, message: string, fix?: Diagnostic['fix']) => diagnostics.push(diagnostic(doc, span, message, fix));
@@ -60,6 +62,8 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
     }
     const node: SceneNode = { name: st.name.value, path: doc.path, kernel, statement: st, domain: [], edges: new Map(), values: new Map() };
     let sizeMember: number[] | undefined;
+    /** In ports a member names: one that is wrong says so itself, not again as missing. */
+    const named = new Set<string>();
     for (const m of st.members) {
       if (m.form === 'size') {
         sizeMember = m.size.dims;
@@ -74,10 +78,11 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
           near ? { node: node.name, member: m.name.value, text: memberText(doc, m, near) } : undefined);
         continue;
       }
-      checkMember(doc, node, port, m, g, err);
+      named.add(port.name);
+      checkMember(doc, node, port, m, g, err, mistyped);
     }
     for (const port of kernel.ports) {
-      if (port.kind !== 'in') continue;
+      if (port.kind !== 'in' || named.has(port.name)) continue;
       if (port.dims && !node.edges.has(port.name)) {
         err(st.name.span, `node \`${node.name}\` leaves the in port \`${port.name}\` (field${port.dims}<${port.type.name}>) unconnected: add \`${port.name} <- NODE.PORT;\``);
       } else if (!port.dims && !node.values.has(port.name)) {
@@ -125,8 +130,10 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
         node.edges.delete(portName);
         continue;
       }
-      if (!sameType(out.type, port.type) || out.dims !== port.dims)
+      if (!sameType(out.type, port.type) || out.dims !== port.dims) {
+        mistyped.add(`${node.name}.${portName}`);
         err(`\`${portName}\` of node \`${node.name}\` is a field${port.dims}<${port.type.name}>, but \`${from.name}.${out.name}\` is a field${out.dims}<${out.type.name}>`);
+      }
     }
   }
 
@@ -143,9 +150,10 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
     // Pointwise reads need the source to have the node's own extents.
     const doc = docOf.get(node.name)!;
     for (const [portName, src] of node.edges) {
-      if (!k.pointwise.includes(portName)) continue;
+      if (!k.pointwise.includes(portName) || mistyped.has(`${node.name}.${portName}`)) continue;
       const d = domainOf(src, nodes, g.inputs);
-      if (d && d.join('x') !== node.domain.join('x')) {
+      // A source with no domain is in a cycle, reported as such.
+      if (d?.length && d.join('x') !== node.domain.join('x')) {
         const member = node.statement.members.find((m) => m.name.value === portName)!;
         diagnostics.push(diagnostic(doc, member.span,
           `node \`${node.name}\` reads \`${portName}\` at its own element, but \`${portName}\` is ${d.join(' x ')} while the node's domain is ${node.domain.join(' x ')}: give the node \`size = ${d.join(' x ')};\`, or read with ${portName}.sample(u, v)`));
@@ -192,6 +200,7 @@ function checkMember(
   m: NodeMember,
   g: GraphInput,
   err: (span: { start: number; end: number }, message: string, fix?: Diagnostic['fix']) => void,
+  mistyped: Set<string>,
 ): void {
   if (port.dims) {
     if (m.form !== 'edge') {
@@ -205,8 +214,10 @@ function checkMember(
         node.edges.set(port.name, { node: m.from.node.value, port: '' });
         return;
       }
-      if (!sameType(input.type, port.type) || input.dims !== port.dims)
+      if (!sameType(input.type, port.type) || input.dims !== port.dims) {
+        mistyped.add(`${node.name}.${port.name}`);
         err(m.span, `\`${port.name}\` is a field${port.dims}<${port.type.name}>, but input \`${input.name}\` is a field${input.dims}<${input.type.name}>`);
+      }
       node.edges.set(port.name, { input: input.name });
       return;
     }

@@ -1,0 +1,238 @@
+// The graph checker (src/ir/check/graph.ts) and the session's grants (src/ir/grants.ts, the grant
+// check of src/ir/check/scene.ts): for each wiring mistake, the one diagnostic a user reads (line,
+// column, message, fix); for clean scenes, the edges, values, domains, order and outputs the
+// engine is built from. Scenes are checked in memory: no compiler, no engine.
+
+import t, { type Test } from 'tap';
+import { loadScene, type Scene, type SceneOptions } from '../src/ir/check/scene.js';
+import { ALL_GRANTS, GRANTS, isGrant } from '../src/ir/grants.js';
+
+// Kernels of each shape the graph can wire: 1-, 2- and 3-D fields, scalar and vector ports,
+// a state port, a pointwise reader and a gatherer.
+const KERNELS = `
+kernel k.src2@1 {
+  in gain: f32 = 1.0;
+  out r: field2<f32>;
+  each (x, y) { r = gain; }
+}
+kernel k.src3@1 {
+  out v: field3<f32>;
+  size 4 x 4 x 4;
+  each (x, y, z) { v = 1.0; }
+}
+kernel k.line@1 {
+  out r: field1<f32>;
+  each (x) { r = 1.0; }
+}
+kernel k.color@1 {
+  in tint: vec3 = 1.0;
+  in bias: f32;
+  out c: field2<vec4>;
+  each (x, y) { c = vec4(tint, bias); }
+}
+kernel k.read@1 {
+  in s: field2<f32>;
+  in k: f32 = 1.0;
+  out r: field2<f32>;
+  each (x, y) { r = s * k; }
+}
+kernel k.gather@1 {
+  grants field.read;
+  in s: field2<f32>;
+  out r: field2<f32>;
+  each (x, y) { r = s.at(x + 1, y); }
+}
+kernel k.life@1 {
+  grants field.write, time.read;
+  state cells: field2<f32> = 0.0;
+  out shown: field2<f32>;
+  each (x, y) { cells = cells + 1.0; shown = cells + f32(frame); }
+}
+kernel k.only@1 {
+  grants field.write;
+  state s: field2<f32> = 0.0;
+  each (x, y) { s = s + 1.0; }
+}
+kernel k.pair@1 {
+  in a: field2<f32>;
+  in b: field2<f32>;
+  out r: field2<f32>;
+  each (x, y) { r = a + b; }
+}
+`;
+
+const LINES = KERNELS.split('\n').length - 1; // the scene's own statements start after the kernels
+
+function check(scene: string, options: Partial<SceneOptions> = {}): Scene {
+  const docs: Record<string, string> = { 'scene.esn': KERNELS + scene };
+  return loadScene('scene.esn', { read: (p) => docs[p], ...options });
+}
+
+/** The diagnostics as [line in the scene's part, column, message, fix]. */
+function diags(scene: string, options: Partial<SceneOptions> = {}): [number, number, string, unknown?][] {
+  return check(scene, options).diagnostics.map((d) => [d.line - LINES, d.column, d.message, ...(d.fix ? [d.fix] : [])] as [number, number, string, unknown?]);
+}
+
+function clean(t: Test, scene: string, options: Partial<SceneOptions> = {}): Scene {
+  const s = check(scene, options);
+  t.same(s.diagnostics.map((d) => d.message), [], 'the scene checks');
+  return s;
+}
+
+t.test('the kernels the tests wire check clean', async (t) => {
+  const s = clean(t, '');
+  t.equal(s.kernels.size, 9);
+});
+
+t.test('a node running an unknown kernel: the nearest id as the fix, else none', async (t) => {
+  t.same(diags('node a: k.src@1 {}\n'), [[1, 9, 'node `a` runs `k.src@1`, which no document of the scene declares; did you mean `k.src2@1`?', { node: 'a', text: 'node a: k.src2@1 {}' }]]);
+  t.same(diags('node a: zz.qqqq@9 { }\n'), [[1, 9, 'node `a` runs `zz.qqqq@9`, which no document of the scene declares']]);
+});
+
+t.test('node members: only in ports, by name (nearest as the fix, else the list)', async (t) => {
+  t.same(diags('node a: k.src2@1 { r = 1.0; }\n'), [[1, 20, '`r` is an out port of k.src2@1; a node sets only in ports (its in ports: gain)']]);
+  t.same(diags('node a: k.src2@1 { gian = 2.0; }\n'), [[1, 20, 'k.src2@1 has no in port `gian`; did you mean `gain`?', { node: 'a', member: 'gian', text: 'gain = 2.0;' }]]);
+  t.same(diags('node a: k.read@1 { s <- b; zzzz = 2.0; }\nnode b: k.src2@1 {}\n'), [[1, 28, 'k.read@1 has no in port `zzzz` (its in ports: s, k)']]);
+  t.same(diags('node a: k.line@1 { q = 1.0; }\n'), [[1, 20, 'k.line@1 has no in port `q`']]);
+});
+
+t.test('in ports left without a source or value', async (t) => {
+  t.same(diags('node a: k.read@1 {}\n'), [[1, 6, 'node `a` leaves the in port `s` (field2<f32>) unconnected: add `s <- NODE.PORT;`']]);
+  t.same(diags('node a: k.color@1 {}\n'), [[1, 6, 'node `a` gives no value to the in port `bias`, which has no default: add `bias = ...;`']]);
+  // Defaults fill the rest; a value given replaces the default.
+  const s = clean(t, 'node a: k.color@1 { bias = 0.5; }\nnode b: k.src2@1 { gain = 3.0; }\n');
+  t.same(Object.fromEntries(s.nodes[0].values), { bias: { value: [0.5] }, tint: { value: [1, 1, 1] } });
+  t.same(Object.fromEntries(s.nodes[1].values), { gain: { value: [3] } });
+});
+
+t.test('values: components counted, a single number repeated over a vector', async (t) => {
+  t.same(diags('node a: k.color@1 { bias = 0.5; tint = vec2(1.0, 2.0); }\n'), [[1, 40, '`tint` takes a vec3 (3 components); this value has 2']]);
+  t.same(diags('node a: k.color@1 { bias = vec2(1.0, 2.0); }\n'), [[1, 28, '`bias` takes a f32 (1 component); this value has 2']]);
+  const s = clean(t, 'node a: k.color@1 { bias = 0.5; tint = 0.25; }\n');
+  t.same(s.nodes[0].values.get('tint'), { value: [0.25, 0.25, 0.25] });
+  t.same(clean(t, 'node a: k.color@1 { bias = 0.5; tint = vec3(1.0, 2.0, 3.0); }\n').nodes[0].values.get('tint'), { value: [1, 2, 3] });
+});
+
+t.test('a field port set to a value, and a plain port given an edge', async (t) => {
+  t.same(diags('node a: k.read@1 { s = 1.0; }\n'), [[1, 20, '`s` is a field2<f32> in port: connect it with `s <- NODE.PORT;`']], 'said once: not again as unconnected');
+  t.same(diags('node a: k.read@1 { s <- b.r; k <- b.r; }\nnode b: k.src2@1 {}\n'), [[1, 30, '`k` is a plain f32 value, not a field: set it with `k = ...;`']]);
+});
+
+t.test('params: unknown (nearest as the fix, else how to declare it), of another type', async (t) => {
+  t.same(diags('param gain: f32 = 1.0;\nnode a: k.src2@1 { gain = gian; }\n'), [[2, 27, '`gian` is not a param of the scene; did you mean `gain`?', { node: 'a', member: 'gain', text: 'gain = gain;' }]]);
+  t.same(diags('node a: k.src2@1 { gain = level; }\n'), [[1, 27, '`level` is not a param of the scene: declare `param level: f32 = ...;`']]);
+  t.same(diags('param c: vec3 = 1.0;\nnode a: k.src2@1 { gain = c; }\n'), [[2, 27, 'param `c` is a vec3, but `gain` takes a f32']]);
+  t.same(diags('param g: f32 = 1.0;\nnode a: k.color@1 { bias = 0.5; tint = g; }\n'), [[2, 40, 'param `g` is a f32, but `tint` takes a vec3']]);
+  // A number of another scalar type is taken (an i32 param into an f32 port); a vec3 into a vec3 too.
+  const s = clean(t, 'param n: i32 = 2;\nparam c: vec3 = 0.5;\nnode a: k.color@1 { bias = n; tint = c; }\n');
+  t.same(Object.fromEntries(s.nodes[0].values), { bias: { param: 'n' }, tint: { param: 'c' } });
+});
+
+t.test('edges: the node and its port must exist (nearest as the fix), of the same field type and dimensions', async (t) => {
+  t.same(diags('node a: k.src2@1 {}\nnode b: k.read@1 { s <- aa.r; }\n'), [[2, 20, 'node `b` reads `aa`, which is neither a node nor an input of the scene; did you mean `a`?', { node: 'b', member: 's', text: 's <- a.r;' }]]);
+  t.same(diags('node a: k.src2@1 {}\nnode b: k.read@1 { s <- aa; }\n')[0][3], { node: 'b', member: 's', text: 's <- a;' });
+  t.same(diags('node a: k.src2@1 {}\nnode b: k.read@1 { s <- zzzzz.r; }\n'), [[2, 20, 'node `b` reads `zzzzz`, which is neither a node nor an input of the scene']]);
+  t.same(diags('node a: k.src2@1 {}\nnode b: k.read@1 { s <- a.q; }\n'), [[2, 20, 'node `a` (k.src2@1) has no out or state port `q`; its ports: r', { node: 'b', member: 's', text: 's <- a.r;' }]]);
+  t.same(diags('node a: k.life@1 {}\nnode b: k.read@1 { s <- a.shwn; }\n'), [[2, 20, 'node `a` (k.life@1) has no out or state port `shwn`; its ports: cells, shown', { node: 'b', member: 's', text: 's <- a.shown;' }]]);
+  t.same(diags('node a: k.life@1 {}\nnode b: k.read@1 { s <- a.zzzzz; }\n'), [[2, 20, 'node `a` (k.life@1) has no out or state port `zzzzz`; its ports: cells, shown']]);
+  // Dimensions (the issue's planted bug: a field3 feeding a field2 port checked clean) and element types.
+  // Said once: not again as a pointwise read of other extents.
+  t.same(diags('node a: k.src3@1 {}\nnode b: k.read@1 { s <- a.v; }\n'), [[2, 20, '`s` of node `b` is a field2<f32>, but `a.v` is a field3<f32>']]);
+  t.same(diags('node a: k.line@1 {}\nnode b: k.read@1 { s <- a.r; }\n'), [[2, 20, '`s` of node `b` is a field2<f32>, but `a.r` is a field1<f32>']]);
+  t.same(diags('node a: k.color@1 { bias = 0.0; }\nnode b: k.read@1 { s <- a.c; }\n'), [[2, 20, '`s` of node `b` is a field2<f32>, but `a.c` is a field2<vec4>']]);
+});
+
+t.test('an edge naming only a node reads its out port (a state port when it has none)', async (t) => {
+  const s = clean(t, 'node a: k.life@1 {}\nnode b: k.read@1 { s <- a; }\nnode c: k.only@1 {}\nnode d: k.read@1 { s <- c; }\n');
+  const edge = (n: string) => s.nodes.find((x) => x.name === n)!.edges.get('s');
+  t.same(edge('b'), { node: 'a', port: 'shown' }, 'the out port, not the state port declared first');
+  t.same(edge('d'), { node: 'c', port: 's' }, 'the only port, a state port');
+});
+
+t.test('scene inputs: read by name, of the same field type and dimensions', async (t) => {
+  const s = clean(t, 'input canvas: field2<f32> = 0.0 size 8 x 4;\nnode b: k.read@1 { s <- canvas; }\n');
+  t.same(s.nodes[0].edges.get('s'), { input: 'canvas' });
+  t.same(s.nodes[0].domain, [8, 4], 'the domain of the input it reads');
+  t.same(diags('input v: field2<vec4> = 0.0 size 8 x 8;\nnode b: k.read@1 { s <- v; }\n'), [[2, 20, '`s` is a field2<f32>, but input `v` is a field2<vec4>']]);
+  t.same(diags('input v: field3<f32> = 0.0 size 8 x 8 x 8;\nnode b: k.read@1 { s <- v; }\n'), [[2, 20, '`s` is a field2<f32>, but input `v` is a field3<f32>']]);
+  // A misspelt input is suggested like a node.
+  t.same(diags('input canvas: field2<f32> = 0.0 size 8 x 8;\nnode b: k.read@1 { s <- canvs; }\n')[0].slice(2), ['node `b` reads `canvs`, which is neither a node nor an input of the scene; did you mean `canvas`?', { node: 'b', member: 's', text: 's <- canvas;' }]);
+});
+
+t.test('cycles are named in order, and the order puts every source before its readers', async (t) => {
+  t.same(diags('node a: k.read@1 { s <- b.r; }\nnode b: k.read@1 { s <- a.r; }\n'), [[1, 6, 'the nodes a -> b -> a form a cycle: a node cannot read its own result in the same frame; keep it in a `state` port instead']]);
+  t.same(diags('node a: k.read@1 { s <- a.r; }\n'), [[1, 6, 'the nodes a -> a form a cycle: a node cannot read its own result in the same frame; keep it in a `state` port instead']]);
+  const s = clean(t, 'node d: k.pair@1 { a <- c.r; b <- b.r; }\nnode c: k.read@1 { s <- b.r; }\nnode b: k.read@1 { s <- a.r; }\nnode a: k.src2@1 {}\nnode e: k.src2@1 {}\n');
+  t.same(s.nodes.map((n) => n.name), ['a', 'b', 'c', 'd', 'e']);
+});
+
+t.test('domains: the size member, else the first field input, else the kernel, else the default; --size', async (t) => {
+  const s = clean(t, [
+    'node a: k.src2@1 { size = 8 x 4; }', // its own size
+    'node b: k.read@1 { s <- a.r; }', // its input's
+    'node c: k.src3@1 {}', // the kernel's size
+    'node d: k.src2@1 {}', // the default for 2-D
+    'node e: k.line@1 {}', // the default for 1-D
+    'node f: k.gather@1 { size = 16 x 2; s <- a.r; }', // a gatherer of another size
+    '',
+  ].join('\n'));
+  const domain = (n: string) => s.nodes.find((x) => x.name === n)!.domain;
+  t.same([domain('a'), domain('b'), domain('c'), domain('d'), domain('e'), domain('f')], [[8, 4], [8, 4], [4, 4, 4], [256, 256], [256], [16, 2]]);
+  // --size replaces the size of nodes with as many axes that have a size or read no field.
+  const sized = clean(t, 'node a: k.src2@1 { size = 8 x 4; }\nnode b: k.read@1 { s <- a.r; }\nnode d: k.src2@1 {}\nnode e: k.line@1 {}\n', { size: [32, 16] });
+  t.same(sized.nodes.map((n) => n.domain), [[32, 16], [32, 16], [32, 16], [256]]);
+  t.same(diags('node a: k.src2@1 { size = 8; }\n'), [[1, 20, 'node `a` runs a 2-D kernel; its size needs 2 extents']]);
+  t.same(diags('node a: k.line@1 { size = 8 x 8; }\n'), [[1, 20, 'node `a` runs a 1-D kernel; its size needs 1 extent']]);
+});
+
+t.test('a pointwise read must match the node\'s domain; a gather need not', async (t) => {
+  t.same(diags('node a: k.src2@1 { size = 8 x 8; }\nnode b: k.read@1 { size = 8 x 4; s <- a.r; }\n'), [[2, 34, 'node `b` reads `s` at its own element, but `s` is 8 x 8 while the node\'s domain is 8 x 4: give the node `size = 8 x 8;`, or read with s.sample(u, v)']]);
+  t.same(diags('input i: field2<f32> = 0.0 size 2 x 2;\nnode b: k.read@1 { size = 8 x 4; s <- i; }\n')[0][2], 'node `b` reads `s` at its own element, but `s` is 2 x 2 while the node\'s domain is 8 x 4: give the node `size = 2 x 2;`, or read with s.sample(u, v)');
+  clean(t, 'node a: k.src2@1 { size = 8 x 8; }\nnode b: k.gather@1 { size = 8 x 4; s <- a.r; }\n');
+});
+
+t.test('outputs: a node of the scene (nearest as the fix), and its out or state port', async (t) => {
+  const base = 'node a: k.life@1 {}\nnode l: k.line@1 {}\nnode o: k.only@1 {}\n';
+  const s = clean(t, `${base}output x <- a;\noutput y <- a.cells;\noutput z <- l;\noutput w <- o;\n`);
+  t.same(s.outputs.map((o) => [o.name, o.node, o.port, o.path]), [['x', 'a', 'shown', 'scene.esn'], ['y', 'a', 'cells', 'scene.esn'], ['z', 'l', 'r', 'scene.esn'], ['w', 'o', 's', 'scene.esn']]);
+  t.same(diags(`${base}output x <- aa.shown;\n`), [[4, 13, 'output `x` reads `aa`, which is not a node of the scene; did you mean `a`?', { output: 'x', text: 'output x <- a.shown;' }]]);
+  t.same(diags(`${base}output x <- aa;\n`)[0][3], { output: 'x', text: 'output x <- a;' });
+  t.same(diags(`${base}output x <- qqqq;\n`), [[4, 13, 'output `x` reads `qqqq`, which is not a node of the scene']]);
+  t.same(diags(`${base}output x <- a.nope;\n`), [[4, 15, 'node `a` has no out or state port `nope`; its ports: cells, shown']]);
+});
+
+t.test('one mistake, one diagnostic: what reads a node that did not check says nothing more', async (t) => {
+  // A node whose kernel did not check: neither the node, nor an edge or output reading it, adds one.
+  const broken = 'kernel k.bad@1 {\n  out r: field2<f32>;\n  each (x, y) { r = nope; }\n}\nnode a: k.bad@1 {}\nnode b: k.read@1 { s <- a.r; }\noutput o <- a.r;\noutput p <- b.r;\n';
+  const ds = diags(broken);
+  t.same(ds.map((d) => d[2]), ['unknown name `nope`']);
+  t.same(check(broken).nodes.map((n) => n.name), ['b']);
+});
+
+t.test('grants: a kernel needing one the session lacks is refused where it is declared', async (t) => {
+  const scene = 'node a: k.gather@1 { s <- b.r; }\nnode b: k.src2@1 {}\n';
+  const lacking = check(scene, { grants: ['time.read'] }).diagnostics;
+  t.same(lacking.map((d) => [d.line, d.column, d.message]), [
+    [28, 8, 'kernel k.gather@1 needs field.read, which this session does not grant (its grants: time.read); start the session with --grant field.read, or change the kernel not to need it'],
+    [34, 8, 'kernel k.life@1 needs field.write, which this session does not grant (its grants: time.read); start the session with --grant field.write, or change the kernel not to need it'],
+    [40, 8, 'kernel k.only@1 needs field.write, which this session does not grant (its grants: time.read); start the session with --grant field.write, or change the kernel not to need it'],
+  ], 'each kernel needing another grant, once; the node running it says nothing more');
+  t.notOk(check(scene, { grants: ['time.read'] }).kernels.has('k.gather@1'), 'the refused kernel is not in the scene');
+  const none = check('', { grants: [] }).diagnostics.map((d) => d.message);
+  t.same(none, [
+    'kernel k.gather@1 needs field.read, which this session does not grant (its grants: none); start the session with --grant field.read, or change the kernel not to need it',
+    'kernel k.life@1 needs field.write, time.read, which this session does not grant (its grants: none); start the session with --grant field.write, or change the kernel not to need it',
+    'kernel k.only@1 needs field.write, which this session does not grant (its grants: none); start the session with --grant field.write, or change the kernel not to need it',
+  ]);
+  // Granted, or no grants given (a session's default: all), they run.
+  t.equal(check(scene, { grants: ['field.read', 'field.write', 'time.read'] }).diagnostics.length, 0);
+  t.equal(check(scene, { grants: ALL_GRANTS }).kernels.size, 9);
+  t.equal(check(scene).kernels.size, 9);
+});
+
+t.test('the grants table: four names, each known to isGrant, nothing else', async (t) => {
+  t.same(ALL_GRANTS, ['field.read', 'field.write', 'time.read', 'input.read']);
+  t.same(GRANTS.map((g) => g.name), ALL_GRANTS);
+  for (const g of ALL_GRANTS) t.ok(isGrant(g), g);
+  for (const g of ['field.raed', '', 'field', 'FIELD.READ', 'time.write']) t.notOk(isGrant(g), `${g} is not a grant`);
+});

@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import type { Backend } from './engine.js';
 import { SceneFolder } from './files.js';
 import { videoCrf } from './video.js';
+import { checkParamOptions, parseParamOptions } from './param-option.js';
 import { isPipelineName, type PipelineName } from '../../bench/reference/measurement.js';
 
 // The commands that compile load binaryen (about a second): they are imported when they run, so
@@ -81,9 +82,10 @@ function sceneName(scenePath: string): string {
 
 async function renderCommand(argv: {
   scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean;
-  frames?: string; fps: number; crf?: number; workers: number; json: boolean;
+  frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[];
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
+  const paramOptions = parseParamOptions(argv.param);
   if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${argv.fps}`);
   if (!Number.isFinite(argv.time)) throw new UserError(`--time must be a number of seconds, e.g. --time 1.5; got ${argv.time}`);
   if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${argv.workers}`);
@@ -99,6 +101,7 @@ async function renderCommand(argv: {
     const dims = [...new Set(scene.nodes.map((n) => n.domain.length))].sort();
     throw new UserError(`--size ${argv.size} has ${size.length} axes, but no node of ${argv.scene} has ${size.length}: its nodes are ${dims.map((d) => `${d}-D`).join(' and ')}; give ${dims.map((d) => ['WIDTH', 'WIDTHxHEIGHT', 'WIDTHxHEIGHTxDEPTH'][d - 1]).join(' or ')}`);
   }
+  const params = checkParamOptions(scene, paramOptions);
   const output = argv.output ?? scene.outputs[0]?.name;
   if (!output) throw new UserError(`${argv.scene} declares no output: add \`output NAME <- NODE.PORT;\``);
   if (!scene.outputs.some((o) => o.name === output))
@@ -108,7 +111,7 @@ async function renderCommand(argv: {
   const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
   const crf = videoCrf(file, argv.crf);
   await render(scene, {
-    output, file, time: argv.time, frames, fps: argv.fps, crf, workers: argv.workers, backend: argv.backend as Backend, fuse: argv.fuse,
+    output, file, time: argv.time, frames, fps: argv.fps, crf, params, workers: argv.workers, backend: argv.backend as Backend, fuse: argv.fuse,
     json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY),
   });
 }
@@ -149,6 +152,7 @@ export async function main(args: string[]): Promise<number> {
           .option('out', { alias: 'o', type: 'string', describe: 'the PNG to write (default: the scene name .png); with --frames out/%04d.png, or a video: out.mp4, out.webm, out.gif (through ffmpeg)' })
           .option('output', { type: 'string', describe: 'which output of the scene (default: the first)' })
           .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds' })
+          .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
           .option('size', { type: 'string', describe: 'WIDTHxHEIGHT (or WxHxD): the size of every node with that many axes whose size the scene fixes' })
           .option('frames', { type: 'string', describe: 'FIRST:LAST: render a range of frames (inclusive) to numbered files (-o out/%04d.png)' })
           .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames (and of the video)' })
@@ -201,6 +205,7 @@ export async function main(args: string[]): Promise<number> {
           .option('listen', { type: 'string', describe: 'host:port for TCP and WebSocket (127.0.0.1:7788; port 0 picks a free one)' })
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
+          .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
           .option('allow-origin', { type: 'array', string: true, describe: 'a browser origin whose pages may open a WebSocket (e.g. http://localhost:5173; loopback pages of this port always may)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
       async (argv) => {
@@ -211,7 +216,8 @@ export async function main(args: string[]): Promise<number> {
         const allowedOrigins = (argv.allowOrigin as string[] | undefined) ?? [];
         for (const o of allowedOrigins)
           if (o !== '*' && !/^https?:\/\/[^/\s]+$/i.test(o)) throw new UserError(`--allow-origin takes an origin such as http://localhost:5173 (scheme, host and port, no path); got \`${o}\``);
-        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, workers: Math.max(1, argv.workers as number) });
+        const params = parseParamOptions(argv.param as string[] | undefined);
+        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, params, workers: Math.max(1, argv.workers as number) });
       },
     )
     .command(
@@ -222,10 +228,12 @@ export async function main(args: string[]): Promise<number> {
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
+          .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
       async (argv) => {
         const { mcp } = await import('../mcp/run.js');
-        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, workers: Math.max(1, argv.workers as number) });
+        const params = parseParamOptions(argv.param as string[] | undefined);
+        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, params, workers: Math.max(1, argv.workers as number) });
       },
     )
     .command(

@@ -30,6 +30,8 @@ export interface RenderOptions {
   output: string;
   /** The PNG path; with frames, a pattern such as out/%04d.png; or a video (.mp4, .webm, .gif). */
   file: string;
+  /** Params to start from (--param, checked). */
+  params?: { name: string; value: number[] }[];
   /** A video's constant rate factor (video.ts checks it). */
   crf?: number;
   time: number;
@@ -79,6 +81,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     const preparing = performance.now() - t0;
     run = new Engine(scene, { backend: options.backend, fuse: options.fuse, memory, pool, prepared: options.backend === 'jit' });
     run.compileMillis += preparing;
+    for (const { name, value } of options.params ?? []) run.params.set(name, value);
     cachedModules = modules.read;
   } catch (e) {
     await pool?.destroy();

@@ -3,6 +3,17 @@
 import { listen, parseListen, type Listener } from '../protocol/listen.js';
 import { serveStdio, type LineHandler } from '../protocol/transports.js';
 import { Session, type SessionOptions } from './session.js';
+import { applyParamOptions, type ParamOption } from './param-option.js';
+
+/**
+ * A session's params from --param. A scene that does not check has no params to set: that is said
+ * (the session runs, for compose to mend it) and the params are not set.
+ */
+export function startParams(session: Session, params: ParamOption[] | undefined, command: string): void {
+  if (!params?.length) return;
+  if (session.refused) process.stderr.write(`${command}: --param ${params.map((p) => p.text).join(' ')}: not set, the scene does not check\n`);
+  else applyParamOptions(session.scene, session.engine.params, params);
+}
 
 /** The handler every door uses: the session answers; `quit` closes the door it came through. */
 export function doorHandler(session: Session): LineHandler {
@@ -19,9 +30,15 @@ export function doorHandler(session: Session): LineHandler {
   };
 }
 
-export async function serve(scenePath: string, options: SessionOptions & { listen?: string; allowedOrigins?: string[] }): Promise<void> {
+export async function serve(scenePath: string, options: SessionOptions & { listen?: string; allowedOrigins?: string[]; params?: ParamOption[] }): Promise<void> {
   const address = options.listen !== undefined ? parseListen(options.listen) : undefined; // a bad one fails before the session opens
   const session = await Session.open(scenePath, options);
+  try {
+    startParams(session, options.params, 'entelechy');
+  } catch (e) {
+    await session.close();
+    throw e;
+  }
   const handler = doorHandler(session);
   if (session.refused) process.stderr.write(`entelechy: ${session.refused.message}\n(the session runs; mend the scene with compose)\n`);
   let listener: Listener | undefined;

@@ -7,12 +7,15 @@ import { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Session } from '../main/session.js';
 import { McpDoor } from './server.js';
+import type { ParamOption } from '../main/param-option.js';
 
 export interface McpOptions {
   /** --grant and --deny, checked as `serve` checks them. */
   grant?: string[];
   deny?: string[];
   workers?: number;
+  /** --param NAME=VALUE, read; checked against the scene once it opens. */
+  params?: ParamOption[];
 }
 
 /** A mistake in the command: cli.ts shows a UserError as a message, not a stack trace. */
@@ -28,7 +31,15 @@ class CommandError extends Error {
 async function openSession(scenePath: string, options: McpOptions): Promise<Session> {
   const { sessionGrants } = await import('../main/tools.js');
   const { Session } = await import('../main/session.js');
-  return Session.open(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers });
+  const { startParams } = await import('../main/serve.js');
+  const session = await Session.open(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers });
+  try {
+    startParams(session, options.params, 'entelechy');
+  } catch (e) {
+    await session.close();
+    throw e;
+  }
+  return session;
 }
 
 /**

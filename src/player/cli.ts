@@ -2,7 +2,8 @@
 
 import yargs from 'yargs';
 import { serveStdio } from '../protocol/transports.js';
-import { doorHandler } from '../main/serve.js';
+import { doorHandler, startParams } from '../main/serve.js';
+import { parseParamOptions } from '../main/param-option.js';
 import { PlayerError, startPlayer } from './start.js';
 
 export async function runPlayer(args: string[]): Promise<void> {
@@ -31,6 +32,7 @@ async function main(args: string[]): Promise<void> {
     .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
     .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
     .option('workers', { type: 'number', describe: 'evaluation workers (default: one per core)' })
+    .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0)' })
     .strict()
     .help()
     .fail((msg, err) => {
@@ -42,7 +44,14 @@ async function main(args: string[]): Promise<void> {
   const { sessionGrants } = await import('../main/tools.js');
   const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
   const workers = argv.workers === undefined ? undefined : Math.max(1, argv.workers);
+  const params = parseParamOptions(argv.param as string[] | undefined);
   const player = await startPlayer(String(argv.scene), { listen: argv.listen, grants, ...(workers ? { workers } : {}) });
+  try {
+    startParams(player.session, params, 'entelechy-player');
+  } catch (e) {
+    await player.close();
+    throw e;
+  }
   // With --serve, stdout carries the protocol's answers: the address goes to stderr.
   (argv.serve ? process.stderr : process.stdout).write(`player at ${player.url}\n`);
   if (player.session.refused) process.stderr.write(`entelechy-player: ${player.session.refused.message}\n(the Player runs; mend the scene and save it)\n`);

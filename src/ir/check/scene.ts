@@ -11,6 +11,7 @@ import { builtinElemType, components, sameType, type ElemType } from '../types.j
 import { checkKernel, type KernelInfo } from './kernel.js';
 import { diagnostic } from './report.js';
 import { checkGraph, type SceneNode } from './graph.js';
+import { checkParamDeclaration } from './params.js';
 
 export interface ParamInfo {
   name: string;
@@ -126,7 +127,10 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
   const params = new Map<string, ParamInfo>();
   for (const { doc, st } of all<ParamStatement>('param')) {
     const info = guard(doc, diagnostics, () => paramInfo(doc, st, env));
-    if (info) params.set(info.name, info);
+    if (!info) continue;
+    // A value that does not fit is reported, and the param still known to the nodes that name it.
+    params.set(info.name, info);
+    guard(doc, diagnostics, () => checkParamDeclaration(doc, st, info));
   }
   const inputs = new Map<string, InputInfo>();
   for (const { doc, st } of all<InputStatement>('input')) {

@@ -4,32 +4,16 @@ import type { Session } from '../../main/session.js';
 import { Engine } from '../../main/engine.js';
 import { readField, type Field } from '../../main/field.js';
 import { encodePng, fieldToRgba, planesToRgba } from '../../main/image.js';
-import { closest } from '../../ir/suggest.js';
 import { ProtocolError } from '../envelope.js';
-import { paramValueProblem } from './param-value.js';
+import { paramSetting } from '../../ir/check/params.js';
 
 type Fields = Record<string, unknown>;
 
 export async function param(s: Session, f: Fields) {
-  const name = String(f.name);
-  const p = s.scene.params.get(name);
-  if (!p) {
-    // The seed's model: say why, and what to do next.
-    const owner = s.scene.nodes.find((n) => n.values.has(name) && 'value' in n.values.get(name)!);
-    const params = [...s.scene.params.keys()];
-    if (owner)
-      throw new ProtocolError(
-        `\`${name}\` is not a param the scene declares; node \`${owner.name}\` sets its own \`${name}\`, which is the document's: change it there (over the protocol, \`compose\` with \`edits\`, node \`${owner.name}\`, member \`${name}\`), or declare a \`param\` there for the node to name`,
-        { params, fix: { node: owner.name, member: name, text: `${name} = ${JSON.stringify(f.value)};` } },
-      );
-    const near = closest(name, params);
-    throw new ProtocolError(`\`${name}\` is not a param the scene declares${near ? `; did you mean \`${near}\`?` : ''}; its params: ${params.join(', ') || 'none'}`, { params });
-  }
-  const value = Array.isArray(f.value) ? (f.value as number[]) : new Array(p.value.length).fill(f.value as number);
-  const problem = paramValueProblem(p, value);
-  if (problem) throw new ProtocolError(`${problem.why}; got ${JSON.stringify(f.value)}`, { fields: ['name', 'value'], field: 'value', expected: problem.expected });
-  s.engine.params.set(name, value);
-  return { events: [], name, value: f.value };
+  const setting = paramSetting(s.scene, String(f.name), f.value);
+  if (!setting.ok) throw new ProtocolError(setting.message, setting.details);
+  s.engine.params.set(setting.name, setting.value);
+  return { events: [], name: setting.name, value: f.value };
 }
 
 export async function evaluate(s: Session, f: Fields) {

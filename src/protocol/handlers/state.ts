@@ -4,7 +4,7 @@ import type { Session } from '../../main/session.js';
 import { diagnosticsError } from '../../main/session.js';
 import { fillField, packField, packedLayout, unpackField, type Field, type RowLayout } from '../../main/field.js';
 import { ProtocolError } from '../envelope.js';
-import { paramValueProblem } from './param-value.js';
+import { paramValueProblem } from '../../ir/check/params.js';
 
 type Fields = Record<string, unknown>;
 

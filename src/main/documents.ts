@@ -25,6 +25,12 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 export const JOURNAL_NAME = '.entelechy-journal.json';
 /** The suffix of the temp files beside the documents they will replace. */
 const TEMP_SUFFIX = '.entelechy-tmp';
+/**
+ * The longest name (in bytes) of a document or folder: a document's temp file adds 28 bytes to
+ * its name, and file systems allow 255. A longer one failed mid-write and left a journal that no
+ * later write could get past.
+ */
+const MAX_NAME_BYTES = 200;
 
 /** A path a document may not have: it says why and what to do. */
 export class PathError extends Error {
@@ -74,6 +80,8 @@ export function resolveUnder(root: string, path: string): string {
   const segments = path.split(/[\\/]+/).filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) throw new PathError(`\`${path}\` uses \`..\`; documents are written only under the scene's folder: ${hint}`, path);
   if (segments.length === 0) throw new PathError(`\`${path}\` names the scene's folder itself, not a document; ${hint}`, path);
+  const long = segments.find((s) => Buffer.byteLength(s) > MAX_NAME_BYTES);
+  if (long) throw new PathError(`\`${path}\` has a name of ${Buffer.byteLength(long)} bytes (\`${long.slice(0, 16)}...\`); names of documents and folders are at most ${MAX_NAME_BYTES} bytes: name it shorter`, path);
   const leaf = segments[segments.length - 1];
   if (leaf === JOURNAL_NAME || leaf.endsWith(TEMP_SUFFIX)) {
     throw new PathError(`\`${path}\` is reserved for Entelechy's own bookkeeping; ${hint}`, path);

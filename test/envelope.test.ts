@@ -50,7 +50,7 @@ t.test('the id: a string or a number, echoed on the answer; anything else refuse
   t.equal(accepted('{"id": 7, "op": "status"}').id, 7);
   t.equal(accepted('{"id": "a", "op": "status"}').id, 'a');
   t.equal(accepted('{"op": "status"}').id, undefined);
-  for (const id of ['{}', '[1]', 'true', 'null']) {
+  for (const id of ['{}', '[1]', 'true', 'null', '1e999', '-1e999']) {
     const a = refused(`{"id": ${id}, "op": "status"}`);
     t.equal(a.id, undefined, `id ${id} is not echoed`);
     t.same(a.error, { expected: 'string or number', field: 'id', fields: ['id', 'op'], message: '`id` must be a string or a number (it is echoed back)' });

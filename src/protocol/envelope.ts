@@ -33,7 +33,8 @@ export function parseRequest(line: string): Request | { id?: unknown; error: Pro
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return { error: new ProtocolError('a request is one JSON object a line, such as {"id": 1, "op": "status"}', { expected: 'object' }) };
   const { id, op, ...fields } = value as Record<string, unknown>;
-  if (id !== undefined && typeof id !== 'string' && typeof id !== 'number')
+  // 1e999 parses as Infinity, which JSON writes back as null: an id the client could not match.
+  if (id !== undefined && typeof id !== 'string' && !(typeof id === 'number' && Number.isFinite(id)))
     return { error: new ProtocolError('`id` must be a string or a number (it is echoed back)', { field: 'id', expected: 'string or number', fields: ['id', 'op'] }) };
   if (typeof op !== 'string')
     return { id, error: new ProtocolError(op === undefined ? 'the request has no `op`; say which operation, e.g. {"op": "status"}' : '`op` must be a string', { field: 'op', expected: 'string', operations: OPERATION_NAMES }) };

@@ -110,12 +110,12 @@ t.test('each field type takes its values and refuses others, non-finite numbers 
   // [type, an operation field of that type, values taken, values refused] (as JSON text: 1e999 is Infinity).
   const table: [FieldType, string, string, string[], string[]][] = [
     ['string', 'read', 'format', ['"png"', '""'], ['1', 'null', '["png"]', '{}', 'true']],
-    ['number', 'evaluate', 'time', ['0', '-2.5', '1e300'], ['1e999', '-1e999', '"1"', 'null', '[1]', 'true']],
+    ['number', 'evaluate', 'time', ['0', '-2.5', '3.4e38', '-3.4e38'], ['1e999', '-1e999', '1e300', '1e39', '"1"', 'null', '[1]', 'true']],
     ['integer', 'trace', 'x', ['0', '-3', '7'], ['1.5', '1e999', '"1"', 'null', 'true']],
     ['boolean', 'pause', 'paused', ['true', 'false'], ['0', '1', '"true"', 'null']],
     ['object', 'evaluate', 'pointer', ['{}', '{"x": 1}'], ['null', '[]', '"p"', '1']],
     ['array', 'evaluate', 'keys', ['[]', '["a", 1]'], ['{}', '"a"', 'null', '1']],
-    ['number|array', 'param', 'value', ['1', '[]', '[1, 2.5]'], ['1e999', '[1, 1e999]', '[1, "2"]', '"1"', 'null', '{}', '[[1]]']],
+    ['number|array', 'param', 'value', ['1', '[]', '[1, 2.5]'], ['1e999', '1e39', '[1, 1e999]', '[1, -1e39]', '[1, "2"]', '"1"', 'null', '{}', '[[1]]']],
   ];
   for (const [type, op, field, good, bad] of table) {
     t.equal(operation(op)!.fields.find((f) => f.name === field)!.type, type, `${op}.${field} is ${type}`);
@@ -130,12 +130,12 @@ t.test('each field type takes its values and refuses others, non-finite numbers 
   // What each refusal says the type is, and what the field means.
   const words: [string, string][] = [
     ['{"op": "read", "format": 1}', '`format` of `read` must be a string: png (default) or f32 (little-endian floats, component-major planes)'],
-    ['{"op": "evaluate", "time": 1e999}', '`time` of `evaluate` must be a number: the world clock in seconds (default: as it is)'],
+    ['{"op": "evaluate", "time": 1e999}', '`time` of `evaluate` must be a number (finite, within ±3.4e38: an f32): the world clock in seconds (default: as it is)'],
     ['{"op": "trace", "x": 0.5}', '`x` of `trace` must be an integer: x'],
     ['{"op": "pause", "paused": 1}', '`paused` of `pause` must be true or false: true to pause, false to resume (default: toggle)'],
     ['{"op": "evaluate", "pointer": []}', '`pointer` of `evaluate` must be an object: pointer {x, y, down} for kernels holding input.read'],
     ['{"op": "evaluate", "keys": "a"}', '`keys` of `evaluate` must be an array: names of keys held'],
-    ['{"op": "param", "name": "p", "value": "1"}', '`value` of `param` must be a number or an array of numbers: a number, or numbers for a vector'],
+    ['{"op": "param", "name": "p", "value": "1"}', '`value` of `param` must be a number (finite, within ±3.4e38: an f32) or an array of such numbers: a number, or numbers for a vector'],
   ];
   for (const [line, message] of words) t.equal(refused(line).error.message, message);
 });

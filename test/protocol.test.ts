@@ -885,16 +885,7 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
   });
 });
 
-t.test('write needs field.write', async (t) => {
-  const { s } = await open('life', { workers: 1, grants: ['field.read', 'time.read', 'input.read'] });
-  const st = await ok(t, s, { op: 'status' });
-  t.same(st.grants, ['field.read', 'time.read', 'input.read']);
-  const e = await err(t, s, { op: 'write', node: 'board', value: 1 });
-  t.match(e.message, /field\.write/);
-  t.equal(e.grant, 'field.write');
-  const { events } = await ok(t, s, { op: 'sync' });
-  t.ok(events.some((ev: any) => ev.kind === 'write_refused'), 'a write_refused event');
-});
+// `write` under reduced grants: test/grants.test.ts (on a scene that loads without field.write).
 
 t.test('the pool: a frame split over workers, and a failed one naming its node', async (t) => {
   const dir = copyExample('rings', 'protocol');

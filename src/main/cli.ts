@@ -248,11 +248,16 @@ export async function main(args: string[]): Promise<number> {
     .command(
       'test [paths..]',
       'replay .replay files (requests and expected answers) against a fresh session each',
-      (y) => y.positional('paths', { type: 'string', array: true, default: ['examples'], describe: 'replay files or folders' }),
+      (y) =>
+        y
+          .positional('paths', { type: 'string', array: true, default: ['examples'], describe: 'replay files or folders' })
+          .option('grant', { type: 'array', string: true, describe: 'replay with only these capabilities granted (default: all)' })
+          .option('deny', { type: 'array', string: true, describe: 'replay with these capabilities withheld' }),
       async (argv) => {
-        const { replayFiles } = await import('./tools.js');
+        const { replayFiles, sessionGrants } = await import('./tools.js');
         const paths = argv.paths as string[] | undefined;
-        status = await replayFiles(paths?.length ? paths : ['examples']);
+        const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
+        status = await replayFiles(paths?.length ? paths : ['examples'], grants);
       },
     )
     .demandCommand(1, 'name a command: render, check, serve, mcp, help, test or bench (entelechy --help lists them)')

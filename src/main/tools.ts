@@ -65,7 +65,7 @@ function replayFilesUnder(path: string): string[] {
 }
 
 /** Replay each file against a fresh session on a copy of its scene's folder. */
-export async function replayFiles(paths: string[]): Promise<number> {
+export async function replayFiles(paths: string[], grants?: Grant[]): Promise<number> {
   const files = paths.flatMap(replayFilesUnder);
   let failed = 0;
   for (const file of files) {
@@ -74,7 +74,7 @@ export async function replayFiles(paths: string[]): Promise<number> {
     try {
       const script = parseReplay(readFileSync(file, 'utf8'), file);
       cpSync(dirname(file), scratch, { recursive: true });
-      session = await Session.open(join(scratch, script.scene ?? 'scene.esn'), { workers: 1 });
+      session = await Session.open(join(scratch, script.scene ?? 'scene.esn'), { workers: 1, grants });
       const results = await runReplay(script, (line) => session!.request(line));
       const bad = results.filter((r) => r.failure);
       if (bad.length) {

@@ -3,6 +3,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { ALL_GRANTS } from '../ir/grants.js';
 import { EVENTS, OPERATIONS, type Group } from './operations.js';
 import { REPLAY_LINES } from './replay.js';
 
@@ -45,6 +46,16 @@ export function renderProtocolDoc(): string {
       out.push(`Answers: ${o.answer}.`, '');
     }
   }
+  out.push('## Grants', '',
+    'A session holds grants (`--grant G` grants only those named, `--deny G` withholds one; default all: ' + ALL_GRANTS.map((g) => `\`${g}\``).join(', ') + ').',
+    'A kernel declares the grants its body uses (docs/language.md); an operation that would load a kernel needing one the session lacks is refused',
+    'with the checker\'s diagnostic. Every path that sets a field only `write` may set under `field.write` is refused without it: the error',
+    'answers `grant`, and a `write_refused` event is pushed. The other operations need no grant: those that run kernels (`evaluate`, `trace`,',
+    '`pin`, `read`) run only kernels checked against the session\'s grants when they were loaded, whether an output needs them or not.',
+    'Numbers in requests are finite and within f32\'s range (±3.4e38): kernels receive them as f32.', '');
+  out.push('| operation | needs | when |', '|---|---|---|');
+  for (const o of OPERATIONS) for (const g of o.grants ?? []) out.push(`| \`${o.name}\` | ${g.grant === 'kernels' ? "its kernels' grants" : `\`${g.grant}\``} | ${g.when} |`);
+  out.push('');
   out.push('## Events', '', 'Answers carry `events` wherever something happened; `sync` returns those queued since the last `sync`.', '');
   out.push('| kind | meaning |', '|---|---|');
   for (const e of EVENTS) out.push(`| \`${e.kind}\` | ${e.meaning} |`);

@@ -90,23 +90,31 @@ function firstBadIndex(line: string): number {
   return lo;
 }
 
+/** The largest finite f32. Numbers reach kernels as f32: a larger one would arrive as infinity. */
+export const F32_MAX = 3.4028234663852886e38;
+
+/** A number a kernel can be given: finite and within f32's range (JSON's 1e999 parses as Infinity). */
+export function isF32Number(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= F32_MAX;
+}
+
 function typeOk(t: FieldSpec['type'], v: unknown): boolean {
   switch (t) {
     case 'string': return typeof v === 'string';
-    case 'number': return typeof v === 'number' && Number.isFinite(v);
+    case 'number': return isF32Number(v);
     case 'integer': return typeof v === 'number' && Number.isInteger(v);
     case 'boolean': return typeof v === 'boolean';
     case 'object': return typeof v === 'object' && v !== null && !Array.isArray(v);
     case 'array': return Array.isArray(v);
     case 'string|null': return typeof v === 'string' || v === null;
-    case 'number|array': return (typeof v === 'number' && Number.isFinite(v)) || (Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isFinite(x)));
+    case 'number|array': return isF32Number(v) || (Array.isArray(v) && v.every(isF32Number));
     case 'any': return true;
   }
 }
 
 const TYPE_WORDS: Record<FieldSpec['type'], string> = {
-  string: 'a string', number: 'a number', integer: 'an integer', boolean: 'true or false', object: 'an object', array: 'an array',
-  'string|null': 'a string or null', 'number|array': 'a number or an array of numbers', any: 'any value',
+  string: 'a string', number: 'a number (finite, within ±3.4e38: an f32)', integer: 'an integer', boolean: 'true or false', object: 'an object', array: 'an array',
+  'string|null': 'a string or null', 'number|array': 'a number (finite, within ±3.4e38: an f32) or an array of such numbers', any: 'any value',
 };
 
 /** A field of the wrong type, one not taken, or one missing: answers fields, field, expected. */

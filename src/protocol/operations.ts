@@ -3,6 +3,8 @@
 // group, its fields (type, whether required, meaning) and what it answers; the session supplies
 // the handlers by name.
 
+import type { Grant } from '../ir/grants.js';
+
 export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'string|null' | 'number|array' | 'any';
 
 export interface FieldSpec {
@@ -14,6 +16,16 @@ export interface FieldSpec {
 
 export type Group = 'Inspect' | 'Structure' | 'Kernels' | 'Parameters' | 'Running' | 'State' | 'Session';
 
+/**
+ * A grant an operation needs, and when: `kernels` stands for the grants its kernels declare (a
+ * kernel needing one the session lacks is refused). The handlers check what this table says
+ * (handlers/grants.ts), docs/protocol.md and help list it, and test/grants.test.ts has a case per row.
+ */
+export interface GrantRule {
+  grant: Grant | 'kernels';
+  when: string;
+}
+
 export interface OperationSpec {
   name: string;
   group: Group;
@@ -21,6 +33,8 @@ export interface OperationSpec {
   fields: FieldSpec[];
   /** What `ok` holds. */
   answer: string;
+  /** The grants it needs (none: it reaches nothing a grant guards). */
+  grants?: GrantRule[];
 }
 
 // The helpers keep the names and types of the table as literal types (at runtime they only build
@@ -29,8 +43,11 @@ export interface OperationSpec {
 const f = <N extends string, T extends FieldType, R extends boolean = false>(name: N, type: T, meaning: string, required?: R) =>
   ({ name, type, meaning, required: (required ?? false) as R });
 
-const op = <N extends string, F extends FieldSpec[]>(spec: { name: N; group: Group; summary: string; fields: [...F]; answer: string }) =>
-  spec as { name: N; group: Group; summary: string; fields: F; answer: string };
+const op = <N extends string, F extends FieldSpec[]>(spec: { name: N; group: Group; summary: string; fields: [...F]; answer: string; grants?: GrantRule[] }) =>
+  spec as { name: N; group: Group; summary: string; fields: F; answer: string; grants?: GrantRule[] };
+
+/** Kernels a change would run must need only grants the session holds. */
+const KERNELS = (what: string): GrantRule => ({ grant: 'kernels', when: `${what} needs only grants the session holds; otherwise it is refused and nothing changes` });
 
 const TABLE = [
   op({ name: 'status', group: 'Inspect', summary: 'The world at a glance.', fields: [],
@@ -54,15 +71,18 @@ const TABLE = [
       f('path', 'string', "the document to change (default: the scene; `edits` that all name statements of one other document of the scene change that one)"),
       f('expect', 'string', "the document's version you read: write only if it still is"),
     ],
-    answer: 'path, version, written, events' }),
+    answer: 'path, version, written, events' ,
+    grants: [KERNELS('every kernel of the changed scene'), { grant: 'field.write', when: 'an `input` statement it adds or redeclares (type, size or value): the input is set as `write` would set it' }] }),
   op({ name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync.', fields: [],
-    answer: 'events since the last sync' }),
+    answer: 'events since the last sync' ,
+    grants: [KERNELS('every kernel of the saved scene')] }),
   op({ name: 'prepare', group: 'Kernels', summary: 'Check and compile a kernel without changing anything.',
     fields: [f('source', 'string', 'the kernel statement (and any fn/struct/type it needs)', true), f('path', 'string', 'the document it is meant for (for messages)')],
-    answer: 'id, ports, grants' }),
+    answer: 'id, ports, grants' ,
+    grants: [KERNELS('the kernel')] }),
   op({ name: 'publish', group: 'Kernels', summary: 'Replace or add a kernel in the running world (not in a file).',
     fields: [f('source', 'string', 'the kernel statement', true), f('expect', 'integer', 'the generation you expect the registry to hold (optimistic concurrency)')],
-    answer: 'id, generation, events' }),
+    answer: 'id, generation, events', grants: [KERNELS('the kernel')] }),
   op({ name: 'retire', group: 'Kernels', summary: 'Withdraw a kernel published over the protocol (the document version, if any, runs again).',
     fields: [f('kernel', 'string', 'the kernel id', true), f('expect', 'integer', 'the generation you expect')],
     answer: 'id, generation, events' }),
@@ -81,11 +101,12 @@ const TABLE = [
     fields: [f('node', 'string', 'the node (or an input name)', true), f('port', 'string', 'the state port (omit for an input)'),
       f('data', 'string', 'base64 little-endian f32, component-major planes'), f('value', 'number|array', 'one value (a number or components) for every element'),
       f('region', 'object', '{x, y, width, height}')],
-    answer: 'events' }),
+    answer: 'events', grants: [{ grant: 'field.write', when: 'always' }] }),
   op({ name: 'snapshot', group: 'State', summary: 'Save the whole world: protocol-published kernels, params, state, clock.',
     fields: [f('path', 'string', "a file under the scene's folder (default: answer the data)")], answer: 'path or data, bytes' }),
   op({ name: 'restore', group: 'State', summary: 'Load a snapshot; a snapshot that does not load leaves the world as it was.',
-    fields: [f('path', 'string', "a snapshot file under the scene's folder"), f('data', 'string', 'snapshot data as snapshot answered it')], answer: 'events' }),
+    fields: [f('path', 'string', "a snapshot file under the scene's folder"), f('data', 'string', 'snapshot data as snapshot answered it')], answer: 'events',
+    grants: [KERNELS('every kernel the snapshot publishes')] }),
   op({ name: 'pause', group: 'Running', summary: 'Pause or resume the clock and frames.', fields: [f('paused', 'boolean', 'true to pause, false to resume (default: toggle)')],
     answer: 'paused' }),
   op({ name: 'reset', group: 'State', summary: 'Reset state to its declared values (one node, or all) and the clock to zero.', fields: [f('node', 'string', 'one node')],

@@ -4,7 +4,7 @@ import type { Session } from '../../main/session.js';
 import { Engine } from '../../main/engine.js';
 import { readField, type Field } from '../../main/field.js';
 import { encodePng, fieldToRgba, planesToRgba } from '../../main/image.js';
-import { ProtocolError } from '../envelope.js';
+import { isF32Number, ProtocolError } from '../envelope.js';
 import { paramSetting } from '../../ir/check/params.js';
 
 type Fields = Record<string, unknown>;
@@ -24,8 +24,8 @@ export async function evaluate(s: Session, f: Fields) {
   if (Array.isArray(f.keys) && !f.keys.every((k) => typeof k === 'string'))
     throw new ProtocolError('`keys` are the names of keys held: an array of strings, e.g. ["a", "shift"]', { fields: ['time', 'outputs', 'pointer', 'keys'], field: 'keys', expected: 'array of strings' });
   const pointer = f.pointer as { x?: unknown; y?: unknown; down?: unknown } | undefined;
-  if (pointer && (['x', 'y'].some((k) => pointer[k as 'x'] !== undefined && !Number.isFinite(pointer[k as 'x'])) || (pointer.down !== undefined && typeof pointer.down !== 'boolean')))
-    throw new ProtocolError('`pointer` is {x, y, down}: x and y numbers (element coordinates), down true or false', { fields: ['time', 'outputs', 'pointer', 'keys'], field: 'pointer', expected: '{x: number, y: number, down: boolean}' });
+  if (pointer && (['x', 'y'].some((k) => pointer[k as 'x'] !== undefined && !isF32Number(pointer[k as 'x'])) || (pointer.down !== undefined && typeof pointer.down !== 'boolean')))
+    throw new ProtocolError('`pointer` is {x, y, down}: x and y finite numbers within ±3.4e38 (element coordinates), down true or false', { fields: ['time', 'outputs', 'pointer', 'keys'], field: 'pointer', expected: '{x: number, y: number, down: boolean}' });
   const { report, events } = await s.evaluate({
     time: typeof f.time === 'number' ? f.time : undefined,
     pointer: pointer ? { x: Number(pointer.x ?? 0), y: Number(pointer.y ?? 0), down: Boolean(pointer.down) } : undefined,
@@ -46,6 +46,8 @@ function crop(field: Field, planes: Float32Array[], region: Fields | undefined) 
   const y = Number(region.y ?? 0);
   const w = Number(region.width ?? field.width - x);
   const h = Number(region.height ?? field.height - y);
+  const notInteger = (['x', 'y', 'width', 'height'] as const).find((k) => region[k] !== undefined && !Number.isInteger(region[k]));
+  if (notInteger) throw new ProtocolError(`region.${notInteger} must be an integer (elements of the ${field.width} x ${field.height} field)`, { field: 'region', expected: '{x, y, width, height} inside the field' });
   if (![x, y, w, h].every(Number.isInteger) || x < 0 || y < 0 || w < 1 || h < 1 || x + w > field.width || y + h > field.height)
     throw new ProtocolError(`region {x: ${x}, y: ${y}, width: ${w}, height: ${h}} is not inside the ${field.width} x ${field.height} field`, { field: 'region', expected: '{x, y, width, height} inside the field' });
   return {

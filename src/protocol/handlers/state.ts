@@ -3,7 +3,8 @@
 import type { Session } from '../../main/session.js';
 import { diagnosticsError } from '../../main/session.js';
 import { fillField, packField, packedLayout, unpackField, type Field, type RowLayout } from '../../main/field.js';
-import { ProtocolError } from '../envelope.js';
+import { isF32Number, ProtocolError } from '../envelope.js';
+import { needGrant } from './grants.js';
 import { paramValueProblem } from '../../ir/check/params.js';
 
 type Fields = Record<string, unknown>;
@@ -26,10 +27,7 @@ function writable(s: Session, f: Fields): { key: string; field: Field } {
 }
 
 export async function write(s: Session, f: Fields) {
-  if (!s.grants.includes('field.write')) {
-    s.pending.push({ kind: 'write_refused', node: f.node, reason: 'the session does not grant field.write' });
-    throw new ProtocolError('`write` needs the grant field.write, which this session does not hold (start it with --grant field.write)', { grant: 'field.write' });
-  }
+  needGrant(s, 'field.write', '`write`', { node: f.node });
   return s.frame(async () => {
     const { key, field } = writable(s, f);
     const n = field.comps.length;
@@ -44,6 +42,8 @@ export async function write(s: Session, f: Fields) {
       const want = w * h * d * n * 4;
       if (bytes.length !== want) throw new ProtocolError(`data holds ${bytes.length} bytes; ${w} x ${h}${field.dims === 3 ? ` x ${d}` : ''} elements of ${n} f32 need ${want} (component-major planes, little-endian)`, { field: 'data', expected: `${want} bytes` });
       values = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+      const bad = values.findIndex((v) => !Number.isFinite(v));
+      if (bad >= 0) throw new ProtocolError(`data holds ${values[bad]} at element ${bad}: write finite numbers`, { field: 'data', expected: 'finite f32' });
     } else if (f.value !== undefined) {
       const v = Array.isArray(f.value) ? (f.value as number[]) : new Array(n).fill(f.value as number);
       if (v.length !== n) throw new ProtocolError(`\`${key}\` has ${n} component${n > 1 ? 's' : ''}: give ${n} number${n > 1 ? 's' : ''}`, { field: 'value' });
@@ -155,7 +155,7 @@ export async function restore(s: Session, f: Fields) {
     const malformed =
       (snap.published !== undefined && (!isObject(snap.published) || !Object.values(snap.published).every((v) => typeof v === 'string'))) ? 'published' :
       (snap.params !== undefined && !isObject(snap.params)) ? 'params' :
-      (snap.clock !== undefined && (!isObject(snap.clock) || !Number.isFinite(snap.clock.time) || !Number.isInteger(snap.clock.frame) || snap.clock.frame < 0)) ? 'clock' :
+      (snap.clock !== undefined && (!isObject(snap.clock) || !isF32Number(snap.clock.time) || !Number.isInteger(snap.clock.frame) || snap.clock.frame < 0)) ? 'clock' :
       !snap.state.every((st) => isObject(st) && typeof st.key === 'string' && typeof st.data === 'string' && Array.isArray(st.comps) && st.comps.every((c) => typeof c === 'string')) ? 'state' :
       undefined;
     if (malformed) throw new ProtocolError(`the snapshot's \`${malformed}\` is malformed: nothing was restored`, { field: malformed });

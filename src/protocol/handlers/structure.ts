@@ -7,6 +7,7 @@ import { parseDocument } from '../../ir/syntax/index.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProtocolError } from '../envelope.js';
+import { changedInputs, needGrant } from './grants.js';
 import { addresses, applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
 
 type Fields = Record<string, unknown>;
@@ -93,6 +94,8 @@ export async function compose(s: Session, f: Fields) {
       (err.data as Record<string, unknown>).written = false;
       throw err;
     }
+    // An input the compose adds or redeclares gets its declared value: a write into it.
+    for (const name of changedInputs(s.scene, scene)) needGrant(s, 'field.write', `\`compose\` of input \`${name}\``, { input: name });
     await s.prepareScene(scene);
     // Publish first (a failed migration refuses the change), then write: all documents or none.
     const before = new Map(s.published);

@@ -1,0 +1,27 @@
+// The grants handlers check themselves: the rows of the operations table's `grants` that name a
+// grant (the `kernels` rows are the checker's: src/ir/check/scene.ts refuses a kernel needing a
+// grant the session lacks, for every path that loads one). One function for every such path, so
+// `write`, `restore` and `compose` refuse alike: a `write_refused` event and an error naming the grant.
+
+import type { Scene } from '../../ir/check/scene.js';
+import type { Grant } from '../../ir/grants.js';
+import type { Session } from '../../main/session.js';
+import { ProtocolError } from '../envelope.js';
+
+/** Refuse `what` (a phrase: "`write` into input `canvas`") unless the session holds `grant`. */
+export function needGrant(s: Session, grant: Grant, what: string, about: Record<string, unknown> = {}): void {
+  if (s.grants.includes(grant)) return;
+  s.pending.push({ kind: 'write_refused', ...about, reason: `the session does not grant ${grant}` });
+  throw new ProtocolError(`${what} needs the grant ${grant}, which this session does not hold (start it with --grant ${grant}): nothing was changed`, { grant });
+}
+
+/** Inputs `next` adds or declares differently from the running scene: a compose sets their fields, as `write` would. */
+export function changedInputs(running: Scene, next: Scene): string[] {
+  const same = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+  return [...next.inputs.values()]
+    .filter((i) => {
+      const was = running.inputs.get(i.name);
+      return !was || was.type.name !== i.type.name || !same(was.size, i.size) || !same(was.value, i.value);
+    })
+    .map((i) => i.name);
+}

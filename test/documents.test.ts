@@ -65,7 +65,10 @@ t.test('resolveUnder: what a document path may be, and what each refusal says', 
   t.equal(resolveUnder(root, 'lib/new.esn'), join(root, 'lib', 'new.esn'));
   t.equal(resolveUnder(root, 'a..b.esn'), join(root, 'a..b.esn'), '`..` inside a name is a name');
   // The scene's folder itself must be a folder that exists.
-  t.throws(() => resolveUnder(join(root, 'scene.esn'), 'a.esn'), { message: `the scene's folder \`${join(root, 'scene.esn')}\` is not a folder` });
+  t.throws(() => resolveUnder(join(root, 'scene.esn'), 'a.esn'), { message: new RegExp(`^the scene's folder \`${join(root, 'scene.esn')}\` is not a folder$`) });
+  t.equal(resolveUnder(root, 'notes:1.esn'), join(root, 'notes:1.esn'), 'a colon inside a name is a name');
+  mkdirSync(join(root, 'lib', 'sub'));
+  t.throws(() => resolveUnder(root, 'lib/sub/'), { message: /^`lib\/sub\/` is a folder, not a document; name a file in it, like `lib\/sub\/scene.esn`$/ });
   t.throws(() => resolveUnder(join(root, 'gone'), 'a.esn'), { message: new RegExp(`^the scene's folder \`${join(root, 'gone')}\` does not exist \\(ENOENT`) });
 });
 
@@ -89,11 +92,26 @@ t.test('resolveUnder: symbolic links are followed inside the folder, refused out
   t.throws(() => resolveUnder(root, 'leak.esn'), { message: /^`leak.esn` goes through a symbolic link `leak.esn` that leads out/ });
   t.throws(() => resolveUnder(root, 'dangling/x.esn'), { message: '`dangling/x.esn` goes through a symbolic link `dangling` that leads nowhere; remove the link or name another path' });
   t.throws(() => resolveUnder(root, 'alias'), { message: /is a folder, not a document/ });
+  // Deeper links are named by their whole path.
+  mkdirSync(join(root, 'lib'));
+  symlinkSync(outside, join(root, 'lib', 'out'));
+  symlinkSync(join(root, 'nowhere'), join(root, 'lib', 'dangling'));
+  t.throws(() => resolveUnder(root, 'lib/out/x.esn'), { message: /^`lib\/out\/x.esn` goes through a symbolic link `lib\/out` that leads out/ });
+  t.throws(() => resolveUnder(root, 'lib/dangling/x.esn'), { message: /^`lib\/dangling\/x.esn` goes through a symbolic link `lib\/dangling` that leads nowhere/ });
+  // A link to the folder itself stays inside; one to a sibling whose name starts like it does not.
+  symlinkSync(root, join(root, 'self'));
+  t.equal(resolveUnder(root, 'self/real/doc.esn'), join(root, 'real', 'doc.esn'));
+  mkdirSync(`${root}-evil`);
+  t.teardown(() => rmSync(`${root}-evil`, { recursive: true, force: true }));
+  symlinkSync(`${root}-evil`, join(root, 'evil'));
+  t.throws(() => resolveUnder(root, 'evil/x.esn'), { message: /leads out of the scene's folder/ }, `${root}-evil is not under ${root}`);
   // A root reached through a link is the same root.
   const linkedRoot = join(outside, 'root-link');
   symlinkSync(root, linkedRoot);
   t.equal(resolveUnder(linkedRoot, 'real/doc.esn'), join(linkedRoot, 'real', 'doc.esn'));
   t.equal(resolveUnder(linkedRoot, 'alias/doc.esn'), join(root, 'real', 'doc.esn'));
+  await writeDocuments(linkedRoot, [{ path: 'new/folder/x.esn', text: 'x' }]);
+  t.equal(readFileSync(join(root, 'new/folder/x.esn'), 'utf8'), 'x', 'a write into new folders under a root reached through a link');
 });
 
 t.test('writeDocuments: a set lands whole, keeps each file\'s mode, and leaves nothing behind', async (t) => {
@@ -201,6 +219,7 @@ t.test('recovery refuses journals it did not write, and journals that lead elsew
     // The issue's planted bug: a temp that is not a temp file would rename kernels.esn over the scene.
     [journal('committed', [{ path: 'scene.esn', temp: 'kernels.esn' }]), notOurs],
     [journal('committed', [{ path: 'scene.esn', temp: 'kernels.esn.entelechy-tmp.bak' }]), notOurs],
+    [journal('committed', [{ path: 'a.esn', temp: '.a.entelechy-tmp' }, { path: 'scene.esn', temp: 'kernels.esn' }]), notOurs],
     [journal('committed', [{ path: '../escape.esn', temp: '.e.entelechy-tmp' }]), /uses `\.\.`/],
     [journal('committed', [{ path: 'out/x.esn', temp: '.x.entelechy-tmp' }]), /leads out of the scene's folder/],
     [journal('committed', [{ path: 'scene.esn', temp: '../.s.entelechy-tmp' }]), /uses `\.\.`/],
@@ -243,6 +262,23 @@ t.test('recovery of journals Entelechy wrote, from the disk as a crash left it',
   t.same(await recoverJournal(root), { recovered: [], rolledBack: [] });
   t.same(listing(root), ['a.esn', 'lib/k.esn', 'other.entelechy-tmp', 'scene.esn'], 'only the journal\'s own temp files are removed');
   await t.rejects(recoverJournal(join(root, 'missing')), { message: /does not exist/ });
+});
+
+t.test('recovery that cannot move or remove a temp file stops and keeps the journal', async (t) => {
+  for (const state of ['prepared', 'committed']) {
+    const root = folder();
+    writeFileSync(join(root, 'scene.esn'), 'old');
+    // A folder where a temp file should be: it can be neither renamed over a document nor unlinked.
+    mkdirSync(join(root, '.scene.esn.aa.entelechy-tmp'));
+    writeFileSync(join(root, JOURNAL_NAME), journal(state, [{ path: 'scene.esn', temp: '.scene.esn.aa.entelechy-tmp' }]));
+    await t.rejects(recoverJournal(root), { code: /^E/ }, state);
+    t.ok(existsSync(join(root, JOURNAL_NAME)), `${state}: the journal is kept`);
+    t.equal(readFileSync(join(root, 'scene.esn'), 'utf8'), 'old');
+  }
+  // A folder where the journal should be is not taken for no journal.
+  const root = folder();
+  mkdirSync(join(root, JOURNAL_NAME));
+  await t.rejects(recoverJournal(root), { code: 'EISDIR' });
 });
 
 t.test('PathError names the path it refused', async (t) => {

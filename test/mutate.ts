@@ -56,9 +56,39 @@ function lines(r: string | Range): string {
   return `${r.file}:${from + 1}-${to}`;
 }
 
-async function score(name: string, tests?: string[]): Promise<void> {
+type Mutant = { status: string; mutatorName: string; replacement?: string; location: { start: { line: number; column: number }; end: { line: number; column: number } } };
+type Report = { files: Record<string, { mutants: Mutant[] }> };
+const counted = (status: string) => status !== 'RuntimeError' && status !== 'CompileError' && status !== 'Ignored';
+const dead = (status: string) => status === 'Killed' || status === 'Timeout';
+const key = (file: string, m: Mutant) => `${file}:${m.location.start.line}:${m.location.start.column}:${m.mutatorName}:${m.replacement}`;
+
+function mutants(report: string): (Mutant & { file: string })[] {
+  const r = JSON.parse(readFileSync(report, 'utf8')) as Report;
+  return Object.entries(r.files).flatMap(([file, f]) => f.mutants.map((m) => ({ file, ...m })));
+}
+
+/**
+ * With `--survivors`: only the mutants the last full run of the module left alive (from its
+ * report), to see which new tests kill, in seconds instead of minutes; the score is the last
+ * run's with those now killed added. The source must not have changed since that run.
+ */
+function survivors(name: string): { mutate: string[]; alive: Set<string>; before: { killed: number; total: number } } {
+  const all = mutants(join('reports', 'mutation', `${name}.json`));
+  const alive = all.filter((m) => counted(m.status) && !dead(m.status));
+  // A range a little wider than each mutant (the report's columns and Stryker's ranges count
+  // from different bases); the mutants it also takes in are left out of the count below.
+  const range = (m: Mutant) => `${m.location.start.line}:${Math.max(0, m.location.start.column - 1)}-${m.location.end.line}:${m.location.end.column + 1}`;
+  return {
+    mutate: alive.map((m) => `${m.file}:${range(m)}`),
+    alive: new Set(alive.map((m) => key(m.file, m))),
+    before: { killed: all.filter((m) => dead(m.status)).length, total: all.filter((m) => counted(m.status)).length },
+  };
+}
+
+async function score(name: string, tests?: string[], again = false): Promise<void> {
   const m = { ...MODULES[name], ...(tests ? { tests } : {}) };
-  const report = join('reports', 'mutation', `${name}.json`);
+  const rerun = again ? survivors(name) : undefined;
+  const report = join('reports', 'mutation', `${name}${again ? '.survivors' : ''}.json`);
   mkdirSync(join('reports', 'mutation'), { recursive: true });
   // Imported by a name tsc does not resolve: the build does not need Stryker installed (a
   // node_modules from before it was added still compiles the project).
@@ -68,7 +98,7 @@ async function score(name: string, tests?: string[]): Promise<void> {
     testRunner: 'tap',
     plugins: ['@stryker-mutator/tap-runner'],
     tap: { testFiles: m.tests.map((t) => `dist/test/${t}.test.js`), nodeArgs: [], forceBail: true },
-    mutate: m.mutate.map(lines),
+    mutate: rerun?.mutate ?? m.mutate.map(lines),
     mutator: { excludedMutations: m.exclude ?? [] },
     buildCommand: 'npx tsc -p tsconfig.json --noCheck',
     coverageAnalysis: 'perTest',
@@ -85,11 +115,18 @@ async function score(name: string, tests?: string[]): Promise<void> {
   });
   const started = Date.now();
   const results = await stryker.runMutationTest();
-  const killed = results.filter((r) => r.status === 'Killed' || r.status === 'Timeout').length;
-  const survived = results.filter((r) => r.status === 'Survived' || r.status === 'NoCoverage').length;
   const seconds = Math.round((Date.now() - started) / 1000);
-  const pct = killed + survived ? ((100 * killed) / (killed + survived)).toFixed(1) : '-';
-  console.log(`mutate ${name}: ${killed} of ${killed + survived} mutants killed (${pct} %), ${seconds} s; report ${report}`);
+  let killed = results.filter((r) => dead(r.status)).length;
+  let total = results.filter((r) => counted(r.status)).length;
+  if (rerun) {
+    const again = mutants(report).filter((m) => rerun.alive.has(key(m.file, m)));
+    const now = again.filter((m) => dead(m.status)).length;
+    console.log(`mutate ${name}: ${now} of the ${rerun.alive.size} survivors of the last run killed now (${rerun.alive.size - again.length} not found again)`);
+    killed = rerun.before.killed + now;
+    total = rerun.before.total;
+  }
+  const pct = total ? ((100 * killed) / total).toFixed(1) : '-';
+  console.log(`mutate ${name}: ${killed} of ${total} mutants killed (${pct} %), ${seconds} s; report ${report}`);
 }
 
 process.chdir(join(import.meta.dirname, '..', '..')); // the repository's root
@@ -97,5 +134,7 @@ const args = process.argv.slice(2);
 // `--tests a,b`: score against other test files (to measure what the older suite killed).
 const at = args.indexOf('--tests');
 const tests = at >= 0 ? args.splice(at, 2)[1]?.split(',') : undefined;
+const again = args.includes('--survivors');
+if (again) args.splice(args.indexOf('--survivors'), 1);
 for (const n of args) if (!(n in MODULES)) usage();
-for (const n of args.length ? args : Object.keys(MODULES)) await score(n, tests);
+for (const n of args.length ? args : Object.keys(MODULES)) await score(n, tests, again);

@@ -79,9 +79,18 @@ export function mutateOnce(r: Rng, toks: string[], kind: Mutation = r.pick(MUTAT
   return kind;
 }
 
-/** `count` mutations of a scene text (truncation at most once, and rarely). */
+/**
+ * The mutations by weight: numbers and operators most (their mutants often still check, and then
+ * run on both backends), truncation least (it rarely leaves a scene that checks).
+ */
+const WEIGHTED: Mutation[] = [
+  ...Array<Mutation>(6).fill('number'), ...Array<Mutation>(5).fill('operator'), ...Array<Mutation>(2).fill('rename'),
+  ...Array<Mutation>(2).fill('delete'), ...Array<Mutation>(2).fill('duplicate'), ...Array<Mutation>(2).fill('swap'), 'truncate',
+];
+
+/** `count` mutations of a scene text. */
 export function mutateScene(r: Rng, text: string, count: number): string {
   const toks = tokens(text);
-  for (let i = 0; i < count; i++) mutateOnce(r, toks, r.chance(0.05) ? 'truncate' : r.pick(MUTATIONS.filter((m) => m !== 'truncate')));
+  for (let i = 0; i < count; i++) mutateOnce(r, toks, r.pick(WEIGHTED));
   return toks.join('');
 }

@@ -4,7 +4,8 @@
 
 import t, { type Test } from 'tap';
 import binaryen from 'binaryen';
-import { finishModule, newModule } from '../src/codegen/module.js';
+import { newModule } from '../src/codegen/module.js';
+import { optimise } from '../src/codegen/optimise.js';
 import { ARGS, type IrFunction, type Scalar } from '../src/ir/ir.js';
 import { FuelTrap, interpret } from '../src/ir/interp.js';
 import { compileFunction, instantiate, type RunFunction } from '../src/codegen/index.js';
@@ -612,7 +613,7 @@ t.test('fuel traps: same node, same trap word, in both backends', (tt) => {
 t.test('errors: an invalid module is an internal error; other traps pass through', (tt) => {
   const m = newModule({ nodes: [], fuel: 1 });
   m.addFunction('bad', binaryen.none, binaryen.i32, [], m.f32.const(1));
-  tt.throws(() => finishModule(m, true), { name: 'InternalCompileError', message: /does not validate: .*function body type must match/s });
+  tt.throws(() => optimise(m, true), { name: 'InternalCompileError', message: /does not validate: .*function body type must match/s });
 
   // A field placed outside the memory: the engine's RuntimeError, not a FuelTrap.
   const f = fn({ locals: ['f32'], fields: [field('in', 'read', 2, ['f32']), field('out', 'write', 2, ['f32'])], body: [set(0, load(0, 0, 'f32'))], stores: [{ field: 1, comp: 0, local: 0 }] });

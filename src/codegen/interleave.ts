@@ -74,6 +74,15 @@ export function interleaveFactor(g: Gen): number {
   return straightLine(g) ? POINTWISE_FACTOR : 1;
 }
 
+/**
+ * Where the vectors of a step are fused: the index in the body's top level of the loop they
+ * share, the body's length for a straight line (statements side by side), or -1 (no step).
+ */
+export function interleavePoint(g: Gen): number {
+  const at = fusableLoop(g);
+  return at < 0 && straightLine(g) ? g.fn.body.length : at;
+}
+
 /** No loops, no gathers and small: a pointwise chain, latency-bound per vector. */
 export function straightLine(g: Gen): boolean {
   return !g.analysis.hasLoops && !gathers(g.fn.body) && expandedSize(g, g.fn.body) <= POINTWISE_MAX_SIZE;
@@ -86,14 +95,8 @@ export interface Step {
   perCall: Ref[];
 }
 
-/**
- * The loop over columns taking `k` vectors per step, or null when the body has neither a loop to
- * fuse nor is a straight line.
- */
-export function interleavedStep(g: Gen, k: number): Step | null {
-  let at = fusableLoop(g);
-  if (at < 0 && straightLine(g)) at = g.fn.body.length;
-  if (at < 0) return null;
+/** The loop over columns taking `k` vectors per step, fused at `at` (interleavePoint). */
+export function interleavedStep(g: Gen, k: number, at: number): Step {
   const m = g.m;
   const body = g.fn.body;
   const views = Array.from({ length: k }, (_, j) => g.view({ laneZeroTraps: j === 0 }));

@@ -6,6 +6,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { formatDiagnostic } from '../ir/check/report.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
+import { dumpTo, PASSES, type PassName } from '../ir/dump.js';
 import type { Diagnostic } from '../ir/syntax/tree.js';
 import { availableParallelism } from 'node:os';
 import type { Backend } from './engine.js';
@@ -116,7 +117,7 @@ async function renderCommand(argv: {
   });
 }
 
-function check(argv: { scene: string; json: boolean }): number {
+async function check(argv: { scene: string; json: boolean; dump?: PassName }): Promise<number> {
   const { scene } = loadSceneFile(argv.scene);
   const prefix = dirname(argv.scene) === '.' ? '' : `${dirname(argv.scene)}/`;
   if (argv.json) {
@@ -127,7 +128,23 @@ function check(argv: { scene: string; json: boolean }): number {
   } else {
     for (const d of scene.diagnostics) process.stdout.write(describe(d, prefix) + '\n');
   }
-  return scene.diagnostics.length ? 1 : 0;
+  if (scene.diagnostics.length) return 1;
+  if (argv.dump) await dumpPass(scene, argv.dump);
+  return 0;
+}
+
+/** Print what the compiler made after `pass`, for every group the scene runs (fused, no pins). */
+async function dumpPass(scene: Scene, pass: PassName): Promise<void> {
+  const { sceneGroups } = await import('./engine.js');
+  dumpTo([pass], (p, text) => process.stdout.write(`;; after ${p}\n${text}\n`));
+  try {
+    const groups = sceneGroups(scene, [], true);
+    if (PASSES.indexOf(pass) <= PASSES.indexOf('fuse')) return;
+    const { compileFunction } = await import('../codegen/compile.js');
+    for (const g of groups) compileFunction(g.ir);
+  } finally {
+    dumpTo(undefined);
+  }
 }
 
 export async function main(args: string[]): Promise<number> {
@@ -169,9 +186,10 @@ export async function main(args: string[]): Promise<number> {
       (y) =>
         y
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
-          .option('json', { type: 'boolean', default: false, describe: 'print {ok, diagnostics} as JSON' }),
-      (argv) => {
-        status = check(argv as never);
+          .option('json', { type: 'boolean', default: false, describe: 'print {ok, diagnostics} as JSON' })
+          .option('dump', { choices: PASSES, describe: 'then print what the compiler made after this pass (IR, or WebAssembly text), per group' }),
+      async (argv) => {
+        status = await check(argv as never);
       },
     )
     .command(

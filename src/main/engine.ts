@@ -8,6 +8,8 @@ import { instantiate, moduleMeta } from '../codegen/instantiate.js';
 import { writeArgs } from '../codegen/layout.js';
 import { unhandled, type FieldBinding, type UniformBinding, type WorldUniform } from '../ir/bindings.js';
 import type { SceneNode } from '../ir/check/graph.js';
+import { dumpAfter } from '../ir/dump.js';
+import { printFunction } from '../ir/print-ir.js';
 import type { Scene } from '../ir/check/scene.js';
 import { buildGroup, planGroups, type Group } from '../ir/fuse.js';
 import { FuelTrap, interpret } from '../ir/interp.js';
@@ -96,7 +98,11 @@ export const POOL_THRESHOLD = 1 << 17;
 /** The groups an engine for this scene runs (what the compile worker compiles ahead). */
 export function sceneGroups(scene: Scene, pins: string[], fuse: boolean): Group[] {
   const keep = new Set([...scene.outputs.map((o) => o.node), ...pins]);
-  return planGroups(neededNodes(scene, pins), keep, fuse).map(buildGroup);
+  const nodes = neededNodes(scene, pins);
+  dumpAfter('lower', () => [...new Set(nodes.map((n) => n.kernel))].map((k) => printFunction(k.ir)).join('\n\n'));
+  const groups = planGroups(nodes, keep, fuse).map(buildGroup);
+  dumpAfter('fuse', () => groups.map((g) => printFunction(g.ir)).join('\n\n'));
+  return groups;
 }
 
 export class Engine {

@@ -1,0 +1,111 @@
+// Emitting the run function: the row loop, the x loop in steps of 4 elements, and around them
+// the values hoisted per call and per row.
+//
+//   per call:  read the argument block (extents, field words, uniforms; splats of them)
+//   per row:   y, z and their splats, row addresses of the planes read and written pointwise
+//   per vector (x0 = 0, 4, 8, ... < width):
+//              mask of lanes with x < width, fuel counters, locals = 0, the body, trap check,
+//              one v128.store per `stores` entry
+//
+// Latency-bound loops take several vectors per step first (interleave.ts); the columns left over
+// take the one-vector loop. The order of emission matters: the vector bodies register the values
+// they need hoisted (Gen.rowSplat, uniformVector, ...), so the row code and then the call code
+// are emitted after them, each from what the code inside it registered.
+
+import binaryen from 'binaryen';
+import { P_R0, P_R1, type Gen, type Ref } from './context.js';
+import { compileBody } from './control.js';
+import { trapCheck } from './fuel.js';
+import { storeCode } from './fields.js';
+import { interleavedStep } from './interleave.js';
+import { Interior, interiorRange, offsetSpans } from './interior.js';
+import type { RunPlan } from './plan.js';
+
+const i32 = binaryen.i32;
+
+/** One vector: its start, body, trap check and stores. */
+function vectorCode(g: Gen): Ref[] {
+  const body = compileBody(g);
+  const stores = storeCode(g);
+  return [...g.vectorStart(), ...body, ...(g.analysis.hasLoops ? [trapCheck(g)] : []), ...stores];
+}
+
+/** Emit the run function into g's module as `plan` says. */
+export function emitRun(g: Gen, plan: RunPlan): void {
+  const m = g.m;
+  const loops = g.analysis.hasLoops;
+  const width = g.domainExtent(0);
+  const height = g.domainExtent(1);
+
+  // The vector bodies first: they register what they need hoisted.
+  const step = plan.interleave ? interleavedStep(g, plan.interleave.vectors, plan.interleave.at) : null;
+  const perCallTraps: Ref[] = [...(step?.perCall ?? [])];
+  const general = vectorCode(g);
+  // Gathers along x: an interior version without edge tests, where they hold (interior.ts).
+  const inner = plan.interior ? g.view({ samePosition: true }) : null;
+  let interior: Ref[] | null = null;
+  if (inner) {
+    inner.interior = new Interior(offsetSpans(g, g.fn.body));
+    const code = vectorCode(inner);
+    if (inner.interior.used) {
+      interior = code;
+      if (inner.usesXv) g.usesXv = true; // (they share the x vector)
+      perCallTraps.push(...inner.trapStart());
+    }
+  }
+  const advance = (): Ref[] => [
+    g.set(g.x0, m.i32.add(g.get(g.x0, i32), g.i32(4))),
+    ...(g.usesXv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
+  ];
+  // With an interior version: once a vector is interior, the ones after it are until the end of
+  // the interior range (interiorRange), so they run in a loop of their own without the test.
+  let vector = [...general, ...advance()];
+  if (interior) {
+    const run = g.label('interior');
+    const { test, end } = interiorRange(g, inner!.interior!);
+    const interiorRun = m.loop(run, m.block(null, [...interior, ...advance(), m.br(run, m.i32.lt_s(g.get(g.x0, i32), g.get(end, i32)))]));
+    vector = [m.if(test, interiorRun, m.block(null, vector))];
+  }
+
+  // Columns of the row from x0 on, one vector at a time.
+  const xLoop = g.label('x');
+  const oneAtATime = m.loop(xLoop, m.block(null, [
+    ...vector,
+    m.br(xLoop, m.i32.lt_s(g.get(g.x0, i32), g.get(width, i32))),
+  ]));
+  const xStart = g.usesXv ? [g.set(g.xv, m.i32x4.add(m.i32x4.splat(g.get(g.x0, i32)), g.lanesI32(0, 1, 2, 3)))] : [];
+  const columns: Ref[] = step
+    ? [...step.loop, m.if(m.i32.lt_s(g.get(g.x0, i32), g.get(width, i32)), m.block(null, [...xStart, oneAtATime]))]
+    : [...xStart, oneAtATime];
+
+  const rowLoop = g.label('row');
+  // The row code once every vector's code has registered its per-row values; it may register
+  // per-call values itself, so the call code comes after it.
+  const perRow = g.rowCode();
+  const row: Ref[] = [
+    g.set(g.y, m.i32.rem_u(g.get(g.r, i32), g.get(height, i32))),
+    g.set(g.z, m.i32.div_u(g.get(g.r, i32), g.get(height, i32))),
+    ...perRow,
+    g.set(g.x0, g.i32(0)),
+    ...columns,
+    g.set(g.r, m.i32.add(g.get(g.r, i32), g.i32(1))),
+    m.br(rowLoop, m.i32.lt_s(g.get(g.r, i32), g.get(P_R1, i32))),
+  ];
+
+  const perCall = g.callCode();
+  const start: Ref[] = [...perCall];
+  if (loops) start.push(...g.trapStart(), ...perCallTraps);
+  const run = m.block(null, [
+    ...start,
+    g.set(g.r, g.get(P_R0, i32)),
+    m.if(
+      m.i32.and(
+        m.i32.and(m.i32.gt_s(g.get(width, i32), g.i32(0)), m.i32.gt_s(g.get(height, i32), g.i32(0))),
+        m.i32.lt_s(g.get(g.r, i32), g.get(P_R1, i32)),
+      ),
+      m.loop(rowLoop, m.block(null, row)),
+    ),
+  ]);
+  m.addFunction('run', binaryen.createType([i32, i32, i32]), binaryen.none, g.vars, run);
+  m.addFunctionExport('run', 'run');
+}

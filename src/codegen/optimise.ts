@@ -1,0 +1,47 @@
+// The last pass: validate the module codegen built, run binaryen's optimiser on it (-O3 and
+// loop-invariant code motion) where the plan says, and emit its bytes.
+
+import binaryen from 'binaryen';
+import { dumpAfter, dumping } from '../ir/dump.js';
+import { InternalCompileError } from './module.js';
+
+/** Validate (always), optimise (unless told not to), emit, and free the module. */
+export function optimise(m: binaryen.Module, optimize: boolean): Uint8Array<ArrayBuffer> {
+  try {
+    const problems = captureOutput(() => m.validate());
+    if (!problems.result) throw new InternalCompileError(problems.text.trim() || 'binaryen gave no message');
+    if (optimize) {
+      binaryen.setOptimizeLevel(3);
+      binaryen.setShrinkLevel(0);
+      binaryen.setFastMath(false);
+      // -O3 does not hoist loop-invariant code; uniform loops (blur with a uniform radius)
+      // recompute row addresses otherwise.
+      m.runPasses(['licm']);
+      m.optimize();
+    }
+    if (dumping('optimise')) dumpAfter('optimise', () => m.emitText());
+    // binaryen copies the bytes out of its heap into a fresh ArrayBuffer.
+    return m.emitBinary() as Uint8Array<ArrayBuffer>;
+  } finally {
+    m.dispose();
+  }
+}
+
+/** binaryen's validator prints its findings; collect them instead. */
+function captureOutput<T>(run: () => T): { result: T; text: string } {
+  const chunks: string[] = [];
+  const out = process.stdout.write;
+  const err = process.stderr.write;
+  const keep = (chunk: unknown): boolean => {
+    chunks.push(String(chunk));
+    return true;
+  };
+  process.stdout.write = keep as typeof process.stdout.write;
+  process.stderr.write = keep as typeof process.stderr.write;
+  try {
+    return { result: run(), text: chunks.join('') };
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+  }
+}

@@ -1,0 +1,50 @@
+// The decisions codegen takes for a whole function before it emits anything, in one record the
+// emitter follows (and `ENTELECHY_DUMP=after:plan` prints). Decisions that depend on where a
+// loop stands — unrolling a counted loop (unroll.ts), testing a lockstep counter once
+// (lockstep.ts) — are taken per loop as it is emitted: they depend on the constants that
+// enclosing unrolled loops substitute.
+
+import type { Gen } from './context.js';
+import { gathers } from './interior.js';
+import { interleaveFactor, interleavePoint, straightLine } from './interleave.js';
+
+export interface PlanOptions {
+  /** Run binaryen's optimiser (-O3). Default: yes, except for straight-line bodies. */
+  optimize?: boolean;
+  /** Vectors per step for latency-bound loops (interleave.ts); 1 turns interleaving off. */
+  interleave?: number;
+}
+
+export interface RunPlan {
+  /**
+   * Several vectors per step (interleave.ts): how many, and where in the body's top level they
+   * are fused (the loop they share; the body's length: a straight line side by side).
+   */
+  interleave: { vectors: number; at: number } | null;
+  /**
+   * Compile a second, interior version of the vector without edge tests (interior.ts): the body
+   * gathers and takes one vector per step. Kept only if some gather used it.
+   */
+  interior: boolean;
+  /** Run binaryen's -O3: it buys a straight-line body nothing at run time and costs ~90 ms on its six vectors. */
+  optimize: boolean;
+}
+
+export function planRun(g: Gen, options: PlanOptions = {}): RunPlan {
+  const vectors = options.interleave ?? interleaveFactor(g);
+  const at = vectors > 1 ? interleavePoint(g) : -1;
+  const interleave = at >= 0 ? { vectors, at } : null;
+  return {
+    interleave,
+    interior: !interleave && gathers(g.fn.body),
+    optimize: options.optimize ?? !straightLine(g),
+  };
+}
+
+/** The plan for people (after:plan). */
+export function describePlan(g: Gen, plan: RunPlan): string {
+  const step = plan.interleave
+    ? `interleave: ${plan.interleave.vectors} vectors per step, ${plan.interleave.at < g.fn.body.length ? `sharing the loop at body[${plan.interleave.at}]` : 'a straight line side by side'}`
+    : 'interleave: one vector per step';
+  return [`plan ${g.fn.nodes.join(' + ')}`, `  ${step}`, `  interior split: ${plan.interior ? 'tried (the body gathers)' : 'no'}`, `  optimise: ${plan.optimize ? 'binaryen -O3' : 'no (a straight line)'}`].join('\n');
+}

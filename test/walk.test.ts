@@ -19,7 +19,7 @@ function checkWalker(edit: (ir: string) => string): { file: string; line: number
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-walk-'));
   try {
     writeFileSync(join(dir, 'ir.ts'), edit(readFileSync(join(ROOT, 'src/ir/ir.ts'), 'utf8')));
-    writeFileSync(join(dir, 'walk.ts'), readFileSync(join(ROOT, 'src/ir/walk.ts'), 'utf8'));
+    for (const file of ['walk.ts', 'unreachable.ts']) writeFileSync(join(dir, file), readFileSync(join(ROOT, 'src/ir', file), 'utf8'));
     const program = ts.createProgram([join(dir, 'walk.ts')], {
       strict: true,
       noEmit: true,

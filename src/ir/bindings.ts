@@ -4,6 +4,8 @@
 // engine fills the slots from these records alone: it never reads a name back from a string, and
 // a kind of binding it does not handle is a type error (its switches end in `never`).
 
+import { unreachable } from './unreachable.js';
+
 /** A value of the world, the same for every node: the clock and the input devices. */
 export type WorldUniform =
   | { kind: 'time' }
@@ -40,11 +42,6 @@ export function uniformName(s: UniformSource): string {
     case 'in':
       return `in.${s.port}.${s.comp}`;
     default:
-      return unhandled(s);
+      return unreachable(s, 'a binding');
   }
-}
-
-/** A binding of a kind the switch before it does not handle (a type error where it is called). */
-export function unhandled(b: never): never {
-  throw new Error(`internal: a binding of unknown kind ${JSON.stringify((b as { kind?: unknown }).kind)}`);
 }

@@ -4,11 +4,9 @@
 // here (the `never` defaults) rather than a case some traversal silently passes through.
 
 import type { Expr, Stmt } from './ir.js';
+import { unreachable } from './unreachable.js';
 
-/** Called where the type system has proven every kind handled: a value reaching it is a new kind. */
-export function unreachable(x: never): never {
-  throw new Error(`internal: an IR node of unknown kind ${JSON.stringify((x as { k?: unknown }).k)}`);
-}
+export { unreachable };
 
 const NONE: readonly Expr[] = [];
 

@@ -6,7 +6,8 @@
 
 import { instantiate, moduleMeta } from '../codegen/instantiate.js';
 import { writeArgs } from '../codegen/layout.js';
-import { unhandled, type FieldBinding, type UniformBinding, type WorldUniform } from '../ir/bindings.js';
+import type { FieldBinding, UniformBinding, WorldUniform } from '../ir/bindings.js';
+import { unreachable } from '../ir/unreachable.js';
 import type { SceneNode } from '../ir/check/graph.js';
 import { dumpAfter } from '../ir/dump.js';
 import { printFunction } from '../ir/print-ir.js';
@@ -225,7 +226,7 @@ export class Engine {
         else f = this.fields.state(b.from.node, b.from.port)?.next ?? this.fields.out(b.from.node, b.from.port);
         break;
       default:
-        unhandled(b);
+        unreachable(b, 'a binding');
     }
     if (!f) throw new Error(`internal: no field allocated for ${b.kind} binding of \`${b.node}.${b.port}\``);
     return f;
@@ -252,7 +253,7 @@ export class Engine {
       case 'key':
         return keys.has(u.key) ? 1 : 0;
       default:
-        return unhandled(u);
+        return unreachable(u, 'a binding');
     }
   }
 

@@ -78,12 +78,13 @@ for (const [kind, open] of transports) {
     t.ok(traced.values.some((v) => v.node === 'board' && v.port === 'cells'));
     t.same((await ask('unpin', client.request('unpin', { node: 'board' }))).pins, []);
     t.equal((await ask('retire', client.request('retire', { kernel: 'life.step@2' }))).id, 'life.step@2');
+    t.same(await ask('cancel', client.request('cancel')), { cancelled: 0 }, 'nothing running to cancel');
     const closed = new Promise<void>((resolve) => client.onClose(() => resolve()));
     t.same(await ask('quit', client.request('quit')), {});
     await closed;
     t.ok(client.closed, 'quit ends the connection');
     await t.rejects(client.request('status'), { name: 'EntelechyConnectionError', message: /is closed; `status` was not sent/ });
-    t.same([...reached].sort(), [...OPERATION_NAMES].sort(), 'all 24 operations reached');
+    t.same([...reached].sort(), [...OPERATION_NAMES].sort(), 'all 25 operations reached');
   });
 }
 

@@ -426,10 +426,10 @@ t.test('error forms: unknown op, bad JSON, fields, ids', async (t) => {
   const e = JSON.parse(line).error;
   t.equal(
     e.message,
-    'unknown op `frobnicate`; the operations are status, kernels, kernel, graph, document, history, compose, sync, prepare, publish, retire, param, evaluate, read, write, snapshot, restore, pause, reset, help, trace, pin, unpin, quit',
+    'unknown op `frobnicate`; the operations are status, kernels, kernel, graph, document, history, compose, sync, prepare, publish, retire, param, evaluate, read, write, snapshot, restore, pause, reset, help, trace, pin, unpin, cancel, quit',
   );
   t.same(e.operations, OPERATION_NAMES);
-  t.equal(OPERATION_NAMES.length, 24);
+  t.equal(OPERATION_NAMES.length, 25);
 
   const json = await err(t, R, '{"id": 1, "op": "status",}');
   t.equal(json.line, 1);
@@ -446,12 +446,12 @@ t.test('error forms: unknown op, bad JSON, fields, ids', async (t) => {
   t.equal(cut.column, 16);
 
   const extra = await err(t, R, { op: 'evaluate', tmie: 1 });
-  t.same(extra.fields, ['time', 'outputs', 'pointer', 'keys']);
+  t.same(extra.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline']);
   t.equal(extra.field, 'tmie');
   t.equal(extra.expected, 'time');
   const type = await err(t, R, { op: 'evaluate', time: 'now' });
   t.same([type.field, type.expected], ['time', 'number']);
-  t.same(type.fields, ['time', 'outputs', 'pointer', 'keys']);
+  t.same(type.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline']);
   const missing = await err(t, R, { op: 'kernel' });
   t.same([missing.field, missing.expected], ['kernel', 'string']);
   t.same(missing.fields, ['kernel']);

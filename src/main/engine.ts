@@ -17,10 +17,12 @@ import { FuelTrap, interpret } from '../ir/interp.js';
 import { ARGS, type IrFunction } from '../ir/ir.js';
 import { components } from '../ir/types.js';
 import { DEFAULT_BAND_ROWS, PoolTrap, type EvalPool } from '../workers/pool.js';
+import { Cancelled, throwIfCancelled } from './cancel.js';
 import { allocField, copyField, fieldBytes, fillField, placement, type Field } from './field.js';
 import { FieldMemory } from './memory.js';
 import { compileModule } from './modules.js';
 import { FieldSlots } from './slots.js';
+import { provablyShort } from './work.js';
 
 export type Backend = 'jit' | 'interp';
 
@@ -30,11 +32,15 @@ export interface EngineOptions {
   memory?: FieldMemory;
   /** Nodes whose ports stay readable (never fused away). */
   pins?: string[];
-  /** Worker threads for the groups (jit only); without one, groups run on the calling thread. */
+  /**
+   * Worker threads for the groups (jit only): every group runs there unless its domain is below
+   * `poolThreshold` and its work is provably short (work.ts). Without a pool, groups run on the
+   * calling thread (render), where they cannot be cancelled mid-group.
+   */
   pool?: EvalPool;
   /** Rows per band that pool tasks claim; results are the same whatever it is. */
   bandRows?: number;
-  /** Domains of fewer elements run on the calling thread: a pool dispatch costs more than they do. */
+  /** Domains of fewer elements whose work is provably short run on the calling thread: a pool dispatch costs more than they do. */
   poolThreshold?: number;
   /** Fields larger than this many bytes raise a `large` event. */
   largeBytes?: number;
@@ -93,7 +99,7 @@ export class EvaluationError extends Error {
 
 type Runner = (args: number, r0: number, r1: number) => void;
 
-/** Domains of fewer elements than this run on the calling thread (the default `poolThreshold`). */
+/** Domains of fewer elements than this, provably short, run on the calling thread (the default `poolThreshold`). */
 export const POOL_THRESHOLD = 1 << 17;
 
 /** The groups an engine for this scene runs (what the compile worker compiles ahead). */
@@ -118,6 +124,8 @@ export class Engine {
   compileMillis = 0;
   readonly events: EngineEvent[] = [];
   private runners: Runner[] = [];
+  /** Per group: whether it runs on the calling thread even with a pool (small and provably short). */
+  private here: boolean[] = [];
   private modules: { module: WebAssembly.Module; digest: string }[] = [];
   private args: number[] = [];
   private readonly pool?: EvalPool;
@@ -157,6 +165,10 @@ export class Engine {
     for (const [name, p] of scene.params) this.params.set(name, [...p.value]);
     this.groups = sceneGroups(scene, options.pins ?? [], options.fuse ?? true);
     this.stateful = this.groups.some((g) => g.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state')));
+    this.here = this.groups.map((g) => {
+      const elements = g.domain.reduce((n, e) => n * e, 1);
+      return !this.pool || (elements < this.poolThreshold && provablyShort(g.ir, elements));
+    });
     try {
       this.allocate();
       const t0 = performance.now();
@@ -265,8 +277,12 @@ export class Engine {
     writeArgs(this.memory.memory, this.args[gi], g.ir, { width, height, depth }, g.fields.map((b) => placement(this.bound(b))), values);
   }
 
-  /** Evaluate one frame. On failure the state and frame counter are as they were. */
-  async evaluate(input: FrameInput = {}): Promise<FrameReport> {
+  /**
+   * Evaluate one frame. On failure the state and frame counter are as they were. When `signal`
+   * aborts, the frame stops (a pool run at once, a group on the calling thread after it) and
+   * rejects with the signal's reason, a Cancelled.
+   */
+  async evaluate(input: FrameInput = {}, signal?: AbortSignal): Promise<FrameReport> {
     const time = input.time ?? this.time;
     const signature = JSON.stringify([time, input.pointer, [...(input.keys ?? [])], [...this.params], this.version]);
     if (this.cacheFrames && !this.stateful && this.lastReport && signature === this.lastInputs) return { ...this.lastReport, cached: true, executed: [], timings: [] };
@@ -283,9 +299,10 @@ export class Engine {
       let tiles = 1;
       let workers = 1;
       try {
-        if (this.pool && w * rows >= this.poolThreshold) {
+        throwIfCancelled(signal);
+        if (this.pool && !this.here[gi]) {
           const { module, digest } = this.modules[gi];
-          const ran = await this.pool.run(module, digest, this.args[gi], rows, this.bandRows);
+          const ran = await this.pool.run(module, digest, this.args[gi], rows, this.bandRows, signal);
           tiles = ran.bands;
           workers = ran.tasks;
         } else if (this.backend === 'jit' && w * rows >= this.poolThreshold) {
@@ -293,13 +310,19 @@ export class Engine {
           // the optimised code only at a call, so one call for a whole large frame would run in
           // baseline code throughout (the mandelbrot example's first 2048 x 2048 frame: 1.5x).
           const run = this.runners[gi];
-          for (let r0 = 0; r0 < rows; r0 += this.bandRows) run(this.args[gi], r0, Math.min(rows, r0 + this.bandRows));
+          for (let r0 = 0; r0 < rows; r0 += this.bandRows) {
+            throwIfCancelled(signal);
+            run(this.args[gi], r0, Math.min(rows, r0 + this.bandRows));
+          }
           tiles = Math.ceil(rows / this.bandRows);
         } else {
           this.runners[gi](this.args[gi], 0, rows);
         }
       } catch (e) {
-        this.last = undefined; // the back buffers hold part of this frame now
+        // The back buffers and out ports hold part of this frame now: nothing of it is served.
+        this.last = undefined;
+        this.lastReport = undefined;
+        this.computed = false;
         throw this.failure(g, gi, e);
       }
       const millis = performance.now() - t0;
@@ -321,7 +344,8 @@ export class Engine {
     return report;
   }
 
-  private failure(g: Group, gi: number, e: unknown): EvaluationError {
+  private failure(g: Group, gi: number, e: unknown): EvaluationError | Cancelled {
+    if (e instanceof Cancelled) return e;
     if (e instanceof PoolTrap) {
       const meta = moduleMeta(this.modules[gi].module);
       e = new FuelTrap(meta.nodes[e.trap], meta.fuel);

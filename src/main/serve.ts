@@ -17,7 +17,7 @@ export function startParams(session: Session, params: ParamOption[] | undefined,
 
 /** The handler every door uses: the session answers; `quit` closes the door it came through. */
 export function doorHandler(session: Session): LineHandler {
-  return async (line, conn) => {
+  const handler: LineHandler = async (line, conn) => {
     const answer = await session.request(line, conn);
     let close = false;
     try {
@@ -28,6 +28,18 @@ export function doorHandler(session: Session): LineHandler {
     }
     return { answer, close };
   };
+  handler.urgent = isCancel;
+  return handler;
+}
+
+/** A `cancel` request (a short line whose op is cancel): the doors answer it out of turn. */
+export function isCancel(line: string): boolean {
+  if (line.length > 4096 || !line.includes('cancel')) return false;
+  try {
+    return JSON.parse(line)?.op === 'cancel';
+  } catch {
+    return false;
+  }
 }
 
 export async function serve(scenePath: string, options: SessionOptions & { listen?: string; allowedOrigins?: string[]; params?: ParamOption[] }): Promise<void> {

@@ -16,6 +16,7 @@ import type { Diagnostic } from '../ir/syntax/tree.js';
 import { errorLine, okLine, parseRequest, ProtocolError } from '../protocol/envelope.js';
 import { HANDLERS } from '../protocol/handlers/index.js';
 import { EvalPool } from '../workers/pool.js';
+import { Cancelled, Evaluations, deadlineProblem, throwIfCancelled, untilCancelled } from './cancel.js';
 import { carryState, migrationIrs } from './carry.js';
 import { CompileWorker } from './compiler.js';
 import { versionOf, writeDocuments } from './documents.js';
@@ -115,6 +116,10 @@ export class Session {
   private changes: Promise<unknown> = Promise.resolve();
   /** Frames run one at a time; a world swap waits for the running one before freeing memory. */
   private frames: Promise<unknown> = Promise.resolve();
+  /** The frame running now: a change that swaps the world cancels it. */
+  private running?: AbortController;
+  /** The evaluations requests are running, for `cancel`. */
+  readonly evaluations = new Evaluations();
   /** A saved edit compiling in the background (sync). */
   syncing?: Promise<void>;
 
@@ -125,7 +130,9 @@ export class Session {
     this.fuse = options.fuse ?? true;
     this.cacheDir = options.cacheDir === undefined ? cacheDir() : options.cacheDir;
     const workers = options.workers ?? availableParallelism();
-    if (workers > 1) this.pool = new EvalPool(this.memory.memory, { workers });
+    // Always a pool, so kernel code that is not provably short runs off this thread (with
+    // --workers 1, one thread, started when a frame first needs it).
+    this.pool = new EvalPool(this.memory.memory, { workers: Math.max(1, workers), lazy: workers <= 1 });
     if (!options.inline) this.compiler = new CompileWorker();
   }
 
@@ -219,11 +226,28 @@ export class Session {
     return run;
   }
 
-  /** Run a frame after the one before it. */
-  frame<T>(f: () => Promise<T>): Promise<T> {
-    const run = this.frames.then(f, f);
+  /**
+   * Run a frame after the one before it. `f` runs under a signal that `signal` (the request's)
+   * aborts, and so does a change that swaps the world while it runs; a request cancelled while
+   * it waits is answered at once and its `f` never runs.
+   */
+  frame<T>(f: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const task = async () => {
+      throwIfCancelled(signal);
+      const controller = new AbortController();
+      const forward = () => controller.abort(signal!.reason);
+      signal?.addEventListener('abort', forward, { once: true });
+      this.running = controller;
+      try {
+        return await f(controller.signal);
+      } finally {
+        signal?.removeEventListener('abort', forward);
+        if (this.running === controller) this.running = undefined;
+      }
+    };
+    const run = this.frames.then(task, task);
     this.frames = run.catch(() => undefined);
-    return run;
+    return untilCancelled(run, signal);
   }
 
   /**
@@ -273,6 +297,8 @@ export class Session {
       this.registry.delete(id);
       events.push({ kind: 'retired', kernel: id });
     }
+    // A frame of the old world still running is not waited for: it stops and commits nothing.
+    this.running?.abort(new Cancelled('changed', `a change swapped the world (revision ${this.revision + 1}) while it ran`));
     const previous = this.scene;
     this.scene = scene;
     this.engine = engine;
@@ -291,13 +317,13 @@ export class Session {
    * The `evaluate` request: a frame of its own, or, when a window shows the session (the Player),
    * the window's next frame, so what a client is told is what the person sees.
    */
-  evaluate(input: Parameters<Engine['evaluate']>[0]): Promise<{ report: FrameReport; events: SessionEvent[] }> {
-    return this.window && !this.paused ? this.window.nextFrame() : this.runFrame(input);
+  evaluate(input: Parameters<Engine['evaluate']>[0], signal?: AbortSignal): Promise<{ report: FrameReport; events: SessionEvent[] }> {
+    return this.window && !this.paused ? untilCancelled(this.window.nextFrame(), signal) : this.runFrame(input, signal);
   }
 
-  /** Evaluate a frame on the running world (paused: the last frame, nothing runs). */
-  runFrame(input: Parameters<Engine['evaluate']>[0]): Promise<{ report: FrameReport; events: SessionEvent[] }> {
-    return this.frame(async () => {
+  /** Evaluate a frame on the running world (paused: the last frame, nothing runs); `signal` cancels it. */
+  runFrame(input: Parameters<Engine['evaluate']>[0], signal?: AbortSignal): Promise<{ report: FrameReport; events: SessionEvent[] }> {
+    return this.frame(async (running) => {
       const engine = this.engine;
       if (this.paused) {
         // Paused: nothing runs, not even a first frame; the answer is the last frame (if any).
@@ -308,7 +334,7 @@ export class Session {
       const time = engine.time;
       let report: FrameReport;
       try {
-        report = await engine.evaluate(input);
+        report = await engine.evaluate(input, running);
       } catch (e) {
         engine.time = time;
         throw e;
@@ -316,22 +342,32 @@ export class Session {
       this.lastFrame = report;
       const events: SessionEvent[] = report.cached ? [{ kind: 'idle', reason: 'nothing changed since the last frame' }] : [];
       return { report, events };
-    });
+    }, signal);
   }
 
   /** One request line in, one answer line out: the in-process door. */
-  async request(line: string, conn: { kind: string; id: number } = { kind: 'in-process', id: 0 }): Promise<string> {
+  async request(line: string, conn: { kind: string; id: number; lost?: AbortSignal } = { kind: 'in-process', id: 0 }): Promise<string> {
     const req = parseRequest(line);
     if ('error' in req) return errorLine(req.id, req.error);
+    // Operations that evaluate take a deadline and can be cancelled (cancel.ts).
+    const late = deadlineProblem(req.fields.deadline);
+    if (late) return errorLine(req.id, new ProtocolError(late, { field: 'deadline', expected: 'milliseconds > 0' }));
+    const evaluation = req.spec.fields.some((f) => f.name === 'deadline')
+      ? this.evaluations.start({ connection: conn.id, request: req.id, deadline: req.fields.deadline as number | undefined, closed: conn.lost })
+      : undefined;
     try {
-      const ok = await HANDLERS[req.op](this, req.fields, conn);
+      const ok = await HANDLERS[req.op](this, req.fields, { kind: conn.kind, id: conn.id, signal: evaluation?.signal });
       return okLine(req.id, ok);
     } catch (e) {
+      if (e instanceof Cancelled)
+        return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; nothing of it was kept: state, clock and frame counter are as before it (frame ${this.engine.frame})`, { cancelled: true, reason: e.reason, frame: this.engine.frame }));
       if (e instanceof ProtocolError) return errorLine(req.id, e);
       if (e instanceof EvaluationError) return errorLine(req.id, new ProtocolError(e.message, { node: e.node }));
       const err = e as Error;
       const known = err && ['MemoryLimitError', 'PathError', 'EditError', 'ImageError'].includes(err.name);
       return errorLine(req.id, new ProtocolError(known ? err.message : `internal error in \`${req.op}\`: ${err?.message ?? err} (the session goes on)`, known ? {} : { internal: true }));
+    } finally {
+      evaluation?.done();
     }
   }
 

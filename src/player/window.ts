@@ -2,6 +2,7 @@
 // `evaluate` answers with while the Player serves the session), at most one per tick, only when a
 // page is ready for one or a request waits: a page that is slow misses frames, none queue up.
 
+import { Cancelled } from '../main/cancel.js';
 import { watch, type FSWatcher } from 'node:fs';
 import type { FrameReport } from '../main/engine.js';
 import type { Field } from '../main/field.js';
@@ -187,7 +188,8 @@ export class PlayerWindow implements FrameSource {
         answer = await this.session.runFrame({ time: this.session.engine.time + dt, pointer: { ...this.pointer }, keys: this.keys });
       } catch (e) {
         for (const w of waiters) w.reject(e);
-        for (const p of this.pages) p.sendJson({ type: 'error', message: (e as Error)?.message ?? String(e) });
+        // A frame a change stopped (the world swapped under it) is no error to show: the next tick runs the new world.
+        if (!(e instanceof Cancelled && e.reason === 'changed')) for (const p of this.pages) p.sendJson({ type: 'error', message: (e as Error)?.message ?? String(e) });
         return;
       }
       for (const w of waiters) w.resolve(answer);

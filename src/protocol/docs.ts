@@ -9,6 +9,26 @@ import { REPLAY_LINES } from './replay.js';
 
 const GROUPS: Group[] = ['Inspect', 'Structure', 'Kernels', 'Parameters', 'Running', 'State', 'Session'];
 
+/** How long evaluations may run, how they stop, and what memory a session may take. */
+const TIME_AND_MEMORY = [
+  '## Time and memory', '',
+  'Kernel code runs on the session\'s worker threads (one with `--workers 1`), never on the thread that answers',
+  'requests, unless a frame of it is provably short: a domain below 131072 elements whose work, bound from its code',
+  'before it runs (no loop, or loops whose fuel bounds them), is a few milliseconds at most. So `status` and every',
+  'other connection are answered while a long frame runs.', '',
+  'An evaluation (`evaluate`, `read` waiting for the frame before it, `trace`) stops, commits nothing (state, clock',
+  'and frame counter stay as before the frame) and answers an error with `cancelled: true`, `reason` and `frame` when:',
+  '',
+  '| reason | what stopped it |', '|---|---|',
+  '| `cancel` | a `cancel` request on the same connection (answered at once, out of turn) |',
+  '| `deadline` | its request\'s `deadline` (milliseconds) passed |',
+  '| `closed` | its connection closed: a WebSocket closed, a TCP peer closed its side (a FIN: its queued requests are still answered, their evaluations cancelled), or the answer could not be written. On stdin, the end of input does not stop what was asked (a script piping a file of requests gets every answer); a closed standard output does |',
+  '| `changed` | a change (`compose`, `publish`, `retire`, `sync`, `pin`, `restore`) swapped the world while it ran: a change never waits for a frame of the old world, and the requests after it run on the new one |',
+  '',
+  'Worker threads running a stopped frame are ended and replaced. A `read` of a field the stopped frame had begun',
+  'to overwrite answers that nothing is computed yet (evaluate again); state ports read as before the frame.', '',
+];
+
 export function renderProtocolDoc(): string {
   const out: string[] = [];
   out.push('# The agent protocol', '');
@@ -56,6 +76,7 @@ export function renderProtocolDoc(): string {
   out.push('| operation | needs | when |', '|---|---|---|');
   for (const o of OPERATIONS) for (const g of o.grants ?? []) out.push(`| \`${o.name}\` | ${g.grant === 'kernels' ? "its kernels' grants" : `\`${g.grant}\``} | ${g.when} |`);
   out.push('');
+  out.push(...TIME_AND_MEMORY);
   out.push('## Events', '', 'Answers carry `events` wherever something happened; `sync` returns those queued since the last `sync`.', '');
   out.push('| kind | meaning |', '|---|---|');
   for (const e of EVENTS) out.push(`| \`${e.kind}\` | ${e.meaning} |`);

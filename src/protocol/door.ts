@@ -15,6 +15,11 @@ export interface Connection {
   send(line: string): void;
   /** End this connection (after the answer being computed, if any, is written). */
   close(): void;
+  /**
+   * Aborted when the peer is gone (it closed the connection, or writing to it failed): the
+   * evaluations its requests started are cancelled (src/main/cancel.ts).
+   */
+  lost?: AbortSignal;
 }
 
 export interface LineHandler {
@@ -24,6 +29,11 @@ export interface LineHandler {
    * the answer.
    */
   (line: string, conn: Connection): Promise<{ answer: string; close?: boolean } | undefined>;
+  /**
+   * Lines answered at once, out of turn, even while an earlier request of the connection runs
+   * (`cancel`: it would be no use behind the evaluation it stops).
+   */
+  urgent?: (line: string) => boolean;
 }
 
 /** Extra HTTP routes (the Player page later): return true when handled. */
@@ -185,6 +195,8 @@ export class Door implements Connection {
   private allowance = 0;
   /** open: serving; ending: finish the answer in flight, then end; closed: gone. */
   private state: 'open' | 'ending' | 'closed' = 'open';
+  private readonly lostController = new AbortController();
+  readonly lost = this.lostController.signal;
 
   constructor(
     readonly kind: string,
@@ -205,7 +217,20 @@ export class Door implements Connection {
 
   /** A request line arrived. */
   push(line: string): void {
-    this.enqueue({ line }, line.length);
+    if (this.handler.urgent?.(line)) void this.answerNow(line);
+    else this.enqueue({ line }, line.length);
+  }
+
+  /** Answer an urgent line now, beside the request running (if any). */
+  private async answerNow(line: string): Promise<void> {
+    if (this.state !== 'open') return;
+    const result = await this.answer({ line });
+    if (result !== undefined && this.stateNow() !== 'closed') this.write(result.answer);
+  }
+
+  /** The peer closed its side (a TCP FIN: how a client that went away looks): evaluations stop. */
+  peerClosed(): void {
+    this.lostController.abort();
   }
 
   /** A request line was too long: answered with an error in its turn. */
@@ -235,6 +260,7 @@ export class Door implements Connection {
 
   /** The transport went away under us (reset, error, peer closed a WebSocket). */
   gone(why = 'closed'): void {
+    this.lostController.abort();
     if (this.state === 'closed') return;
     this.state = 'closed';
     this.queue = [];

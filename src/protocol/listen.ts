@@ -223,6 +223,9 @@ export async function listen(
     const onEnd = () => {
       splitter.end();
       door.inputEnd();
+      // A FIN is all a client that went away sends (killed, or closed its socket): what it
+      // asked is still answered, but its evaluations stop (cancel.ts).
+      door.peerClosed();
     };
     socket.on('data', (chunk: Buffer) => {
       if (!door.closed) splitter.push(chunk);

@@ -91,11 +91,13 @@ const TABLE = [
     answer: 'name, value, events' }),
   op({ name: 'evaluate', group: 'Running', summary: 'Evaluate a frame.',
     fields: [f('time', 'number', 'the world clock in seconds (default: as it is)'), f('outputs', 'array', 'output names to report (default: all)'),
-      f('pointer', 'object', 'pointer {x, y, down} for kernels holding input.read'), f('keys', 'array', 'names of keys held')],
+      f('pointer', 'object', 'pointer {x, y, down} for kernels holding input.read'), f('keys', 'array', 'names of keys held'),
+      f('deadline', 'number', 'milliseconds the evaluation may take; past them it is cancelled and nothing of it kept')],
     answer: 'frame, time, executed, outputs (name, width, height[, depth]), placements, timings, events' }),
   op({ name: 'read', group: 'Running', summary: "An output's field, or a pinned node's port: a PNG (base64) or raw f32.",
     fields: [f('output', 'string', 'the output (default: the first)'), f('node', 'string', 'a pinned node (with port)'), f('port', 'string', "the node's port"),
-      f('format', 'string', 'png (default) or f32 (little-endian floats, component-major planes)'), f('region', 'object', '{x, y, width, height} to read part of it')],
+      f('format', 'string', 'png (default) or f32 (little-endian floats, component-major planes)'), f('region', 'object', '{x, y, width, height} to read part of it'),
+      f('deadline', 'number', 'milliseconds the read may wait for the frame before it; past them it is cancelled and nothing of it kept')],
     answer: 'name, width, height, format, data (base64), frame' }),
   op({ name: 'write', group: 'State', summary: "Write into a node's state or a scene input (needs field.write).",
     fields: [f('node', 'string', 'the node (or an input name)', true), f('port', 'string', 'the state port (omit for an input)'),
@@ -114,11 +116,14 @@ const TABLE = [
   op({ name: 'help', group: 'Inspect', summary: 'Describe an operation, field, type, builtin, form, reserved word, grant, event, door, replay line or package of the session; without a name, the index.',
     fields: [f('name', 'string', 'what to describe')], answer: 'the entry, or the index of names' }),
   op({ name: 'trace', group: 'Running', summary: 'What each node computed at one element in the last frame (run again on a copy, unfused, from the state it started from, with its input; before any frame of the running version, the next frame), for debugging.',
-    fields: [f('x', 'integer', 'x', true), f('y', 'integer', 'y'), f('z', 'integer', 'z'), f('output', 'string', 'trace the nodes this output needs (default: all)')],
+    fields: [f('x', 'integer', 'x', true), f('y', 'integer', 'y'), f('z', 'integer', 'z'), f('output', 'string', 'trace the nodes this output needs (default: all)'),
+      f('deadline', 'number', 'milliseconds the evaluation may take; past them it is cancelled and nothing of it kept')],
     answer: 'frame, values (node, port, value)' }),
   op({ name: 'pin', group: 'Running', summary: "Keep a node's ports materialised and readable even where fusion would skip them.",
     fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port you mean to read (checked; a pin keeps all of the node\'s ports)')], answer: 'pins (node names)' }),
   op({ name: 'unpin', group: 'Running', summary: 'Undo a pin.', fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port')], answer: 'pins' }),
+  op({ name: 'cancel', group: 'Running', summary: "Stop this connection's evaluations (evaluate, read, trace) now running or waiting: each answers that it was cancelled, and nothing of it is kept (state, clock and frame counter as before the frame). Answered at once, not after the connection's earlier requests.",
+    fields: [f('request', 'any', 'the id of the one request to cancel (default: all of this connection)')], answer: 'cancelled (how many were stopped)' }),
   op({ name: 'quit', group: 'Session', summary: 'End this connection (on stdin: the process).', fields: [], answer: '{} (then the door closes)' }),
 ];
 
@@ -163,7 +168,7 @@ export const EVENTS: { kind: string; meaning: string }[] = EVENT_TABLE;
 
 type TableEntry = (typeof TABLE)[number];
 
-/** The 24 operation names, as a union of literal types. */
+/** The operation names, as a union of literal types. */
 export type OperationName = TableEntry['name'];
 
 /** The kinds of event answers carry. */

@@ -7,6 +7,7 @@
 // the same code, exactly once.
 
 import os from 'node:os';
+import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { ARGS } from '../ir/ir.js';
 import { loadedCounter, untilLoaded } from './loaded.js';
@@ -71,40 +72,62 @@ export function workerExecArgv(argv: readonly string[] = process.execArgv): stri
 
 export class EvalPool {
   readonly workers: number;
-  private readonly piscina: Piscina;
+  private made?: Piscina;
   /** Free control slots: each a buffer and a slot in it. */
   private free: { control: Int32Array; slot: number }[] = [];
   private destroyed = false;
   /** Workers that finished loading (loaded.ts). */
   private readonly loaded = loadedCounter();
 
+  /** Workers ended by a cancelled run: they counted themselves in `loaded` too. */
+  private ended = 0;
+  /** Each thread's exit, watched from the run it first served: a cancelled run waits for its workers to be gone. */
+  private readonly exits = new Map<Worker, Promise<void>>();
+  private readonly execArgv: string[];
+
+  /** `lazy`: start the threads at the first run (a session with --workers 1 may never need its one). */
   constructor(
     private readonly memory: WebAssembly.Memory,
-    options: { workers?: number; execArgv?: string[] } = {},
+    options: { workers?: number; execArgv?: string[]; lazy?: boolean } = {},
   ) {
     this.workers = Math.max(1, Math.floor(options.workers ?? os.availableParallelism()));
-    this.piscina = new Piscina({
+    this.execArgv = options.execArgv ?? workerExecArgv();
+    if (!options.lazy) void this.piscina;
+  }
+
+  private get piscina(): Piscina {
+    this.made ??= new Piscina({
       filename: new URL('./eval-worker.js', import.meta.url).href,
       minThreads: this.workers,
       maxThreads: this.workers,
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
-      workerData: { memory, loaded: this.loaded },
-      execArgv: options.execArgv ?? workerExecArgv(),
+      workerData: { memory: this.memory, loaded: this.loaded },
+      execArgv: this.execArgv,
     });
+    return this.made;
   }
 
   /** Tasks queued or running in piscina (for leak checks). */
   get pending(): number {
-    return this.piscina.queueSize + this.inFlight;
+    return (this.made?.queueSize ?? 0) + this.inFlight;
   }
   private inFlight = 0;
+
+  /** Threads running now (replacements of ended ones included). */
+  get threads(): number {
+    return this.made?.threads.length ?? 0;
+  }
 
   /**
    * Run rows [0, rows) of `module` (which imports the shared memory and exports
    * `run(args, r0, r1)`). Resolves once every task has finished; rejects once, with the first
    * error: a PoolTrap if the module wrote a node index into the trap word (args + 12; the caller
    * sets it to -1 beforehand), otherwise an Error with the worker's message.
+   *
+   * When `signal` aborts, the workers running the run's tasks are ended (piscina starts others in
+   * their place) and, once they are gone and no longer touch the memory, the run rejects with
+   * the signal's reason.
    */
   async run(
     module: WebAssembly.Module,
@@ -112,8 +135,10 @@ export class EvalPool {
     args: number,
     rows: number,
     bandRows = DEFAULT_BAND_ROWS,
+    signal?: AbortSignal,
   ): Promise<{ tasks: number; bands: number }> {
     if (this.destroyed) throw new Error('the evaluation pool was destroyed');
+    if (signal?.aborted) throw signal.reason;
     bandRows = Math.max(1, Math.floor(bandRows));
     const bands = rows > 0 ? Math.ceil(rows / bandRows) : 0;
     if (bands === 0) return { tasks: 0, bands: 0 };
@@ -124,12 +149,21 @@ export class EvalPool {
     const task: BandTask = { module, digest, control, slot, args, rows, bandRows };
     this.inFlight += tasks;
     let settled: PromiseSettledResult<BandResult>[];
+    const piscina = this.piscina;
+    this.watchExits(piscina);
     try {
       const runs: Promise<BandResult>[] = [];
-      for (let i = 0; i < tasks; i++) runs.push(this.piscina.run(task));
+      for (let i = 0; i < tasks; i++) runs.push(piscina.run(task, signal ? { signal } : {}));
       // Wait for every task, failed or not, so no worker still touches the args or fields
       // when the caller moves on.
       settled = await Promise.allSettled(runs);
+      if (signal?.aborted) {
+        // piscina rejects an aborted task at once and ends its worker after: wait until the
+        // ended workers have exited, so none still writes into the fields.
+        Atomics.store(control, slot * CTL.words + CTL.abort, 1);
+        await this.endedExited(piscina);
+        throw signal.reason;
+      }
     } finally {
       this.inFlight -= tasks;
       this.free.push({ control, slot });
@@ -165,10 +199,27 @@ export class EvalPool {
     return { control, slot: 0 };
   }
 
+  private watchExits(piscina: Piscina): void {
+    for (const w of piscina.threads) if (!this.exits.has(w)) this.exits.set(w, new Promise<void>((r) => w.once('exit', () => r())));
+  }
+
+  /** Wait for the exit of every watched thread piscina no longer holds (ended by an abort). */
+  private async endedExited(piscina: Piscina): Promise<void> {
+    const live = new Set(piscina.threads);
+    for (const [w, exited] of this.exits) {
+      if (live.has(w)) continue;
+      await exited;
+      this.exits.delete(w);
+      this.ended++;
+    }
+  }
+
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
-    await untilLoaded(this.loaded, () => this.piscina.threads.length);
-    await this.piscina.destroy();
+    const piscina = this.made;
+    if (!piscina) return;
+    await untilLoaded(this.loaded, () => piscina.threads.length + this.ended);
+    await piscina.destroy();
   }
 }

@@ -4,15 +4,22 @@ import type { Session } from '../../main/session.js';
 import { OPERATION_NAMES } from '../operations.js';
 import { document, graph, help, history, kernel, kernels, status } from './inspect.js';
 import { prepare, publish, retire } from './kernels.js';
-import { evaluate, param, pause, pin, read, trace, unpin } from './running.js';
+import { cancel, evaluate, param, pause, pin, read, trace, unpin } from './running.js';
 import { quit, reset, restore, snapshot, write } from './state.js';
 import { compose, sync } from './structure.js';
 
-export type Handler = (s: Session, fields: Record<string, unknown>, conn: { kind: string; id: number }) => Promise<object>;
+/** Who asked: the connection, and for operations that evaluate, the signal that cancels it (cancel.ts). */
+export interface RequestContext {
+  kind: string;
+  id: number;
+  signal?: AbortSignal;
+}
+
+export type Handler = (s: Session, fields: Record<string, unknown>, conn: RequestContext) => Promise<object>;
 
 export const HANDLERS: Record<string, Handler> = {
   status, kernels, kernel, graph, document, history, help, compose, sync, prepare, publish, retire, param,
-  evaluate, read, write, snapshot, restore, pause, reset, trace, pin, unpin, quit,
+  evaluate, read, write, snapshot, restore, pause, reset, trace, pin, unpin, quit, cancel,
 };
 
 // The table and the handlers name the same operations: a mismatch is a bug caught at start-up.

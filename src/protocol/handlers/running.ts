@@ -1,4 +1,4 @@
-// Running: param, evaluate, read, pause, trace, pin, unpin.
+// Running: param, evaluate, read, pause, trace, pin, unpin, cancel.
 
 import type { Session } from '../../main/session.js';
 import { Engine } from '../../main/engine.js';
@@ -6,6 +6,7 @@ import { readField, type Field } from '../../main/field.js';
 import { encodePng, fieldToRgba, planesToRgba } from '../../main/image.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { paramSetting } from '../../ir/check/params.js';
+import type { RequestContext } from './index.js';
 
 type Fields = Record<string, unknown>;
 
@@ -16,21 +17,21 @@ export async function param(s: Session, f: Fields) {
   return { events: [], name: setting.name, value: f.value };
 }
 
-export async function evaluate(s: Session, f: Fields) {
+export async function evaluate(s: Session, f: Fields, conn: RequestContext) {
   const wanted = Array.isArray(f.outputs) ? (f.outputs as string[]) : undefined;
   for (const o of wanted ?? []) {
     if (!s.scene.outputs.some((x) => x.name === o)) throw new ProtocolError(`no output \`${o}\`; the outputs: ${s.scene.outputs.map((x) => x.name).join(', ')}`, { field: 'outputs' });
   }
   if (Array.isArray(f.keys) && !f.keys.every((k) => typeof k === 'string'))
-    throw new ProtocolError('`keys` are the names of keys held: an array of strings, e.g. ["a", "shift"]', { fields: ['time', 'outputs', 'pointer', 'keys'], field: 'keys', expected: 'array of strings' });
+    throw new ProtocolError('`keys` are the names of keys held: an array of strings, e.g. ["a", "shift"]', { fields: ['time', 'outputs', 'pointer', 'keys', 'deadline'], field: 'keys', expected: 'array of strings' });
   const pointer = f.pointer as { x?: unknown; y?: unknown; down?: unknown } | undefined;
   if (pointer && (['x', 'y'].some((k) => pointer[k as 'x'] !== undefined && !isF32Number(pointer[k as 'x'])) || (pointer.down !== undefined && typeof pointer.down !== 'boolean')))
-    throw new ProtocolError('`pointer` is {x, y, down}: x and y finite numbers within ±3.4e38 (element coordinates), down true or false', { fields: ['time', 'outputs', 'pointer', 'keys'], field: 'pointer', expected: '{x: number, y: number, down: boolean}' });
+    throw new ProtocolError('`pointer` is {x, y, down}: x and y finite numbers within ±3.4e38 (element coordinates), down true or false', { fields: ['time', 'outputs', 'pointer', 'keys', 'deadline'], field: 'pointer', expected: '{x: number, y: number, down: boolean}' });
   const { report, events } = await s.evaluate({
     time: typeof f.time === 'number' ? f.time : undefined,
     pointer: pointer ? { x: Number(pointer.x ?? 0), y: Number(pointer.y ?? 0), down: Boolean(pointer.down) } : undefined,
     keys: Array.isArray(f.keys) ? (f.keys as string[]) : undefined,
-  });
+  }, conn.signal);
   const outputs = s.scene.outputs
     .filter((o) => !wanted || wanted.includes(o.name))
     .map((o) => {
@@ -90,7 +91,7 @@ interface ReadAnswer {
   data: string;
 }
 
-export async function read(s: Session, f: Fields): Promise<ReadAnswer> {
+export async function read(s: Session, f: Fields, conn: RequestContext): Promise<ReadAnswer> {
   const format = typeof f.format === 'string' ? f.format : 'png';
   if (format !== 'png' && format !== 'f32') throw new ProtocolError('`format` is png or f32', { field: 'format', expected: 'png | f32' });
   // The field is read between frames; a PNG is encoded after, so that the next frame need not wait.
@@ -98,7 +99,7 @@ export async function read(s: Session, f: Fields): Promise<ReadAnswer> {
   const answer = await s.frame(async (): Promise<Omit<ReadAnswer, 'data'> & { data?: string }> => {
     const { name, field, state } = readable(s, f);
     if (!s.engine.computed && !state)
-      throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
+      throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
     const region = f.region as Fields | undefined;
     const { width, height, planes } = crop(field, readField(s.memory, field), region);
     const frame = s.engine.frame;
@@ -113,7 +114,7 @@ export async function read(s: Session, f: Fields): Promise<ReadAnswer> {
       o += p.length;
     }
     return { name, width, height, ...(field.dims === 3 ? { depth: field.depth } : {}), components: planes.length, format, frame, data: Buffer.from(all.buffer).toString('base64') };
-  });
+  }, conn.signal);
   if (!rgba) return { ...answer, data: answer.data! };
   return { ...answer, data: (await encodePng(answer.width, answer.height, rgba)).toString('base64') };
 }
@@ -123,7 +124,7 @@ export async function pause(s: Session, f: Fields) {
   return { paused: s.paused };
 }
 
-export async function trace(s: Session, f: Fields) {
+export async function trace(s: Session, f: Fields, conn: RequestContext) {
   const x = Number(f.x);
   const y = Number(f.y ?? 0);
   const z = Number(f.z ?? 0);
@@ -141,16 +142,17 @@ export async function trace(s: Session, f: Fields) {
     };
     visit(out.node);
   }
-  return s.frame(async () => {
+  return s.frame(async (signal) => {
     // Run the last frame again, unfused, on a copy of the world (from the state it started from,
     // with its input), and read every port at the element; before any frame, the next one.
     const scene = s.scene;
     const pins = scene.nodes.map((n) => n.name);
     await s.prepareScene(scene, pins, false);
-    const copy = new Engine(scene, { memory: s.memory, fuse: false, pins, cacheFrames: false, prepared: true });
+    // On the pool like any frame: the copy's kernels are no shorter than the world's.
+    const copy = new Engine(scene, { memory: s.memory, fuse: false, pins, cacheFrames: false, prepared: true, pool: s.pool });
     try {
       const input = s.engine.replayInto(copy);
-      await copy.evaluate(input ?? { time: copy.time });
+      await copy.evaluate(input ?? { time: copy.time }, signal);
       const values: { node: string; port: string; value: number | number[] }[] = [];
       for (const node of scene.nodes) {
         if (needed && !needed.has(node.name)) continue;
@@ -169,7 +171,12 @@ export async function trace(s: Session, f: Fields) {
     } finally {
       copy.dispose();
     }
-  });
+  }, conn.signal);
+}
+
+/** Stop this connection's evaluations (the doors answer `cancel` out of turn, so it reaches them). */
+export async function cancel(s: Session, f: Fields, conn: RequestContext) {
+  return { cancelled: s.evaluations.cancel(conn.id, f.request) };
 }
 
 async function repin(s: Session): Promise<void> {

@@ -1,0 +1,108 @@
+// Cancelling evaluations: a `cancel` request, a request's `deadline`, the connection that asked
+// closing, or a change swapping the world all abort the signal an evaluation runs under. The
+// engine stops at the next group (a pool run at once: its workers are ended and replaced) and
+// commits nothing, so state, clock and frame counter stay as they were before the frame.
+
+/** Why an evaluation stopped. */
+export type CancelReason = 'cancel' | 'deadline' | 'closed' | 'changed';
+
+/** An evaluation stopped before it finished: the reason an AbortSignal is aborted with. */
+export class Cancelled extends Error {
+  override name = 'Cancelled';
+  constructor(
+    readonly reason: CancelReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Throw the signal's reason (a Cancelled) when it is aborted. */
+export function throwIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw cancelledBy(signal);
+}
+
+/** The Cancelled a signal was aborted with (another reason is wrapped as a plain cancel). */
+export function cancelledBy(signal: AbortSignal): Cancelled {
+  const r: unknown = signal.reason;
+  return r instanceof Cancelled ? r : new Cancelled('cancel', 'the evaluation was cancelled');
+}
+
+/** Resolve or reject as `work` does, or reject with the signal's Cancelled once it aborts first. */
+export function untilCancelled<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(cancelledBy(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(cancelledBy(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** What is wrong with a request's `deadline` (milliseconds), or undefined when it is fine or absent. */
+export function deadlineProblem(deadline: unknown): string | undefined {
+  if (deadline === undefined) return undefined;
+  if (typeof deadline !== 'number' || !(deadline > 0) || deadline > 2 ** 31 - 1)
+    return `\`deadline\` is the milliseconds the evaluation may take, a number above 0 (at most ${2 ** 31 - 1}); got ${JSON.stringify(deadline)}`;
+  return undefined;
+}
+
+/** One request's evaluation that `cancel` can reach: who asked, and how to stop it. */
+interface Running {
+  connection: number;
+  request: unknown;
+  controller: AbortController;
+}
+
+/**
+ * The evaluations requests are running, so that `cancel` finds them. Each gets its own signal,
+ * aborted by a cancel of its connection, by its deadline, or by its connection closing.
+ */
+export class Evaluations {
+  private readonly running = new Set<Running>();
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Start one; call `done` when it has answered (it stops the deadline's timer). */
+  start(options: { connection: number; request: unknown; deadline?: number; closed?: AbortSignal }): { signal: AbortSignal; done: () => void } {
+    const controller = new AbortController();
+    const entry: Running = { connection: options.connection, request: options.request, controller };
+    this.running.add(entry);
+    let timer: NodeJS.Timeout | undefined;
+    if (options.deadline !== undefined)
+      timer = setTimeout(() => controller.abort(new Cancelled('deadline', `its deadline of ${options.deadline} ms passed`)), options.deadline);
+    const onClosed = () => controller.abort(new Cancelled('closed', 'the connection that asked for it closed'));
+    if (options.closed?.aborted) onClosed();
+    else options.closed?.addEventListener('abort', onClosed, { once: true });
+    return {
+      signal: controller.signal,
+      done: () => {
+        clearTimeout(timer);
+        options.closed?.removeEventListener('abort', onClosed);
+        this.running.delete(entry);
+      },
+    };
+  }
+
+  /** Cancel a connection's evaluations (only the one of request id `request`, when given); returns how many. */
+  cancel(connection: number, request?: unknown): number {
+    let n = 0;
+    for (const r of this.running) {
+      if (r.connection !== connection || (request !== undefined && r.request !== request)) continue;
+      if (!r.controller.signal.aborted) n++;
+      r.controller.abort(new Cancelled('cancel', request === undefined ? 'a `cancel` request of its connection' : `a \`cancel\` request for request ${JSON.stringify(request)}`));
+    }
+    return n;
+  }
+}

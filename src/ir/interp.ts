@@ -100,14 +100,17 @@ function compileProgram(fn: IrFunction): Run {
   const lines: string[] = [];
   const out = (line: string) => lines.push(line);
 
-  out('const a = args >> 2;');
+  // Addresses are unsigned: a field (or this block) past 2 GiB has a base word that reads negative
+  // as an i32, so bases are read with >>> 0 and element indices computed in doubles (exact below
+  // 2^53), never with |, >> or Math.imul, which wrap at 2^31.
+  out('const a = args >>> 2;');
   out(`const width = ${w(ARGS.width)}, height = ${w(ARGS.height)}, depth = ${w(ARGS.depth)};`);
   out(`const trapAt = a + ${ARGS.trap >> 2};`);
   fn.fields.forEach((f, i) => {
     const at = ARGS.field(i);
     out(`const W${i} = ${w(at + FIELD.width)}, H${i} = ${w(at + FIELD.height)}, D${i} = ${w(at + FIELD.depth)}, S${i} = ${w(at + FIELD.stride)};`);
     out(`const SL${i} = Math.imul(S${i}, H${i});`);
-    f.comps.forEach((_, c) => out(`const P${i}_${c} = (${w(at + FIELD.base)} + Math.imul(${c}, ${w(at + FIELD.planeBytes)})) >> 2;`));
+    f.comps.forEach((_, c) => out(`const P${i}_${c} = ((${w(at + FIELD.base)} >>> 0) + ${c} * (${w(at + FIELD.planeBytes)} >>> 0)) / 4;`));
   });
   fn.uniforms.forEach((u, slot) => {
     const at = `a + ${ARGS.uniform(nFields, slot) >> 2}`;

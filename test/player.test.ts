@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { decodePng } from '../src/main/image.js';
-import { SCREENSHOTS, canvasPixels, frameOf, launchChromium, openPlayer, sleep, startPlayerProcess, until, type PlayerProcess } from './player-harness.js';
+import { SCREENSHOTS, canvasPixels, frameOf, launchChromium, openPlayer, startPlayerProcess, until, type PlayerProcess } from './player-harness.js';
 
 let browser: Browser;
 // Two real players, started at once (a session takes seconds to start on a busy machine).
@@ -97,8 +97,9 @@ t.test('life: pointer strokes draw live cells where the pointer is', async (t) =
   await page.mouse.move(start.x, start.y);
   await page.mouse.down();
   for (let i = 1; i <= 16; i++) {
+    const before = await frameOf(page);
     await page.mouse.move(start.x + ((end.x - start.x) * i) / 16, start.y + ((end.y - start.y) * i) / 16);
-    await sleep(30);
+    await until(page, 'a frame made after the move', is(`window.player.frame > ${before}`));
   }
   const from = await frameOf(page);
   await until(page, 'frames made with the pointer held at the end', is(`window.player.frame > ${from + 2}`));
@@ -163,11 +164,14 @@ t.test('life: pause stops the frame counter, play resumes it', async (t) => {
   await page.click('#play-pause');
   await until(page, 'the session paused', () => (window as any).player.scene?.paused === true);
   t.equal(await page.locator('#play-pause').textContent(), 'play');
-  await sleep(300);
+  // Paused, the session runs no frame: evaluate answers with nothing executed and the frame
+  // counter (the session's, and the one the page shows) stands still across them.
+  const st = (await life.ask({ op: 'status' })).ok;
+  t.same(st.paused, true, 'the session says paused');
+  for (let i = 0; i < 3; i++) t.same((await life.ask({ op: 'evaluate' })).ok.executed, [], `evaluate ${i + 1} while paused runs nothing`);
+  t.equal((await life.ask({ op: 'status' })).ok.frame, st.frame, 'the counter stands still while paused');
+  await until(page, 'the page to show the paused frame', is(`Number(document.getElementById('frame').textContent) === ${st.frame}`));
   const paused = await page.locator('#frame').textContent();
-  await sleep(800);
-  t.equal(await page.locator('#frame').textContent(), paused, 'the counter stands still while paused');
-  t.same((await life.ask({ op: 'status' })).ok.paused, true, 'the session says paused');
   await shot(page, 'life-paused');
   await page.click('#play-pause');
   await until(page, 'the counter to move again', is(`Number(document.getElementById('frame').textContent) > ${Number(paused) + 2}`));
@@ -179,7 +183,8 @@ t.test('life: two pages watch one session and share its frames', async (t) => {
   const life = await player('life');
   const [a, b] = await Promise.all([openPlayer(browser, life.url), openPlayer(browser, life.url)]);
   await Promise.all([a, b].map((p) => p.evaluate(() => ((window as any).player.seen = []))));
-  await sleep(2500);
+  // Frames counted, not seconds: wait until each page has drawn five.
+  await Promise.all([a, b].map((p) => until(p, 'five frames drawn', () => (window as any).player.seen.length >= 5)));
   const seen = await Promise.all([a, b].map((p) => p.evaluate(() => (window as any).player.seen as number[])));
   t.ok(seen[0]!.length >= 5 && seen[1]!.length >= 5, `both pages draw frames (${seen[0]!.length} and ${seen[1]!.length})`);
   const shared = seen[0]!.filter((f) => seen[1]!.includes(f));

@@ -22,9 +22,13 @@ export function dumpTo(passes: PassName[] | undefined, to?: DumpSink): void {
   last.clear();
 }
 
+let parsed: { value: string | undefined; asked: Set<PassName> } | undefined;
+
 /** The passes ENTELECHY_DUMP asks for; an unknown one is named once on stderr and skipped. */
 export function passesAsked(value = process.env.ENTELECHY_DUMP): Set<PassName> {
+  if (parsed && parsed.value === value) return parsed.asked;
   const asked = new Set<PassName>();
+  parsed = { value, asked };
   for (const item of (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
     const name = item.replace(/^after:/, '');
     if ((PASSES as readonly string[]).includes(name) && item.startsWith('after:')) asked.add(name as PassName);

@@ -55,15 +55,54 @@ export function mapExpr(e: Expr, f: (e: Expr) => Expr): Expr {
   return f(mapChildren(e, (c) => mapExpr(c, f)));
 }
 
+// someExpr and visitExpr switch themselves rather than call exprChildren: the analyses call them
+// in their inner loops, and a select's children would be a new array at every call.
+
 /** Does `pred` hold for some node of `e` (`e` itself first, then its sub-expressions)? */
 export function someExpr(e: Expr, pred: (e: Expr) => boolean): boolean {
-  return pred(e) || exprChildren(e).some((c) => someExpr(c, pred));
+  if (pred(e)) return true;
+  switch (e.k) {
+    case 'const':
+    case 'local':
+    case 'coord':
+    case 'extent':
+    case 'uniform':
+      return false;
+    case 'load':
+      return e.at !== undefined && e.at.coords.some((c) => someExpr(c, pred));
+    case 'op':
+      return e.args.some((c) => someExpr(c, pred));
+    case 'select':
+      return someExpr(e.c, pred) || someExpr(e.a, pred) || someExpr(e.b, pred);
+    default:
+      return unreachable(e);
+  }
 }
 
 /** Call `f` on every node of `e`, parents before their sub-expressions. */
 export function visitExpr(e: Expr, f: (e: Expr) => void): void {
   f(e);
-  for (const c of exprChildren(e)) visitExpr(c, f);
+  switch (e.k) {
+    case 'const':
+    case 'local':
+    case 'coord':
+    case 'extent':
+    case 'uniform':
+      return;
+    case 'load':
+      if (e.at) for (const c of e.at.coords) visitExpr(c, f);
+      return;
+    case 'op':
+      for (const c of e.args) visitExpr(c, f);
+      return;
+    case 'select':
+      visitExpr(e.c, f);
+      visitExpr(e.a, f);
+      visitExpr(e.b, f);
+      return;
+    default:
+      unreachable(e);
+  }
 }
 
 /** The expressions a statement evaluates itself (not those of the statements it contains). */
@@ -157,7 +196,24 @@ export function visitStmts(stmts: readonly Stmt[], v: StmtVisit): void {
 
 /** Does `pred` hold for some statement of the list or of the lists it contains? */
 export function someStmt(stmts: readonly Stmt[], pred: (s: Stmt) => boolean): boolean {
-  return stmts.some((s) => pred(s) || stmtLists(s).some((l) => someStmt(l, pred)));
+  for (const s of stmts) {
+    if (pred(s)) return true;
+    switch (s.k) {
+      case 'set':
+      case 'break':
+        break;
+      case 'if':
+        if (someStmt(s.then, pred) || someStmt(s.else, pred)) return true;
+        break;
+      case 'block':
+      case 'loop':
+        if (someStmt(s.body, pred)) return true;
+        break;
+      default:
+        unreachable(s);
+    }
+  }
+  return false;
 }
 
 /** Does `pred` hold for some node of some expression in the list (at any depth)? */

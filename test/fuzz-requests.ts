@@ -139,7 +139,8 @@ export class RequestFuzzer {
       } else if (f.required || r.chance(0.35)) parts.push([f.name, this.good(spec.name, f)]);
     }
     if (r.chance(0.03)) parts.push([r.pick(['bogus', 'Op', 'ID', '__proto__', 'constructor', 'timeout']), r.pick([1, 'x', null, new Raw('{"polluted":1}')])]);
-    if (r.chance(0.02)) parts.push(['op', r.pick(OPERATION_NAMES)]); // a duplicate key: the last one counts
+    // A duplicate key (the last one counts), of the operations this run may send (a door's run sends no quit).
+    if (r.chance(0.02)) parts.push(['op', r.pick(this.options.ops ?? OPERATION_NAMES)]);
     r.chance(0.5) || parts.reverse();
     return `{${parts.map(([k, v]) => `${JSON.stringify(k)}:${encode(v)}`).join(',')}}`;
   }

@@ -221,7 +221,7 @@ export async function writeDocuments(root: string, files: { path: string; text: 
     const real = join(realpathOrSelf(dirname(abs)), basename(abs));
     if (!inside(real, realRoot)) throw new PathError(`\`${f.path}\` leads out of the scene's folder; name a path that stays inside`, f.path);
     const before = seen.get(real);
-    if (before !== undefined) throw new Error(`\`${f.path}\` and \`${before}\` name the same document; send one text per document`);
+    if (before !== undefined) throw new PathError(`\`${f.path}\` and \`${before}\` name the same document; send one text per document`, f.path);
     seen.set(real, f.path);
     let mode: number | undefined;
     try {

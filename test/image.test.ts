@@ -8,19 +8,21 @@ import { subFiltered } from '../src/main/png.js';
 import { inflateSync } from 'node:zlib';
 import { FieldMemory } from '../src/main/memory.js';
 import type { Scalar } from '../src/ir/ir.js';
+import { BYTE_TO_LINEAR, linearToByte, linearToSrgb, srgbToLinear } from '../src/main/srgb.js';
 
-/** The mapping as the docs state it, one byte at a time. */
-function expectedByte(t: Scalar, v: number): number {
+/** The mapping as the docs state it, one byte at a time: f32 colours sRGB-encoded, alpha not. */
+function expectedByte(t: Scalar, v: number, alpha = false): number {
   if (t === 'bool') return v ? 255 : 0;
   if (t === 'i32') return Math.max(0, Math.min(255, v));
-  return Math.round(Math.max(0, Math.min(1, v || 0)) * 255);
+  const clamped = Math.max(0, Math.min(1, v || 0));
+  return Math.round((alpha ? clamped : linearToSrgb(clamped)) * 255);
 }
 
 function expectedRgba(comps: Scalar[], values: number[][], n: number): number[] {
   const out: number[] = [];
   const k = Math.min(4, comps.length);
   for (let i = 0; i < n; i++) {
-    const byte = (c: number) => expectedByte(comps[c], values[c][i]);
+    const byte = (c: number) => expectedByte(comps[c], values[c][i], c === 3);
     if (k === 1) out.push(byte(0), byte(0), byte(0), 255);
     else for (let c = 0; c < 4; c++) out.push(c < k ? byte(c) : c === 3 ? 255 : 0);
   }
@@ -55,6 +57,22 @@ function fill(memory: FieldMemory, f: Field): number[][] {
   });
   return values;
 }
+
+t.test('sRGB: the byte of a linear value is round(encode(v) * 255) exactly, and bytes survive decoding and encoding', async (t) => {
+  let wrong = 0;
+  // Every f32 near each byte's threshold, and a spread between.
+  const values: number[] = [];
+  for (let b = 0; b < 256; b++) {
+    const at = srgbToLinear((b - 0.5) / 255);
+    for (const d of [-2e-7, -1e-9, 0, 1e-9, 2e-7]) values.push(Math.fround(at + d));
+  }
+  for (let i = 0; i <= 100000; i++) values.push(Math.fround(i / 100000));
+  for (const v of values) if (linearToByte(v) !== Math.round(linearToSrgb(Math.max(0, Math.min(1, v))) * 255)) wrong++;
+  t.equal(wrong, 0, `every value's byte (${values.length} values)`);
+  t.same([linearToByte(NaN), linearToByte(-1), linearToByte(2), linearToByte(0.5)], [0, 0, 255, 188], 'NaN, out of range, and middle grey (0.5 linear is byte 188)');
+  t.ok(Array.from(BYTE_TO_LINEAR).every((v, b) => linearToByte(v) === b), 'each byte decoded to f32 and encoded again is itself');
+  t.equal(BYTE_TO_LINEAR[128], Math.fround(srgbToLinear(128 / 255)), 'decoding is the exact function');
+});
 
 const CASES: Scalar[][] = [['f32', 'f32', 'f32', 'f32'], ['f32', 'f32', 'f32'], ['f32', 'f32'], ['f32'], ['bool'], ['i32'], ['f32', 'i32', 'bool', 'f32'], ['f32', 'f32', 'f32', 'f32', 'f32']];
 

@@ -15,7 +15,7 @@ function cli(args: string[]) {
 t.test('every example replays', async (t) => {
   const r = cli(['test', 'examples']);
   t.equal(r.status, 0, r.stdout + r.stderr);
-  t.match(r.stdout, /5 passed, 0 failed/);
+  t.match(r.stdout, /6 passed, 0 failed/);
 });
 
 t.test('a failing step names its file and line and what differed', async (t) => {

@@ -40,7 +40,7 @@ export interface LoadedScene {
   folder: SceneFolder;
 }
 
-export function loadSceneFile(scenePath: string, options: { size?: number[] } = {}): LoadedScene {
+export function loadSceneFile(scenePath: string, options: { size?: number[]; inputSizes?: Record<string, number[]> } = {}): LoadedScene {
   let folder: SceneFolder;
   try {
     folder = new SceneFolder(scenePath);
@@ -54,7 +54,7 @@ export function loadSceneFile(scenePath: string, options: { size?: number[] } = 
     throw new UserError(`\`${scenePath}\` is a folder: name the scene document in it${example ? `, e.g. ${join(scenePath, example)}` : ' (it holds no .esn document)'}`);
   }
   if (folder.read(entry) === undefined) throw new UserError(`cannot open \`${scenePath}\`: no such file`);
-  const scene = loadScene(entry, { read: (p) => folder.read(p), size: options.size });
+  const scene = loadScene(entry, { read: (p) => folder.read(p), size: options.size, inputSizes: options.inputSizes });
   return { scene, folder };
 }
 
@@ -83,36 +83,41 @@ function sceneName(scenePath: string): string {
 
 async function renderCommand(argv: {
   scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean;
-  frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[];
+  frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[]; input?: string[];
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
   const paramOptions = parseParamOptions(argv.param);
   if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${argv.fps}`);
   if (!Number.isFinite(argv.time)) throw new UserError(`--time must be a number of seconds, e.g. --time 1.5; got ${argv.time}`);
   if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${argv.workers}`);
-  const { scene } = loadSceneFile(argv.scene, { size });
+  const { parseFrames, render } = await import('./render.js');
+  const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
+  // An input whose size the scene leaves open takes its image's: read before the scene is checked.
+  const { checkInputOptions, inputImageSizes, parseInputOptions } = await import('./input-feed.js');
+  const inputs = parseInputOptions(argv.input);
+  const inputSizes = await inputImageSizes(inputs, frames?.first ?? 0);
+  const { scene } = loadSceneFile(argv.scene, { size, inputSizes });
   const prefix = dirname(argv.scene) === '.' ? '' : `${dirname(argv.scene)}/`;
   if (scene.diagnostics.length) {
     const message = `${argv.scene} has ${plural(scene.diagnostics.length, 'error')}: nothing rendered`;
     if (argv.json) process.stdout.write(JSON.stringify({ error: { message, diagnostics: scene.diagnostics.map((d) => ({ ...d, path: prefix + d.path })) } }) + '\n');
     for (const d of scene.diagnostics) process.stderr.write(describe(d, prefix) + '\n');
-    throw new UserError(message);
+    throw markPrinted(new UserError(message));
   }
   if (size && !scene.nodes.some((n) => n.domain.length === size.length)) {
     const dims = [...new Set(scene.nodes.map((n) => n.domain.length))].sort();
     throw new UserError(`--size ${argv.size} has ${size.length} axes, but no node of ${argv.scene} has ${size.length}: its nodes are ${dims.map((d) => `${d}-D`).join(' and ')}; give ${dims.map((d) => ['WIDTH', 'WIDTHxHEIGHT', 'WIDTHxHEIGHTxDEPTH'][d - 1]).join(' or ')}`);
   }
   const params = checkParamOptions(scene, paramOptions);
+  checkInputOptions(scene, inputs, argv.scene);
   const output = argv.output ?? scene.outputs[0]?.name;
   if (!output) throw new UserError(`${argv.scene} declares no output: add \`output NAME <- NODE.PORT;\``);
   if (!scene.outputs.some((o) => o.name === output))
     throw new UserError(`${argv.scene} has no output \`${output}\`; its outputs: ${scene.outputs.map((o) => o.name).join(', ')}`);
-  const { parseFrames, render } = await import('./render.js');
-  const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
   const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
   const crf = videoCrf(file, argv.crf);
   await render(scene, {
-    output, file, time: argv.time, frames, fps: argv.fps, crf, params, workers: argv.workers, backend: argv.backend as Backend, fuse: argv.fuse,
+    output, file, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, backend: argv.backend as Backend, fuse: argv.fuse,
     json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY),
   });
 }
@@ -170,6 +175,7 @@ export async function main(args: string[]): Promise<number> {
           .option('output', { type: 'string', describe: 'which output of the scene (default: the first)' })
           .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
+          .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input field from an image (PNG, JPEG), its size following the image unless the scene fixes it; NAME=in/%04d.png reads one file per frame' })
           .option('size', { type: 'string', describe: 'WIDTHxHEIGHT (or WxHxD): the size of every node with that many axes whose size the scene fixes' })
           .option('frames', { type: 'string', describe: 'FIRST:LAST: render a range of frames (inclusive) to numbered files (-o out/%04d.png)' })
           .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames (and of the video)' })
@@ -301,10 +307,22 @@ export function isUserError(e: unknown): e is Error {
   return e instanceof Error && USER_ERRORS.has(e.name);
 }
 
+/** An error whose JSON line a command has printed already (with more than its message). */
+const PRINTED = new WeakSet<object>();
+export function markPrinted<E extends Error>(e: E): E {
+  PRINTED.add(e);
+  return e;
+}
+
 export async function run(args: string[]): Promise<void> {
   try {
     process.exitCode = await main(args);
   } catch (e) {
+    // With --json, stdout says every error too, as one line: {"error": {"message": ...}}.
+    if (args.includes('--json') && !(e instanceof Error && PRINTED.has(e))) {
+      const message = isUserError(e) ? e.message : `internal error: ${(e as Error)?.message ?? e}`;
+      process.stdout.write(JSON.stringify({ error: { message, ...(isUserError(e) ? {} : { internal: true }) } }) + '\n');
+    }
     if (isUserError(e)) {
       process.stderr.write(`entelechy: ${e.message}\n`);
     } else {

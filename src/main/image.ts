@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { PNG } from 'pngjs';
 import { writeFileAtomic } from './files.js';
 import { encodePng, type Pixels } from './png.js';
+import { linearToByte } from './srgb.js';
 import type { Field } from './field.js';
 import type { FieldMemory } from './memory.js';
 import type { Scalar } from '../ir/ir.js';
@@ -16,9 +17,11 @@ export class ImageError extends Error {
 }
 
 /**
- * RGBA bytes of a 2-D field: vec4 is RGBA, vec3 RGB, vec2 RG, one component gray; f32 values in
- * [0, 1] map to 0..255 (clamped, rounded; NaN is 0); bools map to 0 or 255; i32 values are
- * clamped to 0..255. Read from the field's rows in memory, without copying the field first.
+ * RGBA bytes of a 2-D field: vec4 is RGBA, vec3 RGB, vec2 RG, one component gray; f32 colour
+ * values are linear, in [0, 1], and are encoded with sRGB's transfer function to 0..255 (clamped,
+ * rounded; NaN is 0), an f32 alpha is 0..255 as it is (alpha is not encoded); bools map to 0 or
+ * 255; i32 values are bytes, clamped to 0..255. Read from the field's rows in memory, without
+ * copying the field first.
  */
 export function fieldToRgba(memory: FieldMemory, f: Field, name: string): Uint8Array {
   return fieldRgbaRows(memory, f, name)(0, f.height); // (its buffer: no other call reuses it)
@@ -58,9 +61,9 @@ interface RowSource {
 
 /**
  * Rows [y0, y1) into `out` from its start, in one pass over the pixels, the four bytes of each
- * written together: a Uint8ClampedArray store rounds and clamps like
- * Math.round(clamp(v * 255, 0, 255)) with NaN as 0 (it rounds a tie to even, and the only tie an
- * f32 in [0, 1] makes is 0.5 * 255, which rounds to 128 either way).
+ * written together. f32 colours go through linearToByte (srgb.ts); otherwise a Uint8ClampedArray
+ * store rounds and clamps like Math.round(clamp(v * 255, 0, 255)) with NaN as 0 (it rounds a tie
+ * to even, and the only tie an f32 in [0, 1] makes is 0.5 * 255, which rounds to 128 either way).
  * A 4096 x 4096 vec4 field takes 0.3 s, most of it the first touch of the new buffer; copying the
  * field out first and writing every 4th byte per component took 1.4 s.
  */
@@ -74,6 +77,8 @@ function toRgba(comps: readonly Scalar[], rows: RowSource[], width: number, y0: 
   const src: (Float32Array | Int32Array)[] = [zeros, zeros, zeros, ones];
   const from = [0, 0, 0, 0];
   const scale = [255, 255, 255, 255];
+  // The colour bytes of f32 components are sRGB-encoded; alpha, bools and i32 bytes are not.
+  const [er, eg, eb] = [0, 1, 2].map((c) => shown[c] >= 0 && comps[shown[c]] === 'f32');
   for (let y = y0; y < y1; y++) {
     for (let c = 0; c < 4; c++) {
       const comp = shown[c];
@@ -96,9 +101,9 @@ function toRgba(comps: readonly Scalar[], rows: RowSource[], width: number, y0: 
     const [fr, fg, fb, fa] = from;
     const [sr, sg, sb, sa] = scale;
     for (let x = 0, o = (y - y0) * width * 4; x < width; x++, o += 4) {
-      out[o] = r[fr + x] * sr;
-      out[o + 1] = g[fg + x] * sg;
-      out[o + 2] = b[fb + x] * sb;
+      out[o] = er ? linearToByte(r[fr + x]) : r[fr + x] * sr;
+      out[o + 1] = eg ? linearToByte(g[fg + x]) : g[fg + x] * sg;
+      out[o + 2] = eb ? linearToByte(b[fb + x]) : b[fb + x] * sb;
       out[o + 3] = a[fa + x] * sa;
     }
   }

@@ -14,6 +14,9 @@ import { FieldMemory } from './memory.js';
 import { fieldRgbaRows, fieldToRgba, savePng } from './image.js';
 import type { Pixels } from './png.js';
 import { isVideoFile, requireFfmpeg, VideoFile } from './video.js';
+import { InputFeed, type InputOption } from './input-feed.js';
+import { InputImageError } from './image-input.js';
+import { markPrinted } from './cli.js';
 
 export class RenderError extends Error {
   override name = 'RenderError';
@@ -32,6 +35,8 @@ export interface RenderOptions {
   file: string;
   /** Params to start from (--param, checked). */
   params?: { name: string; value: number[] }[];
+  /** Images read into the scene's inputs (--input). */
+  inputs?: InputOption[];
   /** A video's constant rate factor (video.ts checks it). */
   crf?: number;
   time: number;
@@ -74,6 +79,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   const large = scene.nodes.some((n) => n.domain.reduce((a, b) => a * b, 1) >= POOL_THRESHOLD);
   const pool = options.backend === 'jit' && workers > 1 && large ? new EvalPool(memory.memory, { workers }) : undefined;
   let run: Engine;
+  let feed: InputFeed;
   try {
     // Modules from the disk cache where they are: a render of a scene seen before loads no compiler.
     const t0 = performance.now();
@@ -82,6 +88,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     run = new Engine(scene, { backend: options.backend, fuse: options.fuse, memory, pool, prepared: options.backend === 'jit' });
     run.compileMillis += preparing;
     for (const { name, value } of options.params ?? []) run.params.set(name, value);
+    feed = new InputFeed(run, options.inputs ?? [], frames?.last ?? 0);
     cachedModules = modules.read;
   } catch (e) {
     await pool?.destroy();
@@ -106,10 +113,12 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       const t0 = performance.now();
       const time = frames ? options.time + frame / options.fps : options.time;
       try {
+        await feed.fill(frame);
         await run.evaluate({ time });
       } catch (e) {
         await writer.drain(); // the frames before this one are written and reported first
         if (e instanceof EvaluationError) throw new RenderError(`frame ${frame}: ${e.message}`, frame, e.node);
+        if (e instanceof InputImageError) throw new RenderError(frames ? `frame ${frame}: ${e.message}` : e.message, frame);
         throw e;
       }
       if (frame < first) continue;
@@ -134,7 +143,10 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   } catch (e) {
     bar?.stop();
     await writer.abort();
-    if (e instanceof RenderError) out({ error: e.message, frame: e.frame, node: e.node });
+    if (e instanceof RenderError && options.json) {
+      out({ error: { message: e.message, frame: e.frame, node: e.node } });
+      markPrinted(e);
+    }
     throw e;
   } finally {
     run.dispose();

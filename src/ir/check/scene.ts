@@ -59,6 +59,8 @@ export interface SceneOptions {
   read: (path: string) => string | undefined;
   /** Replace the size of every node whose domain has as many axes (`render --size`). */
   size?: number[];
+  /** The size of an input that declares none, by name: an image read into it (`render --input`). */
+  inputSizes?: Record<string, number[]>;
   fuel?: number;
   /**
    * Kernels published over the protocol, as source texts: each replaces the documents' kernel of
@@ -134,7 +136,7 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
   }
   const inputs = new Map<string, InputInfo>();
   for (const { doc, st } of all<InputStatement>('input')) {
-    const info = guard(doc, diagnostics, () => inputInfo(doc, st, env));
+    const info = guard(doc, diagnostics, () => inputInfo(doc, st, env, options.inputSizes?.[st.name.value]));
     if (info) inputs.set(info.name, info);
   }
 
@@ -276,11 +278,11 @@ function paramInfo(doc: Document, st: ParamStatement, env: Env): ParamInfo {
   return info;
 }
 
-function inputInfo(doc: Document, st: InputStatement, env: Env): InputInfo {
+function inputInfo(doc: Document, st: InputStatement, env: Env, given?: number[]): InputInfo {
   if (!st.type.fieldDims) throw new LowerError(`input \`${st.name.value}\` must be a field type, e.g. \`field2<f32>\``, st.type.span);
   const type = env.resolveType(st.type);
   const dims = st.type.fieldDims;
-  const size = st.size?.dims ?? new Array(dims).fill(dims === 3 ? 64 : 256);
+  const size = st.size?.dims ?? (given?.length === dims ? given : new Array(dims).fill(dims === 3 ? 64 : 256));
   if (size.length !== dims) throw new LowerError(`input \`${st.name.value}\` is a field${dims}: its size needs ${dims} numbers`, st.size!.span);
   const value = st.value ? literalComponents(type, st.value.values, st.value.span, `the value of input \`${st.name.value}\``) : components(type).map(() => 0);
   return { name: st.name.value, type, dims, size, value, path: doc.path, statement: st };

@@ -5,13 +5,17 @@ import { diagnosticsError } from '../../main/session.js';
 import { fillField, packField, packedLayout, unpackField, type Field, type RowLayout } from '../../main/field.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { needGrant } from './grants.js';
+import { InputImageError, readImageInto } from '../../main/image-input.js';
 import { paramValueProblem } from '../../ir/check/params.js';
 
 type Fields = Record<string, unknown>;
 
 /** The field a write targets: a node's state port (current state) or a scene input. */
 function writable(s: Session, f: Fields): { key: string; field: Field } {
-  const name = String(f.node);
+  if (typeof f.input === 'string' && !s.scene.inputs.has(f.input))
+    throw new ProtocolError(`no input \`${f.input}\`; the inputs: ${[...s.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'input' });
+  if (typeof f.input !== 'string' && typeof f.node !== 'string') throw new ProtocolError('`write` names the field it writes: `input` (a scene input) or `node` (with `port`, a state)', { field: 'node', fields: ['node', 'input'] });
+  const name = String(f.input ?? f.node);
   if (s.scene.inputs.has(name) && f.port === undefined) return { key: `input:${name}`, field: s.engine.fields.input(name)! };
   const node = s.scene.nodes.find((n) => n.name === name);
   if (!node) throw new ProtocolError(`no node or input \`${name}\`; the nodes: ${s.scene.nodes.map((n) => n.name).join(', ')}; the inputs: ${[...s.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'node' });
@@ -27,9 +31,10 @@ function writable(s: Session, f: Fields): { key: string; field: Field } {
 }
 
 export async function write(s: Session, f: Fields) {
-  needGrant(s, 'field.write', '`write`', { node: f.node });
+  needGrant(s, 'field.write', '`write`', { node: f.input ?? f.node });
   return s.frame(async () => {
     const { key, field } = writable(s, f);
+    if (typeof f.file === 'string') return writeImage(s, f.file, key, field);
     const n = field.comps.length;
     const region = (f.region as Fields | undefined) ?? {};
     const x0 = Number(region.x ?? 0), y0 = Number(region.y ?? 0), z0 = Number(region.z ?? 0);
@@ -71,6 +76,24 @@ export async function write(s: Session, f: Fields) {
     s.engine.version++;
     return { events: [{ kind: 'wrote', field: key }] };
   });
+}
+
+/** `write` with `file`: an image under the scene's folder, decoded to linear values (image-input.ts). */
+async function writeImage(s: Session, file: string, key: string, field: Field) {
+  let full: string;
+  try {
+    full = s.folder.resolve(file);
+  } catch {
+    throw new ProtocolError(`\`${file}\` is not under the scene's folder: \`write\` reads an image only from there; name it relative to the scene, like \`photo.png\``, { field: 'file' });
+  }
+  try {
+    await readImageInto(s.memory, field, key, full);
+  } catch (e) {
+    if (e instanceof InputImageError) throw new ProtocolError(e.message.replaceAll(full, file), { field: 'file' });
+    throw e;
+  }
+  s.engine.version++;
+  return { events: [{ kind: 'wrote', field: key, file }] };
 }
 
 export async function reset(s: Session, f: Fields) {

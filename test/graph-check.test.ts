@@ -161,6 +161,7 @@ t.test('scene inputs: read by name, of the same field type and dimensions', asyn
 
 t.test('cycles are named in order, and the order puts every source before its readers', async (t) => {
   t.same(diags('node a: k.read@1 { s <- b.r; }\nnode b: k.read@1 { s <- a.r; }\n'), [[1, 6, 'the nodes a -> b -> a form a cycle: a node cannot read its own result in the same frame; keep it in a `state` port instead']]);
+  t.same(diags('node x: k.read@1 { s <- a.r; }\nnode a: k.read@1 { s <- b.r; }\nnode b: k.read@1 { s <- a.r; }\n')[0][2], 'the nodes a -> b -> a form a cycle: a node cannot read its own result in the same frame; keep it in a `state` port instead', 'the cycle alone, not the path into it');
   t.same(diags('node a: k.read@1 { s <- a.r; }\n'), [[1, 6, 'the nodes a -> a form a cycle: a node cannot read its own result in the same frame; keep it in a `state` port instead']]);
   const s = clean(t, 'node d: k.pair@1 { a <- c.r; b <- b.r; }\nnode c: k.read@1 { s <- b.r; }\nnode b: k.read@1 { s <- a.r; }\nnode a: k.src2@1 {}\nnode e: k.src2@1 {}\n');
   t.same(s.nodes.map((n) => n.name), ['a', 'b', 'c', 'd', 'e']);
@@ -181,7 +182,11 @@ t.test('domains: the size member, else the first field input, else the kernel, e
   // --size replaces the size of nodes with as many axes that have a size or read no field.
   const sized = clean(t, 'node a: k.src2@1 { size = 8 x 4; }\nnode b: k.read@1 { s <- a.r; }\nnode d: k.src2@1 {}\nnode e: k.line@1 {}\n', { size: [32, 16] });
   t.same(sized.nodes.map((n) => n.domain), [[32, 16], [32, 16], [32, 16], [256]]);
+  // A node that reads a field keeps that field's extents unless it has a size of its own.
+  const reading = clean(t, 'input i: field2<f32> = 0.0 size 8 x 8;\nnode g: k.gather@1 { s <- i; }\nnode h: k.gather@1 { size = 2 x 2; s <- i; }\n', { size: [32, 16] });
+  t.same(reading.nodes.map((n) => [n.name, n.domain]), [['g', [8, 8]], ['h', [32, 16]]]);
   t.same(diags('node a: k.src2@1 { size = 8; }\n'), [[1, 20, 'node `a` runs a 2-D kernel; its size needs 2 extents']]);
+  t.same(diags('node a: k.src2@1 { gain = 2.0; size = 8; }\n'), [[1, 32, 'node `a` runs a 2-D kernel; its size needs 2 extents']], 'at the size member');
   t.same(diags('node a: k.line@1 { size = 8 x 8; }\n'), [[1, 20, 'node `a` runs a 1-D kernel; its size needs 1 extent']]);
 });
 
@@ -199,6 +204,9 @@ t.test('outputs: a node of the scene (nearest as the fix), and its out or state 
   t.same(diags(`${base}output x <- aa;\n`)[0][3], { output: 'x', text: 'output x <- a;' });
   t.same(diags(`${base}output x <- qqqq;\n`), [[4, 13, 'output `x` reads `qqqq`, which is not a node of the scene']]);
   t.same(diags(`${base}output x <- a.nope;\n`), [[4, 15, 'node `a` has no out or state port `nope`; its ports: cells, shown']]);
+  t.same(diags('node b: k.read@1 { s <- c; }\nnode c: k.src2@1 {}\noutput x <- b.s;\n'), [[3, 15, 'node `b` has no out or state port `s`; its ports: r']], 'in ports are not outputs');
+  // The second field port of a kernel, mistyped: reported at its own member.
+  t.same(diags('node a: k.src2@1 {}\nnode v: k.src3@1 {}\nnode d: k.pair@1 { a <- a.r; b <- v.v; }\n'), [[3, 30, '`b` of node `d` is a field2<f32>, but `v.v` is a field3<f32>']]);
 });
 
 t.test('one mistake, one diagnostic: what reads a node that did not check says nothing more', async (t) => {
@@ -225,6 +233,7 @@ t.test('grants: a kernel needing one the session lacks is refused where it is de
     'kernel k.only@1 needs field.write, which this session does not grant (its grants: none); start the session with --grant field.write, or change the kernel not to need it',
   ]);
   // Granted, or no grants given (a session's default: all), they run.
+  t.match(check(scene, { grants: ['time.read', 'input.read'] }).diagnostics[0].message, /\(its grants: time\.read, input\.read\)/);
   t.equal(check(scene, { grants: ['field.read', 'field.write', 'time.read'] }).diagnostics.length, 0);
   t.equal(check(scene, { grants: ALL_GRANTS }).kernels.size, 9);
   t.equal(check(scene).kernels.size, 9);

@@ -136,6 +136,9 @@ t.test('replay (trace\'s copy): the last frame from the state it started from; a
   e.params.set('spin', [0]);
   const replay = e.replayInto(copy);
   t.same(replay, { time: 0.5, pointer: { x: 1, y: 2, down: true }, keys: ['Space'] }, 'the last frame\'s input');
+  const bare = engine(TWO_GROUPS);
+  await bare.evaluate({ time: 2 });
+  t.same(bare.replayInto(engine(TWO_GROUPS, { backend: 'interp', memory: bare.memory })), { time: 2, pointer: undefined, keys: [] }, 'no pointer, no keys');
   t.same([copy.frame, copy.time, copy.params.get('spin')], [1, 0.5, [0.25]], 'its frame number, clock and params');
   t.same(state(copy, 'a', 'n'), all(12, 11), 'the state it started from');
   t.same(state(copy, 'b', 'm'), all(12, 1));
@@ -182,10 +185,12 @@ t.test('the uniforms each frame: time, frame, pointer (-1 without one), keys by 
 
 t.test('an unchanged stateless frame is served from the last; any input, param or write recomputes it', async (t) => {
   const e = engine(WORLD);
+  t.equal(e.computed, false, 'no frame has run');
   const a = await e.evaluate({ time: 1 });
   t.same([a.frame, a.cached, a.executed], [1, false, ['w']]);
   t.same(a.placements, [{ node: 'w', backend: 'interp', group: 0, fused: ['w'], tiles: 1, workers: 1 }]);
-  t.same(a.timings.map((x) => x.node), ['w']);
+  t.same(a.timings.map((x) => [x.node, x.fused]), [['w', undefined]], 'a group of one node lists no fused nodes');
+  t.equal(e.computed, true, 'a frame has run');
   const b = await e.evaluate({ time: 1 });
   t.same([b.frame, b.cached, b.executed, b.timings], [1, true, [], []], 'served: frame 1 again');
   t.equal(e.frame, 1);
@@ -251,4 +256,70 @@ t.test('compiled: in bands on the calling thread and on the pool, the same frame
     if (e === pooled) t.same(r.placements.map((p) => [p.tiles, p.workers]), [[2, 1], [2, 1]], 'on the pool: 2 bands, 1 worker');
     if (e === small) t.same(r.placements.map((p) => [p.tiles, p.workers]), [[1, 1], [1, 1]], 'below the threshold: one call');
   }
+});
+
+t.test('a scene input, a 3-D domain, values of fused nodes, an unrun stateful node', async (t) => {
+  const e = engine(`kernel t.vol@1 {
+  in k: f32 = 1.0;
+  out v: field3<f32>;
+  each (x, y, z) { v = f32(x + 10 * y + 100 * z) * k; }
+}
+kernel t.scale@1 {
+  in s: field2<f32>;
+  in k: f32 = 1.0;
+  out r: field2<f32>;
+  each (x, y) { r = s * k; }
+}
+kernel t.keep@1 {
+  grants field.write;
+  state s: field2<f32> = 5.0;
+  each (x, y) { s = s + 1.0; }
+}
+input canvas: field2<f32> = 2.0 size 3 x 2;
+node vol: t.vol@1 { size = 2 x 3 x 4; k = 2.0; }
+node a: t.scale@1 { s <- canvas; k = 3.0; }
+node b: t.scale@1 { s <- a.r; k = 5.0; }
+node idle: t.keep@1 { size = 2 x 2; }
+output v <- vol.v;
+output o <- b.r;
+`);
+  t.same(e.groups.map((g) => g.nodes.map((n) => n.name)), [['vol'], ['a', 'b']], 'a and b fused; idle not run');
+  await e.evaluate();
+  const v = readField(e.memory, e.outputField('v')!)[0];
+  t.equal(v.length, 24);
+  t.same([v[0], v[1], v[2], v[23]], [0, 2, 20, 2 * (1 + 20 + 300)], 'every row of every slice of a 3-D domain');
+  t.same([...readField(e.memory, e.outputField('o')!)[0]], all(6, 2 * 3 * 5), 'the input, then each fused node with its own value');
+  e.reset(); // a stateful node no output needs holds no state to reset
+  t.equal(e.frame, 0);
+});
+
+t.test('where a group runs: below the threshold in one call, at it in bands or on the pool', async (t) => {
+  // 4 x 3 = 12 elements: a threshold of 12 sends it to bands (or the pool); 13 keeps one call.
+  const interp = engine(TWO_GROUPS, { backend: 'interp', poolThreshold: 0, bandRows: 2 });
+  t.same((await interp.evaluate()).placements.map((p) => p.tiles), [1, 1], 'the interpreter runs a group in one call');
+  await prepareModules(sceneGroups(scene(TWO_GROUPS), [], true).map((g) => g.ir));
+  for (const [threshold, tiles] of [[12, 2], [13, 1]]) {
+    const e = engine(TWO_GROUPS, { backend: 'jit', prepared: true, poolThreshold: threshold, bandRows: 2 });
+    t.same((await e.evaluate()).placements.map((p) => p.tiles), [tiles, tiles], `threshold ${threshold}: ${tiles} band(s)`);
+  }
+  const memory = new FieldMemory();
+  const pool = new EvalPool(memory.memory, { workers: 2 });
+  t.teardown(() => pool.destroy());
+  const pooled = engine(TWO_GROUPS, { backend: 'jit', prepared: true, memory, pool, poolThreshold: 12, bandRows: 1 });
+  const r = await pooled.evaluate();
+  t.same(r.placements.map((p) => p.tiles), [3, 3], '3 rows in bands of 1');
+  t.ok(r.placements.every((p) => p.workers >= 1 && p.workers <= 2), 'on the pool\'s workers');
+  t.same(first(pooled, 'o'), [1101]);
+});
+
+t.test('replay into a copy built otherwise (trace\'s is unfused): the ports both hold are carried', async (t) => {
+  const fusedText = TWO_GROUPS.replace('output p <- a.r;\n', '');
+  const e = engine(fusedText, { backend: 'interp', fuse: false });
+  await e.evaluate();
+  await e.evaluate();
+  const copy = engine(fusedText, { backend: 'interp', memory: e.memory });
+  const input = e.replayInto(copy);
+  t.same(state(copy, 'a', 'n'), all(12, 11));
+  await copy.evaluate(input);
+  t.same(first(copy, 'o'), first(e, 'o'));
 });

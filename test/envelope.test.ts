@@ -110,7 +110,7 @@ t.test('each field type takes its values and refuses others, non-finite numbers 
   // [type, an operation field of that type, values taken, values refused] (as JSON text: 1e999 is Infinity).
   const table: [FieldType, string, string, string[], string[]][] = [
     ['string', 'read', 'format', ['"png"', '""'], ['1', 'null', '["png"]', '{}', 'true']],
-    ['number', 'evaluate', 'time', ['0', '-2.5', '3.4e38', '-3.4e38'], ['1e999', '-1e999', '1e300', '1e39', '"1"', 'null', '[1]', 'true']],
+    ['number', 'evaluate', 'time', ['0', '-2.5', '3.4e38', '-3.4e38', '3.4028234663852886e38'], ['1e999', '-1e999', '1e300', '1e39', '"1"', 'null', '[1]', 'true']],
     ['integer', 'trace', 'x', ['0', '-3', '7'], ['1.5', '1e999', '"1"', 'null', 'true']],
     ['boolean', 'pause', 'paused', ['true', 'false'], ['0', '1', '"true"', 'null']],
     ['object', 'evaluate', 'pointer', ['{}', '{"x": 1}'], ['null', '[]', '"p"', '1']],

@@ -308,7 +308,7 @@ t.test('where a group runs: below the threshold in one call, at it in bands or o
   const pooled = engine(TWO_GROUPS, { backend: 'jit', prepared: true, memory, pool, poolThreshold: 12, bandRows: 1 });
   const r = await pooled.evaluate();
   t.same(r.placements.map((p) => p.tiles), [3, 3], '3 rows in bands of 1');
-  t.ok(r.placements.every((p) => p.workers >= 1 && p.workers <= 2), 'on the pool\'s workers');
+  t.same(r.placements.map((p) => p.workers), [2, 2], 'one task on each of the pool\'s 2 workers');
   t.same(first(pooled, 'o'), [1101]);
 });
 
@@ -322,4 +322,26 @@ t.test('replay into a copy built otherwise (trace\'s is unfused): the ports both
   t.same(state(copy, 'a', 'n'), all(12, 11));
   await copy.evaluate(input);
   t.same(first(copy, 'o'), first(e, 'o'));
+});
+
+t.test('replay from an unfused engine into a fused copy: a port the copy does not hold is skipped', async (t) => {
+  const text = `kernel t.one@1 {\n  out r: field2<f32>;\n  each (x, y) { r = f32(x) + time; }\n  grants time.read;\n}\nkernel t.two@1 {\n  in s: field2<f32>;\n  out r: field2<f32>;\n  each (x, y) { r = s + 1.0; }\n}\nnode a: t.one@1 { size = 4 x 2; }\nnode b: t.two@1 { s <- a.r; }\noutput o <- b.r;\n`;
+  const e = engine(text, { backend: 'interp', fuse: false });
+  const copy = engine(text, { backend: 'interp', memory: e.memory });
+  t.equal(copy.groups.length, 1, 'the copy fuses a into b: it holds no a.r');
+  await e.evaluate({ time: 2 });
+  const input = e.replayInto(copy);
+  await copy.evaluate(input);
+  t.same(first(copy, 'o'), [3]);
+});
+
+t.test('reset: a state declared without a value goes back to zeros', async (t) => {
+  const e = engine(`kernel t.z@1 {\n  grants field.write;\n  state s: field2<vec2>;\n  out r: field2<f32>;\n  each (x, y) { s = s + vec2(1.0, 2.0); r = s.y; }\n}\nnode a: t.z@1 { size = 2 x 2; }\noutput o <- a.r;\n`);
+  await e.evaluate();
+  await e.evaluate();
+  t.same(first(e, 'o'), [4]);
+  e.reset();
+  t.same(readField(e.memory, e.fields.state('a', 's')!.current).map((p) => [...p]), [all(4, 0), all(4, 0)]);
+  await e.evaluate();
+  t.same(first(e, 'o'), [2]);
 });

@@ -1,4 +1,11 @@
 // "Did you mean": the closest known name to a misspelt one.
+//
+// Bounded in cost whatever it is given: names longer than LONGEST get no suggestion (no one
+// misspells a name of 65 letters by two), and a candidate whose length alone puts it out of reach
+// is skipped before its distance is computed.
+
+/** The longest name (and candidate) a suggestion is searched for. */
+export const LONGEST = 64;
 
 /** Edits (insert, delete, replace, swap two neighbours) that turn a into b. */
 export function editDistance(a: string, b: string): number {
@@ -23,7 +30,7 @@ export function closest(name: string, candidates: Iterable<string>): string | un
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const c of candidates) {
-    if (c === name) continue;
+    if (c === name || Math.abs(c.length - name.length) > 2) continue;
     const d = editDistance(w, c.toLowerCase());
     if (d < bestDistance) {
       best = c;
@@ -36,7 +43,9 @@ export function closest(name: string, candidates: Iterable<string>): string | un
 
 /** Candidates within typo distance, closest first. */
 export function similar(name: string, candidates: Iterable<string>, most = 5): string[] {
+  if (name.length > LONGEST) return [];
   return [...candidates]
+    .filter((c) => c.length <= LONGEST)
     .map((c) => ({ c, d: editDistance(name.toLowerCase(), c.toLowerCase()) }))
     .filter(({ c, d }) => d <= Math.max(2, Math.floor(Math.max(name.length, c.length) / 2)) || c.includes(name) || name.includes(c))
     .sort((a, b) => a.d - b.d)

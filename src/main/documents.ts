@@ -20,6 +20,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { pathProblem } from '../protocol/limits.js';
 
 /** The journal of an interrupted write, in the root. */
 export const JOURNAL_NAME = '.entelechy-journal.json';
@@ -73,6 +74,8 @@ function realRootOf(root: string): string {
 export function resolveUnder(root: string, path: string): string {
   const hint = 'name a document relative to the scene\'s folder, like `kernels.esn` or `lib/kernels.esn`';
   if (typeof path !== 'string' || path.length === 0) throw new PathError(`a document path must be a non-empty string; ${hint}`, String(path));
+  const long = pathProblem(path);
+  if (long) throw new PathError(long.message, path.slice(0, 64));
   if (path.includes('\0')) throw new PathError(`\`${JSON.stringify(path)}\` holds a NUL character; ${hint}`, path);
   if (isAbsolute(path) || /^[\\/]/.test(path) || /^[A-Za-z]:/.test(path)) {
     throw new PathError(`\`${path}\` is an absolute path; documents are written only under the scene's folder: ${hint}`, path);

@@ -13,7 +13,7 @@ import type { IrFunction } from '../ir/ir.js';
 import { ALL_GRANTS } from '../ir/grants.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
 import type { Diagnostic } from '../ir/syntax/tree.js';
-import { errorLine, okLine, parseRequest, ProtocolError } from '../protocol/envelope.js';
+import { errorLine, okLine, parseRequest, plainReason, ProtocolError } from '../protocol/envelope.js';
 import { HANDLERS } from '../protocol/handlers/index.js';
 import { EvalPool } from '../workers/pool.js';
 import { Cancelled, Evaluations, deadlineProblem, throwIfCancelled, untilCancelled } from './cancel.js';
@@ -365,7 +365,7 @@ export class Session {
       if (e instanceof EvaluationError) return errorLine(req.id, new ProtocolError(e.message, { node: e.node }));
       const err = e as Error;
       const known = err && ['MemoryLimitError', 'PathError', 'EditError', 'ImageError'].includes(err.name);
-      return errorLine(req.id, new ProtocolError(known ? err.message : `internal error in \`${req.op}\`: ${err?.message ?? err} (the session goes on)`, known ? {} : { internal: true }));
+      return errorLine(req.id, new ProtocolError(known ? err.message : `internal error in \`${req.op}\`: ${plainReason(err)} (the session goes on)`, known ? {} : { internal: true }));
     } finally {
       evaluation?.done();
     }

@@ -8,6 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Session } from '../main/session.js';
 import { VERSIONS } from '../protocol/handlers/inspect.js';
+import { plainReason } from '../protocol/envelope.js';
 import { operation } from '../protocol/operations.js';
 import { tools } from './schema.js';
 
@@ -63,7 +64,7 @@ export class McpDoor {
           return await this.call(name, args ?? {});
         } catch (e) {
           // The session answers its own failures; this is the door's (or a session that did not open).
-          return toolError({ message: `internal error in \`${name}\`: ${(e as Error)?.message ?? e}`, internal: true });
+          return toolError({ message: `internal error in \`${name}\`: ${plainReason(e)}`, internal: true });
         }
       });
     });

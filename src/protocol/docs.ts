@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ALL_GRANTS } from '../ir/grants.js';
+import { LIMIT_LIST } from './limits.js';
 import { EVENTS, OPERATIONS, type Group } from './operations.js';
 import { REPLAY_LINES } from './replay.js';
 
@@ -77,6 +78,16 @@ export function renderProtocolDoc(): string {
   for (const o of OPERATIONS) for (const g of o.grants ?? []) out.push(`| \`${o.name}\` | ${g.grant === 'kernels' ? "its kernels' grants" : `\`${g.grant}\``} | ${g.when} |`);
   out.push('');
   out.push(...TIME_AND_MEMORY);
+  out.push('## Limits', '');
+  out.push(
+    'Requests are answered one at a time on the session\'s coordinator, so each request is held to limits that bound the',
+    'time it can take there; one past a limit is refused before any work, its error naming the `field`, the `limit` and its',
+    '`max`, and what to do instead. `help` describes each limit by name.',
+    '',
+  );
+  out.push('| limit | max | bounds | instead |', '|---|---|---|---|');
+  for (const l of LIMIT_LIST) out.push(`| \`${l.name}\` | ${l.limit} ${l.unit} | ${l.applies.replace(/\|/g, '\\|')} | ${l.remedy.replace(/\|/g, '\\|')} |`);
+  out.push('');
   out.push('## Events', '', 'Answers carry `events` wherever something happened; `sync` returns those queued since the last `sync`.', '');
   out.push('| kind | meaning |', '|---|---|');
   for (const e of EVENTS) out.push(`| \`${e.kind}\` | ${e.meaning} |`);

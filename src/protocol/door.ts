@@ -2,6 +2,8 @@
 // time, with bounded lines and buffers (see transports.ts for the whole picture).
 
 import http from 'node:http';
+import { plainReason } from './envelope.js';
+import { LIMITS } from './limits.js';
 
 // ---------------------------------------------------------------------------------------------
 // The contract with the session
@@ -53,7 +55,7 @@ export interface DoorLimits {
 
 export const DEFAULT_PORT = 7788;
 export const DEFAULT_HOST = '127.0.0.1';
-export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+export const MAX_LINE_BYTES = LIMITS.line.limit;
 export const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 /** Unread output past which the next request of a connection waits for the reader. */
 export const HIGH_WATER = 1024 * 1024;
@@ -314,7 +316,7 @@ export class Door implements Connection {
         return { answer: errorLine('internal error: the handler gave no answer text', requestId(item.line)) };
       return result;
     } catch (err) {
-      return { answer: errorLine(`internal error: ${describe(err)}`, requestId(item.line)) };
+      return { answer: errorLine(`internal error: ${plainReason(err)}`, requestId(item.line)) };
     }
   }
 

@@ -39,6 +39,7 @@
 import { parseDocument, closest } from '../ir/syntax/index.js';
 import { isLineBreak } from '../ir/syntax/position.js';
 import type { Document, NodeStatement, Span, Statement, StatementKind } from '../ir/syntax/index.js';
+import { editWorkProblem, LIMITS, textProblem } from './limits.js';
 
 /** One edit item as agents send it: exactly one statement key naming kind and name, optional member, and text (null removes). */
 export type EditItem = {
@@ -177,9 +178,16 @@ export function validateEditItem(item: unknown, index: number): EditItem {
 /** Apply edits in order to a document's text; returns the new text. */
 export function applyEdits(path: string, text: string, edits: EditItem[]): string {
   if (!Array.isArray(edits)) throw new EditError('`edits` must be an array of edit items', 0, 'edits', 'an array');
+  // Each edit parses the document again: the work is bounded before it starts, the text after each.
+  // (The document may grow by what the edits add, up to the text limit.)
+  const added = edits.reduce((n: number, e) => n + (typeof (e as EditItem)?.text === 'string' ? (e as EditItem).text!.length : 0), 0);
+  const work = editWorkProblem(edits.length, Math.min(text.length + added, LIMITS.text.limit));
+  if (work) throw work;
   let current = text;
   edits.forEach((raw, index) => {
     current = applyEdit(path, current, validateEditItem(raw, index), index);
+    const long = textProblem(current, 'text', `the text edit ${index} makes of \`${path}\``);
+    if (long) throw long;
   });
   return current;
 }

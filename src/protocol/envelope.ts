@@ -2,18 +2,11 @@
 // validated against the operations table, and every error carries what acts on it as data.
 
 import { closest } from '../ir/suggest.js';
-import { OPERATION_NAMES, operation, type FieldSpec, type OperationSpec } from './operations.js';
+import { ProtocolError } from './error.js';
+import { checkLimits, LIMITS, LimitError, tooDeep } from './limits.js';
 
-/** An error for the client: a message and the data that acts on it (fields, fix, node, ...). */
-export class ProtocolError extends Error {
-  override name = 'ProtocolError';
-  constructor(
-    message: string,
-    readonly data: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
+export { ProtocolError };
+import { OPERATION_NAMES, operation, type FieldSpec, type OperationSpec } from './operations.js';
 
 export interface Request {
   id?: unknown;
@@ -24,6 +17,14 @@ export interface Request {
 
 /** Parse and validate one request line; a ProtocolError says what is wrong (and keeps the id). */
 export function parseRequest(line: string): Request | { id?: unknown; error: ProtocolError } {
+  // Bounds first: what follows costs time in proportion to the line and its nesting.
+  if (line.length > LIMITS.line.limit) return { error: new LimitError('line', LIMITS.line, `is ${line.length} characters long`, 'the request line') };
+  const deep = tooDeep(line);
+  if (deep !== undefined) {
+    const { line: lineNo, column } = lineColumn(line, deep);
+    const e = new LimitError('request', LIMITS.nesting, `nests arrays and objects deeper than that at line ${lineNo}, column ${column}`, 'the request');
+    return { error: new ProtocolError(e.message, { ...e.data, field: undefined, line: lineNo, column }) };
+  }
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -45,12 +46,12 @@ export function parseRequest(line: string): Request | { id?: unknown; error: Pro
   }
   const problem = checkFields(spec, fields);
   if (problem) return { id, error: problem };
+  const past = checkLimits(fields);
+  if (past) return { id, error: past };
   return { id, op, spec, fields };
 }
 
-function jsonError(line: string, e: Error): ProtocolError {
-  const m = /position (\d+)/.exec(e.message);
-  const position = m ? Number(m[1]) : firstBadIndex(line);
+function lineColumn(line: string, position: number): { line: number; column: number } {
   let lineNo = 1;
   let column = 1;
   for (let i = 0; i < position && i < line.length; i++) {
@@ -59,6 +60,13 @@ function jsonError(line: string, e: Error): ProtocolError {
       column = 1;
     } else column++;
   }
+  return { line: lineNo, column };
+}
+
+function jsonError(line: string, e: Error): ProtocolError {
+  const m = /position (\d+)/.exec(e.message);
+  const position = m ? Number(m[1]) : firstBadIndex(line);
+  const { line: lineNo, column } = lineColumn(line, position);
   const reason = e.message.replace(/^Unexpected /, 'unexpected ').replace(/ (in|after) JSON at position \d+.*$/, (m) => (m.startsWith(' after') ? ' after the JSON value' : '')).replace(/, ".*" is not valid JSON$/s, ''); // the quoted line may hold newlines
   return new ProtocolError(`not JSON at line ${lineNo}, column ${column}: ${reason}; send one JSON object a line`, { line: lineNo, column });
 }
@@ -155,4 +163,30 @@ export function okLine(id: unknown, ok: object): string {
 export function errorLine(id: unknown, e: ProtocolError): string {
   const error = sorted({ ...e.data, message: e.message });
   return JSON.stringify(id === undefined ? { error } : { error, id });
+}
+
+/**
+ * What an answer may say of an error the session did not expect: its first line, with every
+ * absolute path of the machine cut to its last name (`.../kernels.esn`) and no stack. A system
+ * error (`EACCES`, `ENOSPC`, ...) is said by its code and the name of the file it concerns.
+ */
+export function plainReason(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown; syscall?: unknown; path?: unknown } | null | undefined;
+  let text: string;
+  if (e && typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
+    const file = typeof e.path === 'string' ? ` \`${e.path.split(/[\\/]/).filter(Boolean).pop() ?? e.path}\`` : '';
+    const what = typeof e.message === 'string' ? /^E[A-Z]+: ([^,]+)/.exec(e.message)?.[1] : undefined;
+    text = `${e.code}${what ? `: ${what}` : ''}${typeof e.syscall === 'string' ? ` (${e.syscall}${file})` : file}`;
+  } else if (e && typeof e === 'object' && e.message !== undefined) text = String(e.message);
+  else text = String(err);
+  const first = text.split(/\r?\n/)[0] ?? '';
+  return hidePaths(first).slice(0, 500) || 'unknown error';
+}
+
+/** Absolute paths (POSIX, Windows and file: URLs) cut to `.../LAST`. */
+export function hidePaths(text: string): string {
+  return text.replace(/(?<=^|[\s'"`(=])(file:\/\/)?(?:[A-Za-z]:)?(?:[\\/][^\s\\/'"`:,;()<>]+){2,}[\\/]?/g, (path) => {
+    const last = path.split(/[\\/]/).filter(Boolean).pop() ?? '';
+    return `.../${last}`;
+  });
 }

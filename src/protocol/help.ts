@@ -1,6 +1,6 @@
 // `help`: gathered from the tables the implementation executes — the protocol's operations and
 // fields, the compiler's types and builtins, the parser's forms and reserved words, the grants,
-// the events, the doors, the replayer's lines and the session's packages. Nothing here is a
+// the events, the doors, the protocol's limits, the replayer's lines and the session's packages. Nothing here is a
 // second list.
 
 import { BUILTIN_FUNCTIONS, BUILTIN_VALUES } from '../ir/builtins.js';
@@ -9,6 +9,7 @@ import { similar } from '../ir/suggest.js';
 import { FORMS, RESERVED_WORDS } from '../ir/syntax/index.js';
 import { TYPES } from '../ir/types.js';
 import { ProtocolError } from './envelope.js';
+import { fieldLimit, LIMIT_LIST } from './limits.js';
 import { EVENTS, OPERATIONS } from './operations.js';
 import { REPLAY_LINES } from './replay.js';
 import { DOORS } from './transports.js';
@@ -19,7 +20,10 @@ type Entry = { name: string; kind: string } & Record<string, unknown>;
 function fieldEntries(): Entry[] {
   const byName = new Map<string, { op: string; type: string; required: boolean; meaning: string }[]>();
   for (const o of OPERATIONS) for (const f of o.fields) (byName.get(f.name) ?? byName.set(f.name, []).get(f.name)!).push({ op: o.name, type: f.type, required: Boolean(f.required), meaning: f.meaning });
-  return [...byName].map(([name, takes]) => ({ name, kind: 'field', summary: `a field of ${takes.map((t) => t.op).join(', ')}`, takes }));
+  return [...byName].map(([name, takes]) => {
+    const limit = fieldLimit(name);
+    return { name, kind: 'field', summary: `a field of ${takes.map((t) => t.op).join(', ')}`, takes, ...(limit ? { limit: limit.name, max: limit.limit, unit: limit.unit } : {}) };
+  });
 }
 
 /** The packages of the session's kernels (`demo` of demo.rings@1). */
@@ -44,6 +48,7 @@ function entries(kernels: readonly string[]): Entry[] {
     ...EVENTS.map((e) => ({ name: e.kind, kind: 'event', summary: e.meaning })),
     ...REPLAY_LINES.map((r) => ({ name: r.name, kind: 'replay line', syntax: r.syntax, summary: r.summary })),
     ...DOORS.map((d) => ({ name: d.name, kind: 'door', summary: d.summary, open: d.open })),
+    ...LIMIT_LIST.map((l) => ({ name: l.name, kind: 'limit', max: l.limit, unit: l.unit, summary: l.applies, remedy: l.remedy })),
     ...fieldEntries(),
     ...packageEntries(kernels),
   ];

@@ -66,6 +66,7 @@ export async function compose(s: Session, f: Fields) {
       if (f.text !== undefined || f.edits !== undefined) throw new ProtocolError('give `documents` or `text`/`edits`, not both', { field: 'documents' });
       const loose = f.path !== undefined ? 'path' : f.expect !== undefined ? 'expect' : undefined;
       if (loose) throw new ProtocolError(`with \`documents\`, each item names its own \`path\` and \`expect\`: [{path, expect?, text | edits}]; \`${loose}\` beside \`documents\` would be ignored`, { field: loose, expected: null });
+      if (f.documents.length === 0) throw new ProtocolError('`documents` is empty: give at least one {path, text} or {path, edits}', { field: 'documents', expected: '[{path, text | edits}, ...]' });
       f.documents.forEach((d, i) => {
         if (!d || typeof d !== 'object' || typeof (d as Fields).path !== 'string')
           throw new ProtocolError(`documents[${i}] must be {path, text} or {path, edits}`, { field: 'documents', expected: '{path, text | edits}' });

@@ -42,26 +42,6 @@ interface Known {
 }
 const KNOWN: Known[] = [
   {
-    name: 'issue 14.1: `help` with a long name takes seconds (no cap on the similar-name search)',
-    reproducer: '{"op":"help","name":"<100,000 x A>"}',
-    slow: (op, field, kind) => op === 'help' && field === 'name' && kind === 'huge',
-  },
-  {
-    name: 'issue 14.1: a compose of 174,762 edits takes seconds on the coordinator (no cap on edits)',
-    reproducer: '{"op":"compose","edits":[<174,762 x {"node":"rings","member":"count","text":"count = 2.0;"}>]}',
-    slow: (op, field, kind) => op === 'compose' && field === 'edits' && kind === 'huge',
-  },
-  {
-    name: 'issue 14.10: compose of `documents: []` answers an internal error',
-    reproducer: '{"op":"compose","documents":[]}',
-    fails: (f) => /"documents":\[\]/.test(f.line) && /Cannot read properties of undefined/.test(f.problem),
-  },
-  {
-    name: 'a document path of thousands of segments takes seconds to minutes (a folder made per segment; no path cap)',
-    reproducer: '{"op":"snapshot","path":"<50,000 x a/>"}',
-    slow: (_op, field, kind) => (field === 'path' || field === 'documents') && kind === 'huge',
-  },
-  {
     name: 'issue 14.10: 700 nested `if`s or a 700-deep `fn` chain (check, prepare, publish, compose) overflow the stack: an internal error without a position',
     reproducer: 'prepare of fnChain(700) or nestedIfs(700) in test/fuzz-requests.ts',
     fails: (f) => /Maximum call stack size exceeded/.test(f.problem),

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
 import { copyExample, Lines } from './fixtures.js';
-import { LIMITS, LIMIT_LIST, checkLimits, pathProblem, tooDeep } from '../src/protocol/limits.js';
+import { LIMITS, LIMIT_LIST, checkLimits, pathProblem, shallow, tooDeep } from '../src/protocol/limits.js';
 import { closest, similar } from '../src/ir/suggest.js';
 import { renderProtocolDoc } from '../src/protocol/docs.js';
 import { helpEntry } from '../src/protocol/help.js';
@@ -164,4 +164,12 @@ t.test('an internal error says no machine path and no stack', async (t) => {
   t.equal(plainReason(thrown), "Cannot read properties of undefined (reading 'path')", 'the first line, no stack');
   t.equal(plainReason(new Error('cannot load /opt/app/dist/src/x.js\n    at y (/opt/app/z.js:1:1)')), 'cannot load .../x.js');
   t.equal(hidePaths('C:\\Users\\me\\scene.esn and file:///srv/a/b.js and lib/sub/kernels.esn'), '.../scene.esn and .../b.js and lib/sub/kernels.esn', 'relative paths stay');
+});
+
+t.test('a request refused for its nesting still has its id echoed', async (t) => {
+  t.equal(shallow('{"id":3,"a":[[["x]"]]],"b":{"c":1},"d":"q"}'), '{"id":3,"a":null,"b":null,"d":"q"}');
+  const s = await serve();
+  const a = await s.ask(`{"kernel":${'{"x":'.repeat(100)}1${'}'.repeat(100)},"op":"kernel","id":70}`);
+  t.equal(a.id, 70);
+  t.equal(a.error?.limit, LIMITS.nesting.name);
 });

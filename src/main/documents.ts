@@ -20,7 +20,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { pathProblem } from '../protocol/limits.js';
+import { LIMITS, pathProblem } from '../protocol/limits.js';
 
 /** The journal of an interrupted write, in the root. */
 export const JOURNAL_NAME = '.entelechy-journal.json';
@@ -31,7 +31,7 @@ const TEMP_SUFFIX = '.entelechy-tmp';
  * its name, and file systems allow 255. A longer one failed mid-write and left a journal that no
  * later write could get past.
  */
-const MAX_NAME_BYTES = 200;
+const MAX_NAME_BYTES = LIMITS.segment.limit;
 
 /** A path a document may not have: it says why and what to do. */
 export class PathError extends Error {
@@ -74,8 +74,6 @@ function realRootOf(root: string): string {
 export function resolveUnder(root: string, path: string): string {
   const hint = 'name a document relative to the scene\'s folder, like `kernels.esn` or `lib/kernels.esn`';
   if (typeof path !== 'string' || path.length === 0) throw new PathError(`a document path must be a non-empty string; ${hint}`, String(path));
-  const long = pathProblem(path);
-  if (long) throw new PathError(long.message, path.slice(0, 64));
   if (path.includes('\0')) throw new PathError(`\`${JSON.stringify(path)}\` holds a NUL character; ${hint}`, path);
   if (isAbsolute(path) || /^[\\/]/.test(path) || /^[A-Za-z]:/.test(path)) {
     throw new PathError(`\`${path}\` is an absolute path; documents are written only under the scene's folder: ${hint}`, path);
@@ -85,6 +83,9 @@ export function resolveUnder(root: string, path: string): string {
   if (segments.length === 0) throw new PathError(`\`${path}\` names the scene's folder itself, not a document; ${hint}`, path);
   const long = segments.find((s) => Buffer.byteLength(s) > MAX_NAME_BYTES);
   if (long) throw new PathError(`\`${path}\` has a name of ${Buffer.byteLength(long)} bytes (\`${long.slice(0, 16)}...\`); names of documents and folders are at most ${MAX_NAME_BYTES} bytes: name it shorter`, path);
+  // The protocol's other path limits (length, how many names): a path past them is never taken.
+  const past = pathProblem(path);
+  if (past) throw new PathError(past.message, path.slice(0, 64));
   const leaf = segments[segments.length - 1];
   if (leaf === JOURNAL_NAME || leaf.endsWith(TEMP_SUFFIX)) {
     throw new PathError(`\`${path}\` is reserved for Entelechy's own bookkeeping; ${hint}`, path);

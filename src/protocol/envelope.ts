@@ -3,7 +3,7 @@
 
 import { closest } from '../ir/suggest.js';
 import { ProtocolError } from './error.js';
-import { checkLimits, LIMITS, LimitError, tooDeep } from './limits.js';
+import { checkLimits, LIMITS, LimitError, shallow, tooDeep } from './limits.js';
 
 export { ProtocolError };
 import { OPERATION_NAMES, operation, type FieldSpec, type OperationSpec } from './operations.js';
@@ -23,7 +23,7 @@ export function parseRequest(line: string): Request | { id?: unknown; error: Pro
   if (deep !== undefined) {
     const { line: lineNo, column } = lineColumn(line, deep);
     const e = new LimitError('request', LIMITS.nesting, `nests arrays and objects deeper than that at line ${lineNo}, column ${column}`, 'the request');
-    return { error: new ProtocolError(e.message, { ...e.data, field: undefined, line: lineNo, column }) };
+    return { id: idOf(shallow(line)), error: new ProtocolError(e.message, { ...e.data, field: undefined, line: lineNo, column }) };
   }
   let value: unknown;
   try {
@@ -49,6 +49,16 @@ export function parseRequest(line: string): Request | { id?: unknown; error: Pro
   const past = checkLimits(fields);
   if (past) return { id, error: past };
   return { id, op, spec, fields };
+}
+
+/** The id of a request line, when it is a JSON object with a valid one. */
+function idOf(line: string): unknown {
+  try {
+    const v = JSON.parse(line) as { id?: unknown };
+    return v && typeof v === 'object' && (typeof v.id === 'string' || (typeof v.id === 'number' && Number.isFinite(v.id))) ? v.id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function lineColumn(line: string, position: number): { line: number; column: number } {

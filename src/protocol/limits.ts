@@ -64,6 +64,20 @@ export class LimitError extends ProtocolError {
   }
 }
 
+/** The offset just past the string whose opening quote is at `i`, or -1 when it never ends. */
+function stringEnd(line: string, i: number): number {
+  let j = i + 1;
+  for (;;) {
+    j = line.indexOf('"', j);
+    if (j < 0) return -1;
+    // A quote escaped by an odd run of backslashes does not end it.
+    let k = j - 1;
+    while (line.charCodeAt(k) === 92) k--;
+    if ((j - 1 - k) % 2 === 0) return j + 1;
+    j++;
+  }
+}
+
 /**
  * Where a JSON line nests arrays and objects deeper than the nesting limit: the offset of the
  * bracket that goes past it, or undefined. Strings are skipped whole (indexOf), so a line that is
@@ -74,22 +88,37 @@ export function tooDeep(line: string, max = LIMITS.nesting.limit): number | unde
   for (let i = 0; i < line.length; i++) {
     const c = line.charCodeAt(i);
     if (c === 34) {
-      // Skip to the closing quote: one not escaped by an odd run of backslashes.
-      let j = i + 1;
-      for (;;) {
-        j = line.indexOf('"', j);
-        if (j < 0) return undefined; // unterminated: JSON.parse says so
-        let k = j - 1;
-        while (line.charCodeAt(k) === 92) k--;
-        if ((j - 1 - k) % 2 === 0) break;
-        j++;
-      }
-      i = j;
+      const end = stringEnd(line, i);
+      if (end < 0) return undefined; // unterminated: JSON.parse says so
+      i = end - 1;
     } else if (c === 91 || c === 123) {
       if (++depth > max) return i;
     } else if (c === 93 || c === 125) depth--;
   }
   return undefined;
+}
+
+/**
+ * The line with each array or object inside the outer one replaced by `null`: it parses cheaply
+ * however deep the line nests, so a request refused for its nesting still has its `id` echoed.
+ */
+export function shallow(line: string): string {
+  let out = '';
+  let from = 0;
+  let depth = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 34) {
+      const end = stringEnd(line, i);
+      if (end < 0) break;
+      i = end - 1;
+    } else if (c === 91 || c === 123) {
+      if (++depth === 2) out += line.slice(from, i) + 'null';
+    } else if (c === 93 || c === 125) {
+      if (depth-- === 2) from = i + 1;
+    }
+  }
+  return depth >= 2 ? out : out + line.slice(from);
 }
 
 /**

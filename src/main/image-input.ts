@@ -8,7 +8,6 @@
 // image sequence decodes a frame per frame: sharp, five times faster on large frames.
 
 import { existsSync, statSync } from 'node:fs';
-import sharp from 'sharp';
 import type { Field } from './field.js';
 import { unpackField } from './field.js';
 import type { FieldMemory } from './memory.js';
@@ -25,6 +24,14 @@ export interface Picture {
   rgba: Uint8Array;
 }
 
+/**
+ * sharp, loaded when an image is first read: a session or render that reads none starts without
+ * loading libvips (and runs on a machine whose node_modules predates the dependency).
+ */
+async function loadSharp(): Promise<typeof import('sharp').default> {
+  return (await import('sharp')).default;
+}
+
 function readable(file: string): void {
   if (!existsSync(file)) throw new InputImageError(`cannot read \`${file}\`: no such file`);
   if (statSync(file).isDirectory()) throw new InputImageError(`cannot read \`${file}\`: it is a folder; name an image file (PNG or JPEG)`);
@@ -33,6 +40,7 @@ function readable(file: string): void {
 /** An image's width and height, read from its header. */
 export async function imageSize(file: string): Promise<[number, number]> {
   readable(file);
+  const sharp = await loadSharp();
   try {
     const m = await sharp(file).metadata();
     return [m.width!, m.height!];
@@ -44,6 +52,7 @@ export async function imageSize(file: string): Promise<[number, number]> {
 /** Decode an image as RGBA, resized (stretched) to width x height when given and different. */
 export async function decodeImage(file: string, size?: { width: number; height: number }): Promise<Picture> {
   readable(file);
+  const sharp = await loadSharp();
   try {
     let image = sharp(file).ensureAlpha();
     if (size) image = image.resize(size.width, size.height, { fit: 'fill' });

@@ -9,6 +9,13 @@ import type { ElemType } from '../types.js';
 import { components } from '../types.js';
 import type { Value } from './build.js';
 
+/**
+ * The deepest lowering goes in statements and expressions, counting those of inlined fns. A
+ * body's own nesting is bounded by the parser (MAX_NESTING); this bounds the sum along a chain of
+ * calls, and so the depth of the IR every later pass walks.
+ */
+export const MAX_LOWERING_DEPTH = 512;
+
 /** A mistake in a body, at an acorn node; the checker turns it into a Diagnostic. */
 export class LowerError extends Error {
   constructor(
@@ -71,6 +78,8 @@ export class BodyContext {
   private lists: Stmt[][] = [[]];
   /** The fns being inlined (no recursion), and where each `return` writes its value. */
   fnStack: { name: string; result?: { type: ElemType; locals: number[] }; declared?: ElemType }[] = [];
+  /** How deep lowering is in statements and expressions, the inlined fns' included (see enter). */
+  depth = 0;
   /** Declarations an assignment showed must hold f32 rather than i32: lowering runs again. */
   widen: Set<AcornNode>;
   widened = false;
@@ -175,6 +184,22 @@ export class BodyContext {
   depthTo(role: ConstructRole): number {
     for (let i = this.constructs.length - 1; i >= 0; i--) if (this.constructs[i] === role) return this.constructs.length - 1 - i;
     return -1;
+  }
+
+  /**
+   * Lower one statement or expression a level deeper. Lowering is recursive, and a body's own
+   * nesting is bounded by the parser, but fns inlined inside one another add up: past
+   * MAX_LOWERING_DEPTH the node is refused with a diagnostic rather than overflowing the stack.
+   */
+  enter<T>(node: AcornNode, f: () => T): T {
+    if (this.depth >= MAX_LOWERING_DEPTH)
+      throw new LowerError(`the code nests more than ${MAX_LOWERING_DEPTH} levels deep here once the fns it calls are inlined into it; call fewer fns inside one another, or give a part a variable of its own (docs/language.md, Limits)`, node);
+    this.depth++;
+    try {
+      return f();
+    } finally {
+      this.depth--;
+    }
   }
 
   /** Store a value in fresh locals (so a value used several times is computed once). */

@@ -35,6 +35,10 @@ function joinNumeric(a: Expr, b: Expr): Scalar {
 }
 
 export function lowerExpr(ctx: BodyContext, node: N): Value {
+  return ctx.enter(node, () => lowerExprHere(ctx, node));
+}
+
+function lowerExprHere(ctx: BodyContext, node: N): Value {
   switch (node.type) {
     case 'Literal':
       return literal(node);

@@ -7,6 +7,7 @@ import { F32, components, type ElemType } from '../types.js';
 import { op, type Value } from './build.js';
 import { BodyContext, FollowOnError, LowerError } from './context.js';
 import { blockOrStatements } from './blocks.js';
+import { MAX_CALL_DEPTH } from '../syntax/nesting.js';
 import { assignable, binary, fail, lowerExpr, toBool } from './expression.js';
 
 type N = AcornNode & Record<string, any>;
@@ -37,6 +38,10 @@ export function lowerStatements(ctx: BodyContext, nodes: N[], errors: LowerError
 }
 
 function lowerStatement(ctx: BodyContext, node: N, errors: LowerError[]): void {
+  ctx.enter(node, () => lowerStatementHere(ctx, node, errors));
+}
+
+function lowerStatementHere(ctx: BodyContext, node: N, errors: LowerError[]): void {
   switch (node.type) {
     case 'EmptyStatement':
       return;
@@ -248,6 +253,10 @@ export function needsReturnBlock(body: N[]): boolean {
 export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N): Value {
   const name = fn.name.value;
   if (ctx.fnStack.some((f) => f.name === name)) fail(node, `fn \`${name}\` calls itself: recursion is not supported (kernels have no call stack)`);
+  if (ctx.fnStack.length >= MAX_CALL_DEPTH) {
+    const chain = [...ctx.fnStack.map((f) => f.name), name];
+    fail(node, `fn \`${name}\` is called ${chain.length} calls deep (${chain.slice(0, 3).join(' -> ')} -> ... -> ${chain.slice(-2).join(' -> ')}): every call is inlined, at most ${MAX_CALL_DEPTH} inside one another; call it from fewer fns in between (docs/language.md, Limits)`);
+  }
   if (args.length !== fn.params.length)
     fail(node, `fn \`${name}\` takes ${fn.params.length} argument${fn.params.length === 1 ? '' : 's'} (${fn.params.map((p) => p.name.value).join(', ')}); got ${args.length}`);
   const frame: (typeof ctx.fnStack)[number] = { name, declared: fn.returns ? ctx.env.resolveType(fn.returns) : undefined };

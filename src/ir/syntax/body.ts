@@ -7,6 +7,7 @@
 import { parse as acornParse } from 'acorn';
 import type { Node as AcornNode } from 'acorn';
 import { isLineBreak } from './position.js';
+import { MAX_NESTING, nestingPastLimit } from './nesting.js';
 
 /**
  * The offset of the `}` that closes the `{` at `open`, or -1 when there is none. Braces inside
@@ -69,6 +70,9 @@ export interface ParsedBody {
  * `line` and `column` (1-based) are the document's position of `start`.
  */
 export function parseBody(text: string, start: number, end: number, line: number, column: number): ParsedBody {
+  // acorn is recursive: a body nested too deeply is refused before it reads it.
+  const deep = nestingPastLimit(text, start, end);
+  if (deep !== undefined) return { statements: [], error: { ...TOO_DEEP, pos: deep } };
   try {
     const program = acornParse(text.slice(start, end), {
       ecmaVersion: 2022,
@@ -84,9 +88,16 @@ export function parseBody(text: string, start: number, end: number, line: number
     const err = e as { message?: unknown; pos?: unknown };
     const message = String(err?.message ?? e).replace(/\s*\(\d+:\d+\)$/, '');
     const pos = typeof err?.pos === 'number' ? start + Math.max(0, Math.min(end - start, err.pos)) : start;
+    if (/stack/i.test(message)) return { statements: [], error: { ...TOO_DEEP, pos } };
     return { statements: [], error: message === 'Unexpected token' ? { ...unexpected(text, start, pos), pos } : { message, pos } };
   }
 }
+
+/** What a body nested past the limit is told (docs/language.md, Limits, says how nesting counts). */
+export const TOO_DEEP = {
+  message: `the code nests more than ${MAX_NESTING} levels deep here`,
+  hint: 'bring it nearer the surface: put a part in a variable of its own (`const part = ...;`) or in a fn, or write a long `else if` chain as separate `if`s (docs/language.md, Limits)',
+};
 
 /**
  * acorn's "Unexpected token", said with the token and what is likely missing before it: an

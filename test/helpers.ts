@@ -64,3 +64,12 @@ export function firstDifference(a: Map<string, Uint32Array[]>, b: Map<string, Ui
   }
   return undefined;
 }
+
+/**
+ * Whether two pictures (or any byte arrays) hold the same bytes. Use it, not t.same/t.notSame, on
+ * whole images: tap's deep comparison builds a diff of every element when they differ, which
+ * takes minutes on a 96 x 64 frame.
+ */
+export function sameBytes(a: ArrayBufferView, b: ArrayBufferView): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+}

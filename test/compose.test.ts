@@ -9,7 +9,7 @@ import { parseDocument } from '../src/ir/syntax/index.js';
 import type { NodeStatement, StatementKind } from '../src/ir/syntax/index.js';
 import { applyEdits, validateEditItem, EditError, EDIT_KINDS, type EditItem } from '../src/protocol/compose.js';
 import { versionOf, writeDocuments, recoverJournal, resolveUnder, PathError, JOURNAL_NAME } from '../src/protocol/compose.js';
-import { SimulatedCrash } from '../src/main/documents.js';
+import { SimulatedCrash } from '../src/main/journal.js';
 
 // examples/rings/scene.esn, verbatim.
 const SCENE=`// examples/rings: concentric rings, warmed by a tint node.

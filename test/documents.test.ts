@@ -7,7 +7,8 @@ import t from 'tap';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { JOURNAL_NAME, PathError, recoverJournal, resolveUnder, SimulatedCrash, versionOf, writeDocuments } from '../src/main/documents.js';
+import { JOURNAL_NAME, PathError, resolveUnder, versionOf } from '../src/main/documents.js';
+import { recoverJournal, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
 
 function folder(): string {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-documents-'));

@@ -17,7 +17,7 @@ import type { FieldMemory } from './memory.js';
 import { diagnosticsError, type SessionEvent } from './session.js';
 
 /** Kernels published over the protocol, by id: a migration's own document when no file holds it. */
-type Published = Map<string, string>;
+type Published = ReadonlyMap<string, string>;
 
 /** Carry each node's state from `old` into `engine`; returns the events (migrated, state_reset). */
 export function carryState(memory: FieldMemory, published: Published, old: Engine, engine: Engine): SessionEvent[] {

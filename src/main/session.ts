@@ -1,10 +1,13 @@
-// The session: owns the documents, the world (registry, graph, params, state, clock) and the
-// authority rules. Every door (stdin, TCP, WebSocket, in process) reaches it through `request`.
+// The session: owns the documents, the running world (world.ts: scene, documents, registry,
+// pins, engine with its params, state and clock) and the authority rules. Every door (stdin, TCP,
+// WebSocket, in process) reaches it through `request`.
 //
-// Rules: a change is prepared (parsed, checked, compiled on the compile worker) before it is
-// published; publication swaps the world at once; a rejected change leaves the running world as it
-// was; state commits only when a whole frame succeeds (the engine's double buffers); one change is
-// made at a time (the `changes` queue), while frames and other connections go on.
+// Rules: every change to the world is a Change carried by `commit` (commit.ts): prepared (parsed,
+// checked, compiled on the compile worker), its documents written through the journal, and only
+// then swapped in whole; a change that fails anywhere before the swap leaves the world and the
+// disk as they were. State commits only when a whole frame succeeds (the engine's double
+// buffers). One change is made at a time (the `changes` queue), one frame at a time (`frames`),
+// while other connections go on. A write a crash interrupted is finished when a session opens.
 
 import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
@@ -17,13 +20,17 @@ import { errorLine, okLine, parseRequest, plainReason, ProtocolError } from '../
 import { HANDLERS } from '../protocol/handlers/index.js';
 import { EvalPool } from '../workers/pool.js';
 import { Cancelled, Evaluations, deadlineProblem, throwIfCancelled, untilCancelled } from './cancel.js';
-import { carryState, migrationIrs } from './carry.js';
+import { CheckFailed, commit, diagnosticsData, diagnosticsMessage, type Change } from './commit.js';
 import { CompileWorker } from './compiler.js';
-import { versionOf, writeDocuments } from './documents.js';
+import { syncDisk } from './disk-sync.js';
+import { JOURNAL_NAME, PathError, versionOf } from './documents.js';
 import { Engine, EvaluationError, sceneGroups, type FrameReport } from './engine.js';
+import { ImageError } from './image.js';
+import { JournalError, recoverJournal, writeDocuments, WriteError } from './journal.js';
 import { cacheDir, compileHere, prepareModules } from './modules.js';
 import { SceneFolder } from './files.js';
-import { FieldMemory } from './memory.js';
+import { FieldMemory, MemoryLimitError } from './memory.js';
+import { emptyWorld, type World, type WorldEvent } from './world.js';
 
 export interface SessionOptions {
   grants?: Grant[];
@@ -35,10 +42,7 @@ export interface SessionOptions {
   cacheDir?: string | null;
 }
 
-export interface SessionEvent {
-  kind: string;
-  [k: string]: unknown;
-}
+export type SessionEvent = WorldEvent;
 
 /** Events waiting for `sync` that also tells each one, as it is pushed, to its observers (the Player). */
 export class EventList extends Array<SessionEvent> {
@@ -67,23 +71,11 @@ export interface DocumentVersion {
   text: string;
 }
 
-/** A kernel the registry holds: its generation counts publications of its id. */
-export interface RegistryEntry {
-  id: string;
-  generation: number;
-  origin: string;
-  source: string;
-}
+export type { RegistryEntry } from './world.js';
 
 /** A failed check or compile, as an error the client can act on. */
 export function diagnosticsError(what: string, diagnostics: Diagnostic[]): ProtocolError {
-  const first = diagnostics[0];
-  const data: Record<string, unknown> = {
-    diagnostics: diagnostics.map((d) => ({ path: d.path, line: d.line, column: d.column, message: d.message, ...(d.fix ? { fix: d.fix } : {}) })),
-    path: first.path, line: first.line, column: first.column,
-  };
-  if (first.fix) data.fix = first.fix;
-  return new ProtocolError(`${what}: ${first.path}:${first.line}:${first.column}: ${first.message}${diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more)` : ''}`, data);
+  return new ProtocolError(diagnosticsMessage(what, diagnostics), diagnosticsData(diagnostics));
 }
 
 export class Session {
@@ -94,16 +86,9 @@ export class Session {
   readonly pool?: EvalPool;
   readonly compiler?: CompileWorker;
   readonly fuse: boolean;
-  /** What the session last loaded of each document, and every version it has seen. */
-  readonly texts = new Map<string, string>();
+  /** Every version of each document the session has seen. */
   readonly history = new Map<string, DocumentVersion[]>();
-  /** Kernel sources published over the protocol, by id. */
-  readonly published = new Map<string, string>();
-  readonly registry = new Map<string, RegistryEntry>();
-  readonly pins = new Set<string>();
-  scene!: Scene;
-  engine!: Engine;
-  revision = 0;
+  private current!: World;
   paused = false;
   lastFrame?: FrameReport;
   /** The last refused change, or null. */
@@ -120,8 +105,10 @@ export class Session {
   private running?: AbortController;
   /** The evaluations requests are running, for `cancel`. */
   readonly evaluations = new Evaluations();
-  /** A saved edit compiling in the background (sync). */
+  /** A saved edit compiling in the background (syncDisk). */
   syncing?: Promise<void>;
+  /** Documents of the running world seen gone from disk (told once: disk-sync.ts). */
+  readonly goneReported = new Set<string>();
 
   private constructor(scenePath: string, options: SessionOptions) {
     this.folder = new SceneFolder(scenePath);
@@ -136,40 +123,75 @@ export class Session {
     if (!options.inline) this.compiler = new CompileWorker();
   }
 
-  /** Open a session on a scene; a scene that does not check still opens (status says refused). */
+  /**
+   * Open a session on a scene: a write a crash interrupted is finished (or turned back) first,
+   * before anything reads the documents; a scene that does not check still opens (status says
+   * refused).
+   */
   static async open(scenePath: string, options: SessionOptions = {}): Promise<Session> {
     const s = new Session(scenePath, options);
-    const texts = s.readAll();
-    const scene = s.check(texts);
-    for (const [path, text] of texts) s.remember(path, text, 'load');
-    if (scene.diagnostics.length) {
-      // Run an empty world and say why: the agent mends the scene with compose.
-      s.refused = { message: diagnosticsError('the scene does not check', scene.diagnostics).message, at: new Date().toISOString() };
-      s.scene = loadScene('(empty)', { read: () => '' });
-      s.engine = new Engine(s.scene, { memory: s.memory });
-      return s;
+    try {
+      const recovery = await recoverJournal(s.folder.root);
+      if (recovery.recovered.length || recovery.rolledBack.length) s.pending.push({ kind: 'recovered', written: recovery.recovered, turnedBack: recovery.rolledBack });
+      const texts = s.readAll();
+      for (const [path, text] of texts) s.remember(path, text, 'load');
+      s.current = emptyWorld(s.memory, texts);
+      try {
+        await s.commit({ reason: 'open', texts, refusal: 'the scene does not check' });
+      } catch (e) {
+        // Run the empty world and say why: the agent mends the scene with compose.
+        if (!(e instanceof CheckFailed)) throw e;
+        s.refused = { message: e.message, at: new Date().toISOString() };
+      }
+    } catch (e) {
+      await s.close();
+      throw e;
     }
-    await s.prepareScene(scene);
-    s.install(scene, []);
     return s;
   }
 
+  /** The running world (world.ts): replaced whole by each change, never edited. */
+  get world(): World {
+    return this.current;
+  }
+  get scene(): Scene {
+    return this.current.scene;
+  }
+  get engine(): Engine {
+    return this.current.engine;
+  }
+  get revision(): number {
+    return this.current.revision;
+  }
+  /** What the running world was checked from, by document path. */
+  get texts(): ReadonlyMap<string, string> {
+    return this.current.texts;
+  }
+  get published(): ReadonlyMap<string, string> {
+    return this.current.published;
+  }
+  get registry(): World['registry'] {
+    return this.current.registry;
+  }
+  get pins(): ReadonlySet<string> {
+    return this.current.pins;
+  }
+
   /** The documents of the scene as they are on disk (entry and what it uses, transitively). */
-  readAll(overrides: Map<string, string> = new Map()): Map<string, string> {
+  readAll(overrides: ReadonlyMap<string, string> = new Map()): Map<string, string> {
     const texts = new Map<string, string>();
-    const scene = loadScene(this.entry, {
+    loadScene(this.entry, {
       read: (p) => {
         const t = overrides.get(p) ?? this.folder.read(p);
         if (t !== undefined) texts.set(p, t);
         return t;
       },
     });
-    void scene;
     return texts;
   }
 
   /** Parse and check documents (with the protocol's kernels); nothing changes. */
-  check(texts: Map<string, string>, published = this.published): Scene {
+  check(texts: ReadonlyMap<string, string>, published: ReadonlyMap<string, string> = this.published): Scene {
     return loadScene(this.entry, {
       read: (p) => (texts.has(p) ? texts.get(p) : this.folder.read(p)),
       overrides: [...published].map(([id, text]) => ({ path: `(protocol ${id})`, text })),
@@ -199,7 +221,7 @@ export class Session {
   /** Writes of documents in progress: the disk is between versions (syncDisk waits them out). */
   writing = 0;
 
-  /** Write documents all or none (documents.ts), counted in `writing` while they land. */
+  /** Write documents all or none through the journal (journal.ts), counted in `writing`. */
   async write(files: { path: string; text: string }[]): Promise<void> {
     this.writing++;
     try {
@@ -209,8 +231,34 @@ export class Session {
     }
   }
 
+  /**
+   * Write one file that is not a document of the scene (a snapshot) through the same journal,
+   * after the changes before it: all or nothing, and never over a document.
+   */
+  writeFile(path: string, text: string, what: string): Promise<void> {
+    return this.change(async () => {
+      this.refuseDocument(path, what);
+      await this.write([{ path, text }]);
+    });
+  }
+
+  /** Refuse a path that names a document of the scene: `what` (a snapshot) would replace it. */
+  refuseDocument(path: string, what: string): void {
+    const target = this.folder.resolve(path);
+    for (const doc of new Set([this.entry, ...this.texts.keys(), ...this.scene.documents.map((d) => d.path)])) {
+      let abs: string;
+      try {
+        abs = this.folder.resolve(doc);
+      } catch {
+        continue;
+      }
+      if (abs !== target) continue;
+      const instead = `${path.replace(/\.[^./\\]*$/, '')}.snapshot.json`;
+      throw new PathError(`\`${path}\` is a document of the scene (\`${doc}\`); ${what} would replace it: name another path, like \`${instead}\``, path);
+    }
+  }
+
   remember(path: string, text: string, origin: DocumentVersion['origin']): void {
-    this.texts.set(path, text);
     const list = this.history.get(path) ?? [];
     const version = versionOf(text);
     if (list[list.length - 1]?.version === version) return;
@@ -251,66 +299,45 @@ export class Session {
   }
 
   /**
-   * Compile a checked scene on the compile worker, then swap it in at once: state carried where
-   * its layout is unchanged, params kept, the clock kept. Returns the events of the swap.
+   * Read the world as it is now, in the frame slot: a request that arrived before a swap reads
+   * the world it arrived to (freed only after every such read: commit.ts).
    */
-  async publishScene(scene: Scene, reason: string): Promise<SessionEvent[]> {
-    await this.prepareScene(scene);
-    await this.prepare(this.scene ? migrationIrs(this.published, this.scene, scene) : []);
-    return this.install(scene, [reason]);
+  read<T>(f: (world: World) => Promise<T> | T, signal?: AbortSignal): Promise<T> {
+    const world = this.current;
+    return this.frame(async () => f(world), signal);
   }
 
-  private install(scene: Scene, _reasons: string[]): SessionEvent[] {
-    const events: SessionEvent[] = [];
-    const old = this.engine;
-    const engine = new Engine(scene, { memory: this.memory, pool: this.pool, pins: [...this.pins], fuse: this.fuse, prepared: true });
-    if (old) {
-      engine.frame = old.frame;
-      engine.time = old.time;
-      for (const [name, value] of old.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
-      try {
-        events.push(...carryState(this.memory, this.published, old, engine));
-      } catch (e) {
-        engine.dispose();
-        throw e;
+  /**
+   * Carry a change to the world (commit.ts); call it inside `change`. A refusal is told to `sync`
+   * too: a compose that does not check as `scene_rejected`, a saved edit as `rejected` (and
+   * `status` says refused).
+   */
+  async commit(change: Change): Promise<WorldEvent[]> {
+    try {
+      const { events } = await commit(this, change, (world) => {
+        this.current = world;
+        this.refused = null;
+        this.lastFrame = undefined;
+        for (const w of change.writes ?? []) this.remember(w.path, w.text, 'compose');
+      });
+      return events;
+    } catch (e) {
+      if (change.reason === 'compose' && e instanceof CheckFailed) {
+        const { path, line, column, message } = e.diagnostics[0];
+        this.pending.push({ kind: 'scene_rejected', message, path, line, column });
       }
+      throw e;
     }
-    for (const e of engine.events) events.push({ ...e });
-    // Generations: a kernel whose source changed (or is new) is published anew.
-    const seen = new Set<string>();
-    for (const k of scene.kernels.values()) {
-      seen.add(k.id);
-      const doc = scene.documents.find((d) => d.path === k.path);
-      const source = this.published.get(k.id) ?? (doc ? doc.text.slice(k.statement.span.start, k.statement.span.end) : '');
-      const origin = this.published.has(k.id) ? 'protocol' : k.path;
-      const entry = this.registry.get(k.id);
-      if (!entry || entry.source !== source || entry.origin !== origin) {
-        const generation = (entry?.generation ?? 0) + 1;
-        this.registry.set(k.id, { id: k.id, generation, origin, source });
-        // A protocol kernel withdrawn for a document's of the same id (retire, or composed into one).
-        if (old && entry?.origin === 'protocol' && origin !== 'protocol') events.push({ kind: 'retired', kernel: k.id });
-        if (old) events.push({ kind: 'published', kernel: k.id, generation, origin });
-      }
-    }
-    for (const id of [...this.registry.keys()]) {
-      if (seen.has(id)) continue;
-      this.registry.delete(id);
-      events.push({ kind: 'retired', kernel: id });
-    }
-    // A frame of the old world still running is not waited for: it stops and commits nothing.
-    this.running?.abort(new Cancelled('changed', `a change swapped the world (revision ${this.revision + 1}) while it ran`));
-    const previous = this.scene;
-    this.scene = scene;
-    this.engine = engine;
-    this.revision++;
-    this.refused = null;
-    this.lastFrame = undefined;
-    if (previous && JSON.stringify(order(previous)) !== JSON.stringify(order(scene))) events.push({ kind: 'routed', order: order(scene) });
-    events.push({ kind: 'scene_loaded', revision: this.revision });
-    for (const n of scene.nodes) if (!engine.groups.some((g) => g.nodes.includes(n))) events.push({ kind: 'unrun', node: n.name });
-    // Free the old world once no frame runs on it.
-    if (old) void this.frame(async () => old.dispose());
-    return events;
+  }
+
+  /** Stop the frame running now (commit.ts: a change about to swap the world does not wait for it); it commits nothing. */
+  interrupt(why: string): void {
+    this.running?.abort(new Cancelled('changed', why));
+  }
+
+  /** Look at the disk for saved edits, renames and removals (disk-sync.ts): `sync`, the Player. */
+  syncDisk(): SessionEvent[] {
+    return syncDisk(this);
   }
 
   /**
@@ -361,11 +388,7 @@ export class Session {
     } catch (e) {
       if (e instanceof Cancelled)
         return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; nothing of it was kept: state, clock and frame counter are as before it (frame ${this.engine.frame})`, { cancelled: true, reason: e.reason, frame: this.engine.frame }));
-      if (e instanceof ProtocolError) return errorLine(req.id, e);
-      if (e instanceof EvaluationError) return errorLine(req.id, new ProtocolError(e.message, { node: e.node }));
-      const err = e as Error;
-      const known = err && ['MemoryLimitError', 'PathError', 'EditError', 'ImageError'].includes(err.name);
-      return errorLine(req.id, new ProtocolError(known ? err.message : `internal error in \`${req.op}\`: ${plainReason(err)} (the session goes on)`, known ? {} : { internal: true }));
+      return errorLine(req.id, protocolError(e, req.op));
     } finally {
       evaluation?.done();
     }
@@ -373,13 +396,20 @@ export class Session {
 
   async close(): Promise<void> {
     await this.frames;
-    this.engine?.dispose();
+    this.current?.engine.dispose();
     await this.pool?.destroy();
     await this.compiler?.close();
   }
 }
 
-function order(scene: Scene): string[] {
-  return scene.nodes.map((n) => n.name);
+/** An error of the session as the protocol answers it: the user's own mistakes plainly, the rest as internal. */
+function protocolError(e: unknown, op: string): ProtocolError {
+  if (e instanceof ProtocolError) return e;
+  if (e instanceof CheckFailed) return diagnosticsError(e.lead, e.diagnostics);
+  if (e instanceof EvaluationError) return new ProtocolError(e.message, { node: e.node });
+  if (e instanceof JournalError) return new ProtocolError(`the scene's folder holds a journal \`${JOURNAL_NAME}\` Entelechy did not write (${e.why}); nothing was written: look at it, then move it away and send the request again`, { path: JOURNAL_NAME });
+  if (e instanceof WriteError) return new ProtocolError(e.message, { path: e.path, code: e.code, written: false });
+  if (e instanceof PathError) return new ProtocolError(e.message, { path: e.path });
+  if (e instanceof MemoryLimitError || e instanceof ImageError || (e as Error)?.name === 'EditError') return new ProtocolError((e as Error).message, {});
+  return new ProtocolError(`internal error in \`${op}\`: ${plainReason(e as Error)} (the session goes on)`, { internal: true });
 }
-

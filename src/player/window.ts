@@ -7,7 +7,6 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { FrameReport } from '../main/engine.js';
 import type { Field } from '../main/field.js';
 import type { FrameSource, Session, SessionEvent } from '../main/session.js';
-import { syncDisk } from '../protocol/handlers/structure.js';
 import { encodeFrame, fieldPixels, type FrameHeader } from './frames.js';
 import { describeScene, type SceneDescription } from './scene.js';
 
@@ -286,7 +285,7 @@ export class PlayerWindow implements FrameSource {
   private lookAtDisk(): void {
     if (this.closed) return;
     try {
-      const seen = syncDisk(this.session);
+      const seen = this.session.syncDisk();
       // Agents that `sync` are told too: what the Player saw is theirs as well.
       if (seen.length) this.session.pending.push(...seen);
     } catch (e) {

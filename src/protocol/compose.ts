@@ -3,5 +3,6 @@
 
 export { applyEdits, validateEditItem, EditError, EDIT_KINDS } from './edits.js';
 export type { EditItem } from './edits.js';
-export { versionOf, writeDocuments, recoverJournal, resolveUnder, PathError, JOURNAL_NAME } from '../main/documents.js';
-export type { WriteOptions } from '../main/documents.js';
+export { versionOf, resolveUnder, PathError, JOURNAL_NAME } from '../main/documents.js';
+export { writeDocuments, recoverJournal } from '../main/journal.js';
+export type { WriteOptions } from '../main/journal.js';

@@ -158,6 +158,7 @@ const EVENT_TABLE = eventTable([
   { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved)' },
   { kind: 'state_reset', meaning: "a node's state could not be carried to a new layout and was reset" },
   { kind: 'migrated', meaning: "a node's state was carried to a new layout by its kernel's migration" },
+  { kind: 'recovered', meaning: 'when the session opened, a write a crash interrupted was finished (written) or turned back (turnedBack)' },
 ]);
 
 /** The events answers carry, for help and docs. */

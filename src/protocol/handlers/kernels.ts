@@ -54,15 +54,9 @@ export async function publish(s: Session, f: Fields) {
     const source = String(f.source);
     const id = kernelId(source);
     checkExpect(s, id, f.expect);
-    const scene = prepared(s, id, source);
-    s.published.set(id, source);
-    try {
-      const events = await s.publishScene(scene, 'publish');
-      return { id, generation: s.registry.get(id)?.generation ?? 1, events };
-    } catch (e) {
-      s.published.delete(id);
-      throw e;
-    }
+    const published = new Map(s.published).set(id, source);
+    const events = await s.commit({ reason: 'publish', texts: s.texts, published, refusal: `${id} does not check` });
+    return { id, generation: s.registry.get(id)?.generation ?? 1, events };
   });
 }
 
@@ -76,10 +70,7 @@ export async function retire(s: Session, f: Fields) {
     checkExpect(s, id, f.expect);
     const published = new Map(s.published);
     published.delete(id);
-    const scene = s.check(s.texts, published);
-    if (scene.diagnostics.length) throw diagnosticsError(`retiring ${id} would leave the scene broken; the kernel stays`, scene.diagnostics);
-    s.published.delete(id);
-    const events = await s.publishScene(scene, 'retire');
+    const events = await s.commit({ reason: 'retire', texts: s.texts, published, refusal: `retiring ${id} would leave the scene broken; the kernel stays` });
     return { id, generation: s.registry.get(id)?.generation ?? 0, events };
   });
 }

@@ -1,6 +1,7 @@
 // Running: param, evaluate, read, pause, trace, pin, unpin, cancel.
 
 import type { Session } from '../../main/session.js';
+import type { World } from '../../main/world.js';
 import { Engine } from '../../main/engine.js';
 import { readField, type Field } from '../../main/field.js';
 import { encodePng, fieldToRgba, planesToRgba } from '../../main/image.js';
@@ -62,7 +63,7 @@ function crop(field: Field, planes: Float32Array[], region: Fields | undefined) 
 }
 
 /** The field a read names: an output, or a pinned node's port. */
-function readable(s: Session, f: Fields): { name: string; field: Field; state: boolean } {
+function readable(s: World, f: Fields): { name: string; field: Field; state: boolean } {
   if (typeof f.node === 'string') {
     const node = s.scene.nodes.find((n) => n.name === f.node);
     if (!node) throw new ProtocolError(`no node \`${f.node}\``, { field: 'node' });
@@ -96,13 +97,14 @@ export async function read(s: Session, f: Fields, conn: RequestContext): Promise
   if (format !== 'png' && format !== 'f32') throw new ProtocolError('`format` is png or f32', { field: 'format', expected: 'png | f32' });
   // The field is read between frames; a PNG is encoded after, so that the next frame need not wait.
   let rgba: Uint8Array | undefined;
-  const answer = await s.frame(async (): Promise<Omit<ReadAnswer, 'data'> & { data?: string }> => {
-    const { name, field, state } = readable(s, f);
-    if (!s.engine.computed && !state)
+  // The world this request arrived to, read in the frame slot (a swap since frees it only after).
+  const answer = await s.read(async (w): Promise<Omit<ReadAnswer, 'data'> & { data?: string }> => {
+    const { name, field, state } = readable(w, f);
+    if (!w.engine.computed && !state)
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
     const region = f.region as Fields | undefined;
     const { width, height, planes } = crop(field, readField(s.memory, field), region);
-    const frame = s.engine.frame;
+    const frame = w.engine.frame;
     if (format === 'png') {
       rgba = region ? planesToRgba(field.comps, planes, width * height) : fieldToRgba(s.memory, field, name);
       return { name, width, height, format, frame };
@@ -179,20 +181,13 @@ export async function cancel(s: Session, f: Fields, conn: RequestContext) {
   return { cancelled: s.evaluations.cancel(conn.id, f.request) };
 }
 
-async function repin(s: Session): Promise<void> {
-  await s.publishScene(s.scene, 'pin');
-}
-
 export async function pin(s: Session, f: Fields) {
   return s.change(async () => {
     const node = s.scene.nodes.find((n) => n.name === f.node);
     if (!node) throw new ProtocolError(`no node \`${f.node}\`; the nodes: ${s.scene.nodes.map((n) => n.name).join(', ')}`, { field: 'node' });
     if (typeof f.port === 'string' && !node.kernel.ports.some((p) => p.name === f.port && p.kind !== 'in'))
       throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${f.port}\``, { field: 'port' });
-    if (!s.pins.has(node.name)) {
-      s.pins.add(node.name);
-      await repin(s);
-    }
+    if (!s.pins.has(node.name)) await s.commit({ reason: 'pin', texts: s.texts, pins: new Set(s.pins).add(node.name), refusal: 'the scene no longer checks' });
     return { pins: [...s.pins] };
   });
 }
@@ -200,8 +195,9 @@ export async function pin(s: Session, f: Fields) {
 export async function unpin(s: Session, f: Fields) {
   return s.change(async () => {
     if (!s.pins.has(String(f.node))) throw new ProtocolError(`\`${f.node}\` is not pinned; the pins: ${[...s.pins].join(', ') || 'none'}`, { field: 'node' });
-    s.pins.delete(String(f.node));
-    await repin(s);
+    const pins = new Set(s.pins);
+    pins.delete(String(f.node));
+    await s.commit({ reason: 'unpin', texts: s.texts, pins, refusal: 'the scene no longer checks' });
     return { pins: [...s.pins] };
   });
 }

@@ -1,7 +1,8 @@
 // State: write, reset, snapshot, restore; and quit.
 
-import type { Session } from '../../main/session.js';
-import { diagnosticsError } from '../../main/session.js';
+import type { Session, SessionEvent } from '../../main/session.js';
+import type { Engine } from '../../main/engine.js';
+import type { World } from '../../main/world.js';
 import { fillField, packField, packedLayout, unpackField, type Field, type RowLayout } from '../../main/field.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { needGrant } from './grants.js';
@@ -131,99 +132,106 @@ function legacyLayout(f: Field): RowLayout {
   return { stride, planeBytes: stride * f.height * f.depth * 4 };
 }
 
+/** The snapshot of a world: its protocol kernels, params, clock and state, packed. */
+function snapshotOf(s: Session, w: World): string {
+  const state: Snapshot['state'] = [];
+  for (const node of w.scene.nodes) {
+    for (const port of node.kernel.ports) {
+      if (port.kind !== 'state') continue;
+      const key = `${node.name}.${port.name}`;
+      const field = w.engine.fields.state(node.name, port.name)?.current;
+      if (!field) continue;
+      const bytes = packField(s.memory, field);
+      state.push({ key, comps: field.comps, size: [field.width, field.height, field.depth], packed: true, data: Buffer.from(bytes).toString('base64') });
+    }
+  }
+  const snap: Snapshot = {
+    format: 'entelechy-snapshot', version: 1, scene: s.entry, published: Object.fromEntries(w.published),
+    params: Object.fromEntries(w.engine.params), clock: { time: w.engine.time, frame: w.engine.frame }, state,
+  };
+  return JSON.stringify(snap);
+}
+
 export async function snapshot(s: Session, f: Fields) {
-  return s.frame(async () => {
-    const state: Snapshot['state'] = [];
-    for (const node of s.scene.nodes) {
-      for (const port of node.kernel.ports) {
-        if (port.kind !== 'state') continue;
-        const key = `${node.name}.${port.name}`;
-        const field = s.engine.fields.state(node.name, port.name)?.current;
-        if (!field) continue;
-        const bytes = packField(s.memory, field);
-        state.push({ key, comps: field.comps, size: [field.width, field.height, field.depth], packed: true, data: Buffer.from(bytes).toString('base64') });
-      }
+  if (typeof f.path === 'string') s.refuseDocument(f.path, 'a snapshot');
+  const text = await s.read((w) => snapshotOf(s, w));
+  if (typeof f.path === 'string') {
+    await s.writeFile(f.path, text, 'a snapshot');
+    return { path: f.path, bytes: Buffer.byteLength(text) };
+  }
+  return { data: text, bytes: Buffer.byteLength(text) };
+}
+
+/** A snapshot's text, from `path` or `data`, checked for its shape: nothing changes. */
+function parseSnapshot(s: Session, f: Fields): Snapshot {
+  let text: string | undefined;
+  if (typeof f.path === 'string') {
+    text = s.folder.read(f.path);
+    if (text === undefined) throw new ProtocolError(`no snapshot \`${f.path}\` under the scene's folder`, { field: 'path' });
+  } else if (typeof f.data === 'string') text = f.data;
+  else throw new ProtocolError('`restore` needs `path` or `data`', { fields: ['path', 'data'], field: 'path', expected: 'string' });
+  let snap: Snapshot;
+  try {
+    snap = JSON.parse(text);
+  } catch {
+    throw new ProtocolError('the snapshot is not JSON: nothing was restored', {});
+  }
+  if (snap?.format !== 'entelechy-snapshot' || snap.version !== 1 || !Array.isArray(snap.state))
+    throw new ProtocolError('not an entelechy snapshot (version 1): nothing was restored', {});
+  // Its shape, before anything changes: a malformed part must not leave the world half restored.
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const malformed =
+    (snap.published !== undefined && (!isObject(snap.published) || !Object.values(snap.published).every((v) => typeof v === 'string'))) ? 'published' :
+    (snap.params !== undefined && !isObject(snap.params)) ? 'params' :
+    (snap.clock !== undefined && (!isObject(snap.clock) || !isF32Number(snap.clock.time) || !Number.isInteger(snap.clock.frame) || snap.clock.frame < 0)) ? 'clock' :
+    !snap.state.every((st) => isObject(st) && typeof st.key === 'string' && typeof st.data === 'string' && Array.isArray(st.comps) && st.comps.every((c) => typeof c === 'string')) ? 'state' :
+    undefined;
+  if (malformed) throw new ProtocolError(`the snapshot's \`${malformed}\` is malformed: nothing was restored`, { field: malformed });
+  return snap;
+}
+
+/** Set a new engine to a snapshot: its state where the layout fits (else said), params, clock. */
+function restoreInto(s: Session, snap: Snapshot, engine: Engine): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  // A snapshot names each state `node.port`, as `snapshot` wrote it.
+  const held = new Map([...engine.fields.stateBuffers()].map((h) => [`${h.node}.${h.port}`, h.buffers.current]));
+  for (const st of snap.state) {
+    const field = held.get(st.key);
+    const bytes = Buffer.from(st.data, 'base64');
+    // Packed elements; snapshots from before the packed form hold the memory's padded rows
+    // of that time (stride: width rounded up to 4; planes back to back).
+    const layout = field && (st.packed ? packedLayout(field) : legacyLayout(field));
+    const sameShape = field && field.comps.join() === st.comps.join() && (!Array.isArray(st.size) || st.size.join() === [field.width, field.height, field.depth].join());
+    if (!field || !layout || !sameShape || bytes.length !== layout.planeBytes * field.comps.length) {
+      events.push({ kind: 'state_reset', field: st.key, message: `the snapshot's \`${st.key}\` does not fit the running layout` });
+      continue;
     }
-    const snap: Snapshot = {
-      format: 'entelechy-snapshot', version: 1, scene: s.entry, published: Object.fromEntries(s.published),
-      params: Object.fromEntries(s.engine.params), clock: { time: s.engine.time, frame: s.engine.frame }, state,
-    };
-    const text = JSON.stringify(snap);
-    if (typeof f.path === 'string') {
-      await s.write([{ path: f.path, text }]);
-      return { path: f.path, bytes: Buffer.byteLength(text) };
-    }
-    return { data: text, bytes: Buffer.byteLength(text) };
-  });
+    unpackField(s.memory, field, bytes, layout);
+  }
+  for (const [name, value] of Object.entries(snap.params ?? {})) engine.params.set(name, value);
+  engine.time = snap.clock?.time ?? 0;
+  engine.frame = snap.clock?.frame ?? 0;
+  engine.version++;
+  return events;
 }
 
 export async function restore(s: Session, f: Fields) {
   return s.change(async () => {
-    let text: string | undefined;
-    if (typeof f.path === 'string') {
-      text = s.folder.read(f.path);
-      if (text === undefined) throw new ProtocolError(`no snapshot \`${f.path}\` under the scene's folder`, { field: 'path' });
-    } else if (typeof f.data === 'string') text = f.data;
-    else throw new ProtocolError('`restore` needs `path` or `data`', { fields: ['path', 'data'], field: 'path', expected: 'string' });
-    let snap: Snapshot;
-    try {
-      snap = JSON.parse(text);
-    } catch {
-      throw new ProtocolError('the snapshot is not JSON: nothing was restored', {});
-    }
-    if (snap?.format !== 'entelechy-snapshot' || snap.version !== 1 || !Array.isArray(snap.state))
-      throw new ProtocolError('not an entelechy snapshot (version 1): nothing was restored', {});
-    // Its shape, before anything changes: a malformed part must not leave the world half restored.
-    const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-    const malformed =
-      (snap.published !== undefined && (!isObject(snap.published) || !Object.values(snap.published).every((v) => typeof v === 'string'))) ? 'published' :
-      (snap.params !== undefined && !isObject(snap.params)) ? 'params' :
-      (snap.clock !== undefined && (!isObject(snap.clock) || !isF32Number(snap.clock.time) || !Number.isInteger(snap.clock.frame) || snap.clock.frame < 0)) ? 'clock' :
-      !snap.state.every((st) => isObject(st) && typeof st.key === 'string' && typeof st.data === 'string' && Array.isArray(st.comps) && st.comps.every((c) => typeof c === 'string')) ? 'state' :
-      undefined;
-    if (malformed) throw new ProtocolError(`the snapshot's \`${malformed}\` is malformed: nothing was restored`, { field: malformed });
-    // Check everything before changing anything: kernels, params, state shapes.
-    const published = new Map(Object.entries(snap.published ?? {}));
-    const scene = s.check(s.texts, published);
-    if (scene.diagnostics.length) throw diagnosticsError('the snapshot\'s kernels do not check with the scene: nothing was restored', scene.diagnostics);
-    for (const [name, value] of Object.entries(snap.params ?? {})) {
-      const p = scene.params.get(name);
-      const problem = p && (Array.isArray(value) ? paramValueProblem(p, value) : { why: `\`${name}\` is not a list of numbers` });
-      if (!p || problem) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene${problem ? ` (${problem.why})` : ' (it declares no such param)'}: nothing was restored`, {});
-    }
-    await s.prepareScene(scene);
-    const before = new Map(s.published);
-    s.published.clear();
-    for (const [id, src] of published) s.published.set(id, src);
-    let events;
-    try {
-      events = await s.publishScene(scene, 'restore');
-    } catch (e) {
-      s.published.clear();
-      for (const [id, src] of before) s.published.set(id, src);
-      throw e;
-    }
-    const missing: string[] = [];
-    // A snapshot names each state `node.port`, as `snapshot` wrote it.
-    const held = new Map([...s.engine.fields.stateBuffers()].map((h) => [`${h.node}.${h.port}`, h.buffers.current]));
-    for (const st of snap.state) {
-      const field = held.get(st.key);
-      const bytes = Buffer.from(st.data, 'base64');
-      // Packed elements; snapshots from before the packed form hold the memory's padded rows
-      // of that time (stride: width rounded up to 4; planes back to back).
-      const layout = field && (st.packed ? packedLayout(field) : legacyLayout(field));
-      const sameShape = field && field.comps.join() === st.comps.join() && (!Array.isArray(st.size) || st.size.join() === [field.width, field.height, field.depth].join());
-      if (!field || !layout || !sameShape || bytes.length !== layout.planeBytes * field.comps.length) {
-        missing.push(st.key);
-        continue;
-      }
-      unpackField(s.memory, field, bytes, layout);
-    }
-    for (const [name, value] of Object.entries(snap.params ?? {})) s.engine.params.set(name, value);
-    s.engine.time = snap.clock?.time ?? 0;
-    s.engine.frame = snap.clock?.frame ?? 0;
-    s.engine.version++;
-    for (const key of missing) events.push({ kind: 'state_reset', field: key, message: `the snapshot's \`${key}\` does not fit the running layout` });
+    const snap = parseSnapshot(s, f);
+    const events = await s.commit({
+      reason: 'restore',
+      texts: s.texts,
+      published: new Map(Object.entries(snap.published ?? {})),
+      refusal: "the snapshot's kernels do not check with the scene: nothing was restored",
+      check: (scene) => {
+        for (const [name, value] of Object.entries(snap.params ?? {})) {
+          const p = scene.params.get(name);
+          const problem = p && (Array.isArray(value) ? paramValueProblem(p, value) : { why: `\`${name}\` is not a list of numbers` });
+          if (!p || problem) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene${problem ? ` (${problem.why})` : ' (it declares no such param)'}: nothing was restored`, {});
+        }
+      },
+      adjust: (engine) => restoreInto(s, snap, engine),
+    });
     return { events };
   });
 }

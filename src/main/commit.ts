@@ -1,0 +1,137 @@
+// The one path of every change to a session's world: compose, saved edits picked up by sync,
+// publish, retire, restore, pins, and the scene a session opens with. A change is a value (what
+// the next world runs and which documents to write); `commit` carries it in three steps:
+//
+//   1. prepare: check the scene (with the protocol's kernels), the change's own checks, compile
+//      every module on the compile worker (the engine's, the migrations');
+//   2. with no frame running: build the new engine, carry state into it (migrations run here),
+//      set it up (restore), then write the documents through the journal (journal.ts);
+//   3. only then swap the new world in, whole, and free the old one once nothing reads it.
+//
+// Anything that fails before step 3 (a check, a compile, memory, a migration, a full or read-only
+// disk) throws with the world and the disk exactly as they were: nothing was swapped, and the
+// journal left every document as it was. The events of a change come out of here, in order.
+
+import type { Scene } from '../ir/check/scene.js';
+import type { IrFunction } from '../ir/ir.js';
+import type { Diagnostic } from '../ir/syntax/tree.js';
+import { carryState, migrationIrs } from './carry.js';
+import { versionOf } from './documents.js';
+import { Engine } from './engine.js';
+import type { FieldMemory } from './memory.js';
+import type { EvalPool } from '../workers/pool.js';
+import { nextRegistry, order, type World, type WorldEvent } from './world.js';
+
+export interface Change {
+  /** What changes the world: compose, disk, publish, retire, restore, pin, unpin, open. */
+  reason: string;
+  /** The text of every document the new world runs. */
+  texts: ReadonlyMap<string, string>;
+  /** The kernels published over the protocol (default: the world's). */
+  published?: ReadonlyMap<string, string>;
+  /** The pinned nodes (default: the world's). */
+  pins?: ReadonlySet<string>;
+  /** Documents written before the swap, all or none (compose). */
+  writes?: { path: string; text: string }[];
+  /** The lead of the error when the new scene does not check. */
+  refusal: string;
+  /** More checks of the new scene, before anything changes (restore: its params). */
+  check?(scene: Scene): void;
+  /** Set the new engine up before it runs (restore: state, params, clock); its events. */
+  adjust?(engine: Engine): WorldEvent[];
+  /** Events told before the swap's own (compose: the statements its edits removed). */
+  events?: WorldEvent[];
+}
+
+/** What commit needs of the session. */
+export interface CommitSite {
+  readonly world: World;
+  readonly memory: FieldMemory;
+  readonly pool?: EvalPool;
+  readonly fuse: boolean;
+  check(texts: ReadonlyMap<string, string>, published: ReadonlyMap<string, string>): Scene;
+  prepareScene(scene: Scene, pins: string[]): Promise<void>;
+  prepare(irs: IrFunction[]): Promise<void>;
+  frame<T>(f: () => Promise<T>): Promise<T>;
+  /** Stop the frame running now: it commits nothing (a change does not wait for it). */
+  interrupt(why: string): void;
+  /** Write documents through the journal (a WriteError leaves them as they were). */
+  write(files: { path: string; text: string }[]): Promise<void>;
+}
+
+/** `lead: path:line:column: message (and N more)`. */
+export function diagnosticsMessage(lead: string, diagnostics: Diagnostic[]): string {
+  const d = diagnostics[0];
+  return `${lead}: ${d.path}:${d.line}:${d.column}: ${d.message}${diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more)` : ''}`;
+}
+
+/** A scene that does not check, as the error the change answers. */
+export class CheckFailed extends Error {
+  override name = 'CheckFailed';
+  constructor(
+    readonly lead: string,
+    readonly diagnostics: Diagnostic[],
+  ) {
+    super(diagnosticsMessage(lead, diagnostics));
+  }
+}
+
+/** Where a scene fails to check, as errors and events carry it: every diagnostic, the first's position and fix. */
+export function diagnosticsData(diagnostics: Diagnostic[]): Record<string, unknown> {
+  const first = diagnostics[0];
+  return {
+    diagnostics: diagnostics.map((d) => ({ path: d.path, line: d.line, column: d.column, message: d.message, ...(d.fix ? { fix: d.fix } : {}) })),
+    path: first.path, line: first.line, column: first.column, ...(first.fix ? { fix: first.fix } : {}),
+  };
+}
+
+/**
+ * Carry a change (see the top of this file). `swap` installs the new world; it runs inside the
+ * frame slot, so no frame sees half of it. Returns the new world and the change's events.
+ */
+export async function commit(site: CommitSite, change: Change, swap: (world: World) => void): Promise<{ world: World; events: WorldEvent[] }> {
+  const old = site.world;
+  const published = change.published ?? old.published;
+  const pins = change.pins ?? old.pins;
+  // 1. Prepare.
+  const scene = site.check(change.texts, published);
+  if (scene.diagnostics.length) throw new CheckFailed(change.refusal, scene.diagnostics);
+  change.check?.(scene);
+  await site.prepareScene(scene, [...pins]);
+  await site.prepare(migrationIrs(published, old.scene, scene));
+  // A frame of the old world still running is not waited for: it stops and commits nothing.
+  site.interrupt(`a change swapped the world (revision ${old.revision + 1}) while it ran`);
+  return site.frame(async () => {
+    // 2. Build, carry, write: no frame runs meanwhile, so the state carried is the last frame's.
+    const events: WorldEvent[] = [];
+    const engine = new Engine(scene, { memory: site.memory, pool: site.pool, pins: [...pins], fuse: site.fuse, prepared: true });
+    try {
+      engine.frame = old.engine.frame;
+      engine.time = old.engine.time;
+      for (const [name, value] of old.engine.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
+      const carried = carryState(site.memory, published, old.engine, engine);
+      const adjusted = change.adjust?.(engine) ?? [];
+      if (change.writes?.length) {
+        await site.write(change.writes);
+        events.push(...change.writes.map((w) => ({ kind: 'wrote', path: w.path, version: versionOf(w.text) })));
+      }
+      events.push(...(change.events ?? []), ...carried, ...adjusted);
+    } catch (e) {
+      engine.dispose();
+      throw e;
+    }
+    // 3. Swap.
+    for (const e of engine.events) events.push({ ...e });
+    const tell = change.reason !== 'open';
+    const { registry, events: generations } = nextRegistry(old, scene, published, tell);
+    events.push(...generations);
+    const world: World = { scene, engine, texts: change.texts, published, registry, pins, revision: old.revision + 1 };
+    swap(world);
+    if (tell && JSON.stringify(order(old.scene)) !== JSON.stringify(order(scene))) events.push({ kind: 'routed', order: order(scene) });
+    events.push({ kind: 'scene_loaded', revision: world.revision });
+    for (const n of scene.nodes) if (!engine.groups.some((g) => g.nodes.includes(n))) events.push({ kind: 'unrun', node: n.name });
+    // Requests that took the old world before the swap read it in frames queued before this one.
+    void site.frame(async () => old.engine.dispose());
+    return { world, events };
+  });
+}

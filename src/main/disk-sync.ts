@@ -1,0 +1,80 @@
+// The disk half of `sync` (the Player calls it too when the folder changes): documents the running
+// world uses that were renamed or removed, and saved edits, which go through the commit path in the
+// background (their `published` or `rejected` comes later, in `pending`).
+
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { CheckFailed, diagnosticsData } from './commit.js';
+import { versionOf } from './documents.js';
+import type { Session, SessionEvent } from './session.js';
+
+/** What changed on disk since the session last saw each of its documents. */
+function diskChanges(s: Session): { texts: Map<string, string>; changed: string[] } {
+  const texts = s.readAll();
+  const changed: string[] = [];
+  for (const [path, text] of texts) {
+    const seen = s.history.get(path);
+    if (!seen || seen[seen.length - 1].version !== versionOf(text)) changed.push(path);
+  }
+  return { texts, changed };
+}
+
+/** Documents the running world uses that left their path: renamed when their text stands elsewhere. */
+function renames(s: Session): SessionEvent[] {
+  const reported = s.goneReported;
+  const events: SessionEvent[] = [];
+  for (const [path, text] of s.texts) {
+    if (s.folder.read(path) !== undefined) {
+      reported.delete(path);
+      continue;
+    }
+    if (reported.has(path)) continue;
+    reported.add(path);
+    const version = versionOf(text);
+    const to = listDocuments(s.folder.root).find((p) => versionOf(s.folder.read(p) ?? '') === version);
+    events.push(to ? { kind: 'renamed', from: path, to } : { kind: 'removed', path, message: `\`${path}\` is gone from disk; the running world keeps its last version` });
+  }
+  return events;
+}
+
+function listDocuments(root: string, under = ''): string[] {
+  return readdirSync(join(root, under), { withFileTypes: true }).flatMap((d) => {
+    const rel = under ? `${under}/${d.name}` : d.name;
+    if (d.name.startsWith('.') || d.name === 'node_modules') return [];
+    return d.isDirectory() ? listDocuments(root, rel) : d.name.endsWith('.esn') ? [rel] : [];
+  });
+}
+
+/**
+ * Look at the disk: documents renamed or removed, and saved edits, which start compiling in the
+ * background. Returns what it saw at once.
+ */
+export function syncDisk(s: Session): SessionEvent[] {
+  // A compose is writing: its documents land before it remembers them; look again after.
+  if (s.writing) return [];
+  const events = renames(s);
+  if (s.syncing) return events;
+  const { texts, changed } = diskChanges(s);
+  if (!changed.length) return events;
+  for (const path of changed) {
+    // History records the saved version; the world's texts change only once it is published.
+    s.remember(path, texts.get(path)!, 'disk');
+    events.push({ kind: 'preparing', path, version: versionOf(texts.get(path)!) });
+  }
+  s.syncing = s
+    .change(async () => {
+      // Nothing may escape: no one awaits this, and what went wrong is told on a later sync.
+      try {
+        const published = await s.commit({ reason: 'disk', texts, refusal: 'the saved edit does not check; the previous version keeps running' });
+        s.pending.push(...published, { kind: 'published', paths: changed, revision: s.revision });
+      } catch (e) {
+        const message = e instanceof CheckFailed ? e.message : `the saved edit was not published; the previous version keeps running: ${(e as Error)?.message ?? e}`;
+        s.refused = { message, at: new Date().toISOString() };
+        s.pending.push({ kind: 'rejected', paths: changed, message, ...(e instanceof CheckFailed ? diagnosticsData(e.diagnostics) : {}) });
+      }
+    })
+    .finally(() => {
+      s.syncing = undefined;
+    });
+  return events;
+}

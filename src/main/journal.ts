@@ -286,18 +286,26 @@ export async function writeDocuments(root: string, files: { path: string; text: 
   await finish(realRoot, renames);
 }
 
+/**
+ * Remove a backup no longer needed. Best effort: a backup is never read again once its set is
+ * decided (a link to a document made immutable since cannot be removed, and need not be).
+ */
+async function dropBackup(realRoot: string, r: JournalEntry): Promise<void> {
+  if (r.backup) await removeIfPresent(join(realRoot, r.backup)).catch(() => false);
+}
+
 /** Remove the temps and backups of a set that was not committed, then its journal. */
 async function discard(realRoot: string, renames: JournalEntry[]): Promise<void> {
   for (const r of renames) {
     await removeIfPresent(join(realRoot, r.temp));
-    if (r.backup) await removeIfPresent(join(realRoot, r.backup));
+    await dropBackup(realRoot, r);
   }
   await removeJournal(realRoot);
 }
 
 /** A committed set whose renames are all done: its backups go, then its journal. */
 async function finish(realRoot: string, renames: JournalEntry[]): Promise<void> {
-  for (const r of renames) if (r.backup) await removeIfPresent(join(realRoot, r.backup));
+  for (const r of renames) await dropBackup(realRoot, r);
   await removeJournal(realRoot);
 }
 
@@ -316,12 +324,12 @@ async function turnBack(realRoot: string, renames: JournalEntry[]): Promise<void
   for (const r of renames) {
     const doc = join(realRoot, r.path);
     if (await removeIfPresent(join(realRoot, r.temp))) {
-      if (r.backup) await removeIfPresent(join(realRoot, r.backup));
+      await dropBackup(realRoot, r);
       continue; // never renamed: the document is as it was
     }
     // Renamed (or turned back already): undo only our own text.
     if (r.version === undefined || !(await holds(doc, r.version))) {
-      if (r.backup) await removeIfPresent(join(realRoot, r.backup));
+      await dropBackup(realRoot, r);
       continue;
     }
     if (r.backup) await step(rename(join(realRoot, r.backup), doc));

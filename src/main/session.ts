@@ -242,10 +242,10 @@ export class Session {
     });
   }
 
-  /** Refuse a path that names a document of the scene: `what` (a snapshot) would replace it. */
+  /** Refuse a path that names a document of the scene, or one the session loaded or composed: `what` (a snapshot) would replace it. */
   refuseDocument(path: string, what: string): void {
     const target = this.folder.resolve(path);
-    for (const doc of new Set([this.entry, ...this.texts.keys(), ...this.scene.documents.map((d) => d.path)])) {
+    for (const doc of new Set([this.entry, ...this.texts.keys(), ...this.scene.documents.map((d) => d.path), ...this.history.keys()])) {
       let abs: string;
       try {
         abs = this.folder.resolve(doc);

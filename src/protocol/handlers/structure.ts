@@ -73,13 +73,18 @@ export async function compose(s: Session, f: Fields) {
     } else {
       targets.push(target(s, typeof f.path === 'string' ? f.path : editedDocument(s, f), f));
     }
-    for (const t of targets) s.folder.resolve(t.path); // a path outside the folder is refused before anything
-    const writes = targets.map(({ path, text }) => ({ path, text }));
     const main = targets[0];
+    const asked = main.path; // the answer names it as asked
+    // Each document by its one name (`./scene.esn` is `scene.esn`); a path outside the folder is refused before anything.
+    for (const t of targets) {
+      s.folder.resolve(t.path);
+      t.path = t.path.split(/[\\/]+/).filter((p) => p !== '' && p !== '.').join('/');
+    }
+    const writes = targets.map(({ path, text }) => ({ path, text }));
     if (targets.every((t) => t.path.endsWith('.replay'))) {
       // Replay files are tests, not part of the world: written as they are, nothing recompiles.
       await s.write(writes);
-      return { path: main.path, version: versionOf(main.text), written: true, events: targets.map((t) => ({ kind: 'wrote', path: t.path, version: versionOf(t.text) })) };
+      return { path: asked, version: versionOf(main.text), written: true, events: targets.map((t) => ({ kind: 'wrote', path: t.path, version: versionOf(t.text) })) };
     }
     // Check everything together (the scene with every changed document); write nothing on failure.
     const overrides = new Map(targets.filter((t) => !t.path.endsWith('.replay')).map((t) => [t.path, t.text]));
@@ -97,7 +102,7 @@ export async function compose(s: Session, f: Fields) {
           for (const name of changedInputs(s.scene, scene)) needGrant(s, 'field.write', `\`compose\` of input \`${name}\``, { input: name });
         },
       });
-      return { path: main.path, version: versionOf(main.text), written: true, events };
+      return { path: asked, version: versionOf(main.text), written: true, events };
     } catch (e) {
       if (e instanceof CheckFailed) throw new ProtocolError(e.message, { ...diagnosticsData(e.diagnostics), written: false });
       throw e;

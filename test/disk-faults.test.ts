@@ -1,0 +1,142 @@
+// Disk faults, on real file systems (test/disk.ts): a full one (a small tmpfs, filled) and a
+// read-only one (the tmpfs remounted read-only). A compose or a snapshot the file system refuses
+// answers a clear error (what failed, which file, what to do), and leaves the world and every byte
+// on disk as they were; once the fault is gone the same request lands (nothing poisoned). A
+// session opening on a folder whose interrupted write cannot be finished refuses to open, and
+// opens (recovered) once it can. Also: journals a hostile or corrupted disk holds, at open.
+
+import t, { type Test } from 'tap';
+import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Session } from '../src/main/session.js';
+import { JOURNAL_NAME } from '../src/main/documents.js';
+import { writeDocuments } from '../src/main/journal.js';
+import { can, diskBytes, fill, tmpfs } from './disk.js';
+import { copyExample } from './fixtures.js';
+import { ROOT } from './helpers.js';
+
+const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-faults-cache-'));
+t.teardown(() => rmSync(CACHE, { recursive: true, force: true }));
+
+async function ask(s: Session, req: object): Promise<{ ok?: any; error?: any }> {
+  return JSON.parse(await s.request(JSON.stringify(req)));
+}
+
+async function world(s: Session) {
+  const { memory: _m, ...status } = (await ask(s, { op: 'status' })).ok;
+  return { status, kernels: (await ask(s, { op: 'kernels' })).ok, graph: (await ask(s, { op: 'graph' })).ok };
+}
+
+/** The rings example on a fresh tmpfs; a session on it. */
+async function onTmpfs(t2: Test, size: string) {
+  const fs = tmpfs(t2, size);
+  cpSync(join(ROOT, 'examples/rings'), fs.dir, { recursive: true });
+  const s = await Session.open(join(fs.dir, 'scene.esn'), { workers: 1, cacheDir: CACHE });
+  t2.teardown(() => s.close());
+  t2.ok((await ask(s, { op: 'evaluate' })).ok, 'evaluates');
+  return { ...fs, s };
+}
+
+const scene = readFileSync(join(ROOT, 'examples/rings/scene.esn'), 'utf8');
+const kernels = readFileSync(join(ROOT, 'examples/rings/kernels.esn'), 'utf8');
+const COMPOSE = {
+  op: 'compose',
+  documents: [
+    { path: 'scene.esn', text: scene.replaceAll('demo.rings@1', 'demo.rings@38').replace('size = 256 x 256;', 'size = 96 x 64;') },
+    { path: 'kernels.esn', text: kernels.replaceAll('demo.rings@1', 'demo.rings@38') + '\n// ' + 'padding '.repeat(600) + '\n' },
+  ],
+};
+
+/** A refused request changed nothing and said plainly what, where and what to do. */
+async function refusedPlainly(t2: Test, s: Session, dir: string, req: object, code: string, fix: RegExp) {
+  const before = await world(s);
+  const disk = diskBytes(dir);
+  const a = await ask(s, req);
+  t2.match(a.error?.message, new RegExp(`failed: .*\\(${code}\\)`), `${code}: says what failed`);
+  t2.match(a.error?.message, fix, `${code}: says what to do`);
+  t2.equal(a.error?.code, code);
+  t2.notOk(a.error?.internal, 'not internal');
+  t2.notMatch(a.error?.message, /\/tmp\/|internal error/, 'no machine path');
+  t2.same(await world(s), before, 'the world is as it was');
+  t2.same(diskBytes(dir), disk, 'every byte on disk is as it was');
+  return a.error;
+}
+
+t.test('a full file system: compose and snapshot refused, nothing changed, then they land', { skip: can.tmpfs }, async (t) => {
+  const { s, dir } = await onTmpfs(t, '256k');
+  fill(dir);
+  const e = await refusedPlainly(t, s, dir, COMPOSE, 'ENOSPC', /free some space/);
+  t.match(e.path, /^(\.entelechy-journal\.json|scene\.esn|kernels\.esn)$/, 'names the file');
+  await refusedPlainly(t, s, dir, { op: 'snapshot', path: 'state.json' }, 'ENOSPC', /free some space/);
+  unlinkSync(join(dir, 'filler.bin'));
+  t.equal((await ask(s, COMPOSE)).ok?.written, true, 'the compose lands once there is space');
+  t.equal((await ask(s, { op: 'status' })).ok.revision, 2);
+  t.ok((await ask(s, { op: 'snapshot', path: 'state.json' })).ok, 'and the snapshot');
+});
+
+t.test('a read-only file system: compose and snapshot refused, nothing changed, then they land', { skip: can.tmpfs }, async (t) => {
+  const { s, dir, readOnly, readWrite } = await onTmpfs(t, '1m');
+  readOnly();
+  const e = await refusedPlainly(t, s, dir, COMPOSE, 'EROFS', /read-write/);
+  t.equal(e.path, '.entelechy-journal.json', 'names the journal, the first file a write makes');
+  await refusedPlainly(t, s, dir, { op: 'snapshot', path: 'state.json' }, 'EROFS', /read-write/);
+  // A saved edit cannot happen on a read-only disk; sync sees nothing to do.
+  t.same((await ask(s, { op: 'sync' })).ok.events, []);
+  readWrite();
+  t.equal((await ask(s, COMPOSE)).ok?.written, true, 'the compose lands once it is writable');
+});
+
+t.test('a session does not open on a write it cannot finish, and opens once it can', { skip: can.tmpfs }, async (t) => {
+  const fs = tmpfs(t, '1m');
+  cpSync(join(ROOT, 'examples/rings'), fs.dir, { recursive: true });
+  const files = COMPOSE.documents.map((d) => ({ path: d.path, text: d.text }));
+  await t.rejects(writeDocuments(fs.dir, files, { crashAfter: 1 }), { name: 'SimulatedCrash' });
+  fs.readOnly();
+  await t.rejects(Session.open(join(fs.dir, 'scene.esn'), { workers: 1, cacheDir: CACHE }), { message: /recovering an interrupted write in `\.entelechy-journal\.json` failed: the file system is read-only \(EROFS\); the documents are as the interrupted write left them/ });
+  fs.readWrite();
+  const s = await Session.open(join(fs.dir, 'scene.esn'), { workers: 1, cacheDir: CACHE });
+  t.teardown(() => s.close());
+  t.equal((await ask(s, { op: 'status' })).ok.loaded, true, 'the world loads');
+  t.equal(readFileSync(join(fs.dir, 'kernels.esn'), 'utf8'), files[1].text, 'all new');
+});
+
+t.test('an interrupted write that cannot be finished is turned back at open', async (t) => {
+  const dir = copyExample('rings', 'faults');
+  const files = COMPOSE.documents.map((d) => ({ path: d.path, text: d.text }));
+  await t.rejects(writeDocuments(dir, files, { crashAfter: 1 }), { name: 'SimulatedCrash' });
+  // scene.esn is new already; kernels.esn's temp file is torn (not the text the journal names):
+  // all old is the only whole set.
+  const temp = Object.keys(diskBytes(dir)).find((f) => f.startsWith('.kernels.esn.') && f.endsWith('.new.entelechy-tmp'))!;
+  writeFileSync(join(dir, temp), 'torn');
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: CACHE });
+  t.teardown(() => s.close());
+  t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), scene, 'scene.esn put back');
+  t.equal(readFileSync(join(dir, 'kernels.esn'), 'utf8'), kernels);
+  t.equal((await ask(s, { op: 'status' })).ok.loaded, true, 'the world loads');
+  t.same((await ask(s, { op: 'sync' })).ok.events.find((e: any) => e.kind === 'recovered'), { kind: 'recovered', written: [], turnedBack: ['scene.esn', 'kernels.esn'] });
+  t.same(Object.keys(diskBytes(dir)).filter((f) => f.includes('.entelechy')), [], 'no journal, temp or backup left');
+});
+
+t.test('journals from a hostile or corrupted disk are never followed, also at open', async (t) => {
+  const journal = (state: string, renames: unknown) => JSON.stringify({ entelechy: 'journal', state, renames });
+  const hostile: [string, string][] = [
+    // Would rename kernels.esn over scene.esn.
+    [journal('committed', [{ path: 'scene.esn', temp: 'kernels.esn' }]), 'a temp that is not a temp file'],
+    [journal('committed', [{ path: 'scene.esn', temp: '.kernels.esn.x.entelechy-tmp', backup: 'kernels.esn' }]), 'a backup that is not a temp file'],
+    [journal('rollback', [{ path: 'scene.esn', version: 'x', temp: 'lib/.s.entelechy-tmp' }]), 'a temp in another folder'],
+    [journal('committed', [{ path: '/etc/passwd', temp: '.p.entelechy-tmp' }]), 'an absolute path'],
+    [journal('done', []), 'an unknown state'],
+    [JSON.stringify({ entelechy: 'journal', state: 'committed', renames: [{ kind: 'delete', path: 'scene.esn' }] }), 'an unknown kind of entry'],
+    ['{"entelechy": "journal", "state": "comm', 'a journal cut short'],
+    ['\u0000\u0000\u0000', 'zeroes (a torn sector)'],
+  ];
+  for (const [text, what] of hostile) {
+    const dir = copyExample('rings', 'faults');
+    writeFileSync(join(dir, '.kernels.esn.x.entelechy-tmp'), 'a planted temp');
+    writeFileSync(join(dir, JOURNAL_NAME), text);
+    const disk = diskBytes(dir);
+    await t.rejects(Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: CACHE }), { message: /look at it, then move it away|uses `\.\.`|absolute path|leads out/ }, `${what}: the session refuses to open`);
+    t.same(diskBytes(dir), disk, `${what}: nothing on disk moved`);
+  }
+});

@@ -11,6 +11,7 @@ import type { Diagnostic } from '../ir/syntax/tree.js';
 import { availableParallelism } from 'node:os';
 import type { Backend } from './engine.js';
 import { SceneFolder } from './files.js';
+import { parseMemory } from './budget.js';
 import { videoCrf } from './video.js';
 import { checkParamOptions, parseParamOptions } from './param-option.js';
 import { isPipelineName, type PipelineName } from '../../bench/reference/measurement.js';
@@ -33,6 +34,14 @@ export function parseSize(text: string): number[] {
   const dims = m.slice(1).filter(Boolean).map(Number);
   if (dims.some((d) => d < 1 || d > 65536)) throw new UserError(`--size: each extent must be between 1 and 65536; got \`${text}\``);
   return dims;
+}
+
+/** The bytes of a --memory option (budget.ts), or undefined for the default. */
+export function memoryOption(text: unknown): number | undefined {
+  if (text === undefined) return undefined;
+  const bytes = parseMemory(String(text));
+  if (typeof bytes !== 'number') throw new UserError(bytes.problem);
+  return bytes;
 }
 
 export interface LoadedScene {
@@ -83,7 +92,7 @@ function sceneName(scenePath: string): string {
 
 async function renderCommand(argv: {
   scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean;
-  frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[]; input?: string[];
+  frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[]; input?: string[]; memory?: string;
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
   const paramOptions = parseParamOptions(argv.param);
@@ -117,7 +126,7 @@ async function renderCommand(argv: {
   const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
   const crf = videoCrf(file, argv.crf);
   await render(scene, {
-    output, file, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, backend: argv.backend as Backend, fuse: argv.fuse,
+    output, file, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, memory: memoryOption(argv.memory), backend: argv.backend as Backend, fuse: argv.fuse,
     json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY),
   });
 }
@@ -181,6 +190,7 @@ export async function main(args: string[]): Promise<number> {
           .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames (and of the video)' })
           .option('crf', { type: 'number', describe: 'a video\'s quality: 0 is lossless; .mp4 0-51 (default 18), .webm 0-63 (default 31)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'worker threads (default: one per core)' })
+          .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON line per frame (frame, file, millis) and a summary, for pipelines' })
           .option('backend', { choices: ['jit', 'interp'], default: 'jit', describe: 'compiled WebAssembly, or the reference interpreter' })
           .option('fuse', { type: 'boolean', default: true, describe: 'fuse pointwise chains into one loop' }),
@@ -231,7 +241,8 @@ export async function main(args: string[]): Promise<number> {
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
           .option('allow-origin', { type: 'array', string: true, describe: 'a browser origin whose pages may open a WebSocket (e.g. http://localhost:5173; loopback pages of this port always may)' })
-          .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
+          .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' })
+          .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' }),
       async (argv) => {
         const { sessionGrants } = await import('./tools.js');
         const { serve } = await import('./serve.js');
@@ -241,7 +252,7 @@ export async function main(args: string[]): Promise<number> {
         for (const o of allowedOrigins)
           if (o !== '*' && !/^https?:\/\/[^/\s]+$/i.test(o)) throw new UserError(`--allow-origin takes an origin such as http://localhost:5173 (scheme, host and port, no path); got \`${o}\``);
         const params = parseParamOptions(argv.param as string[] | undefined);
-        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, params, workers: Math.max(1, argv.workers as number) });
+        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, params, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory) });
       },
     )
     .command(
@@ -253,11 +264,12 @@ export async function main(args: string[]): Promise<number> {
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
-          .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' }),
+          .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' })
+          .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' }),
       async (argv) => {
         const { mcp } = await import('../mcp/run.js');
         const params = parseParamOptions(argv.param as string[] | undefined);
-        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, params, workers: Math.max(1, argv.workers as number) });
+        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, params, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory) });
       },
     )
     .command(

@@ -19,7 +19,8 @@ import { components } from '../ir/types.js';
 import { DEFAULT_BAND_ROWS, PoolTrap, type EvalPool } from '../workers/pool.js';
 import { Cancelled, throwIfCancelled } from './cancel.js';
 import { allocField, copyField, fieldBytes, fillField, placement, type Field } from './field.js';
-import { FieldMemory } from './memory.js';
+import { mib } from './budget.js';
+import { FieldMemory, MemoryLimitError } from './memory.js';
 import { compileModule } from './modules.js';
 import { FieldSlots } from './slots.js';
 import { provablyShort } from './work.js';
@@ -169,6 +170,7 @@ export class Engine {
       const elements = g.domain.reduce((n, e) => n * e, 1);
       return !this.pool || (elements < this.poolThreshold && provablyShort(g.ir, elements));
     });
+    this.checkBudget();
     try {
       this.allocate();
       const t0 = performance.now();
@@ -195,6 +197,35 @@ export class Engine {
 
   private interpreter(g: Group): Runner {
     return (args, r0, r1) => interpret(g.ir, this.memory.memory, args, r0, r1);
+  }
+
+  /**
+   * Refuse, before anything is allocated, fields that do not fit what the memory has left (the
+   * session's budget less the running world's fields): the error names the largest field, its
+   * node and size, and what the whole scene needs.
+   */
+  private checkBudget(): void {
+    const needs: { what: string; size: number[]; bytes: number }[] = [];
+    for (const input of this.scene.inputs.values()) needs.push({ what: `input \`${input.name}\``, size: input.size, bytes: fieldBytes(input.size, components(input.type).length) });
+    const seen = new Set<string>();
+    for (const g of this.groups) {
+      for (const b of g.fields) {
+        if (b.kind === 'read' || seen.has(`${b.node}.${b.port}`)) continue;
+        seen.add(`${b.node}.${b.port}`);
+        const node = g.nodes.find((n) => n.name === b.node)!;
+        const port = node.kernel.ports.find((p) => p.name === b.port)!;
+        const bytes = fieldBytes(node.domain, components(port.type).length);
+        needs.push({ what: `\`${b.node}.${b.port}\` of node \`${b.node}\``, size: node.domain, bytes: b.kind === 'state' || (b.kind === 'write' && b.state) ? 2 * bytes : bytes });
+      }
+    }
+    const total = needs.reduce((n, x) => n + x.bytes, 0);
+    const free = this.memory.limitBytes - this.memory.allocatedBytes;
+    if (total <= free) return;
+    const largest = needs.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    const inUse = this.memory.allocatedBytes > 0 ? ` (${mib(this.memory.allocatedBytes)} of it in use by the running world)` : '';
+    throw new MemoryLimitError(
+      `the scene's fields need ${mib(total)}, more than the memory budget of ${mib(this.memory.limitBytes)}${inUse}: ${largest.what}, ${largest.size.join(' x ')}, alone needs ${mib(largest.bytes)}. Use a smaller size, or give the session more memory (--memory)`,
+    );
   }
 
   private allocate(): void {

@@ -1,6 +1,7 @@
 // `entelechy render`: one frame, or a range of frames for pipelines, written as PNGs or as a
 // video (video.ts).
 
+import { defaultMemoryBudget } from './budget.js';
 import cliProgress from 'cli-progress';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -43,6 +44,8 @@ export interface RenderOptions {
   frames?: { first: number; last: number };
   fps: number;
   workers: number;
+  /** Bytes of fields the render may hold (budget.ts; default an eighth of the machine's memory). */
+  memory?: number;
   backend: Backend;
   fuse: boolean;
   json: boolean;
@@ -73,7 +76,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     throw new RenderError(`-o ${options.file}: with --frames, name the files with a frame number pattern, e.g. -o out/%04d.png, or a video, e.g. -o out.mp4`);
   if (video) requireFfmpeg();
   const workers = Math.max(1, Math.min(options.workers, 256));
-  const memory = new FieldMemory();
+  const memory = new FieldMemory(options.memory ?? defaultMemoryBudget());
   let cachedModules = 0;
   // A scene too small for the pool to take any of its domains starts no threads.
   const large = scene.nodes.some((n) => n.domain.reduce((a, b) => a * b, 1) >= POOL_THRESHOLD);

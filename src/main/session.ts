@@ -21,6 +21,7 @@ import { HANDLERS } from '../protocol/handlers/index.js';
 import { EvalPool } from '../workers/pool.js';
 import { Cancelled, Evaluations, deadlineProblem, throwIfCancelled, untilCancelled } from './cancel.js';
 import { CheckFailed, commit, diagnosticsData, diagnosticsMessage, type Change } from './commit.js';
+import { defaultMemoryBudget } from './budget.js';
 import { CompileWorker } from './compiler.js';
 import { syncDisk } from './disk-sync.js';
 import { JOURNAL_NAME, PathError, versionOf } from './documents.js';
@@ -38,6 +39,8 @@ export interface SessionOptions {
   fuse?: boolean;
   /** Start without the compile worker (compile on this thread): for tools that only inspect. */
   inline?: boolean;
+  /** Bytes of fields the session may hold (budget.ts; default an eighth of the machine's memory). */
+  memory?: number;
   /** The folder of compiled modules (modules.ts cacheDir), or null for none: the benchmark times compiles. */
   cacheDir?: string | null;
 }
@@ -82,7 +85,7 @@ export class Session {
   readonly folder: SceneFolder;
   readonly entry: string;
   readonly grants: Grant[];
-  readonly memory = new FieldMemory();
+  readonly memory: FieldMemory;
   readonly pool?: EvalPool;
   readonly compiler?: CompileWorker;
   readonly fuse: boolean;
@@ -111,6 +114,7 @@ export class Session {
   readonly goneReported = new Set<string>();
 
   private constructor(scenePath: string, options: SessionOptions) {
+    this.memory = new FieldMemory(options.memory ?? defaultMemoryBudget());
     this.folder = new SceneFolder(scenePath);
     this.entry = basename(scenePath);
     this.grants = options.grants ?? [...ALL_GRANTS];

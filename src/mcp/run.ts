@@ -14,6 +14,7 @@ export interface McpOptions {
   grant?: string[];
   deny?: string[];
   workers?: number;
+  memory?: number;
   /** --param NAME=VALUE, read; checked against the scene once it opens. */
   params?: ParamOption[];
 }
@@ -32,7 +33,7 @@ async function openSession(scenePath: string, options: McpOptions): Promise<Sess
   const { sessionGrants } = await import('../main/tools.js');
   const { Session } = await import('../main/session.js');
   const { startParams } = await import('../main/serve.js');
-  const session = await Session.open(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers });
+  const session = await Session.open(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers, memory: options.memory });
   try {
     startParams(session, options.params, 'entelechy');
   } catch (e) {

@@ -1,5 +1,6 @@
 // The `entelechy-player` command line.
 
+import { parseMemory } from '../main/budget.js';
 import yargs from 'yargs';
 import { serveStdio } from '../protocol/transports.js';
 import { doorHandler, startParams } from '../main/serve.js';
@@ -32,6 +33,7 @@ async function main(args: string[]): Promise<void> {
     .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
     .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
     .option('workers', { type: 'number', describe: 'evaluation workers (default: one per core)' })
+    .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
     .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0)' })
     .strict()
     .help()
@@ -45,7 +47,9 @@ async function main(args: string[]): Promise<void> {
   const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
   const workers = argv.workers === undefined ? undefined : Math.max(1, argv.workers);
   const params = parseParamOptions(argv.param as string[] | undefined);
-  const player = await startPlayer(String(argv.scene), { listen: argv.listen, grants, ...(workers ? { workers } : {}) });
+  const memory = argv.memory === undefined ? undefined : parseMemory(String(argv.memory));
+  if (memory !== undefined && typeof memory !== 'number') throw new PlayerError(memory.problem);
+  const player = await startPlayer(String(argv.scene), { listen: argv.listen, grants, ...(workers ? { workers } : {}), ...(memory ? { memory } : {}) });
   try {
     startParams(player.session, params, 'entelechy-player');
   } catch (e) {

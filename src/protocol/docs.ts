@@ -28,6 +28,16 @@ const TIME_AND_MEMORY = [
   '',
   'Worker threads running a stopped frame are ended and replaced. A `read` of a field the stopped frame had begun',
   'to overwrite answers that nothing is computed yet (evaluate again); state ports read as before the frame.', '',
+  'A session\'s fields have a memory budget: `--memory` on serve, mcp, render and entelechy-player (e.g. `512M`, `2G`;',
+  'default an eighth of the machine\'s memory, at most 4 GiB, WebAssembly\'s limit). A change whose fields do not fit',
+  'beside the running world\'s is refused before anything is allocated or written, naming the largest field, its node',
+  'and size, and what the whole scene needs; the running world stays. A `read` whose answer would pass 256 MiB',
+  '(before base64) is refused with a `region` to read instead (`expected`).', '',
+  'Memory freed by a change is reused by later fields but not returned to the system: the fields live in one shared',
+  'WebAssembly.Memory, which can grow and never shrink. Returning it needs a new memory, and with it every module',
+  'instantiated again on this thread and on every worker (the workers receive the memory when they start: the pool',
+  'is replaced), state copied across the two memories (migrations run kernels that read one and write the other),',
+  'and every view of the old memory dropped at once. That is not done yet; restart the session to return it.', '',
 ];
 
 export function renderProtocolDoc(): string {

@@ -8,6 +8,7 @@ import { encodePng, fieldToRgba, planesToRgba } from '../../main/image.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { paramSetting } from '../../ir/check/params.js';
 import type { RequestContext } from './index.js';
+import { mib, READ_LIMIT } from '../../main/budget.js';
 
 type Fields = Record<string, unknown>;
 
@@ -62,6 +63,19 @@ function crop(field: Field, planes: Float32Array[], region: Fields | undefined) 
   };
 }
 
+/** Refuse a read whose answer would be too large to make (budget.ts READ_LIMIT), saying what to read instead. */
+function tooLargeToRead(name: string, field: Field, region: Fields | undefined, format: string): void {
+  const width = Number(region?.width ?? field.width);
+  const height = Number(region?.height ?? field.height);
+  const bytes = width * height * (region ? 1 : field.depth) * 4 * (format === 'png' ? 1 : field.comps.length);
+  if (bytes <= READ_LIMIT) return;
+  const side = Math.max(1, Math.floor(Math.sqrt(READ_LIMIT / (4 * (format === 'png' ? 1 : field.comps.length)))));
+  throw new ProtocolError(
+    `\`${name}\` is ${field.width} x ${field.height}${field.dims === 3 ? ` x ${field.depth}` : ''}: ${region ? 'that region' : 'the whole field'} as ${format} is ${mib(bytes)}, more than a read answers (${mib(READ_LIMIT)}). Read a region of it, e.g. {"region": {"x": 0, "y": 0, "width": ${Math.min(side, field.width)}, "height": ${Math.min(side, field.height)}}}, or give the node a smaller size`,
+    { field: 'region', limit: READ_LIMIT, bytes, expected: { x: 0, y: 0, width: Math.min(side, field.width), height: Math.min(side, field.height) } },
+  );
+}
+
 /** The field a read names: an output, or a pinned node's port. */
 function readable(s: World, f: Fields): { name: string; field: Field; state: boolean } {
   if (typeof f.node === 'string') {
@@ -100,6 +114,7 @@ export async function read(s: Session, f: Fields, conn: RequestContext): Promise
   // The world this request arrived to, read in the frame slot (a swap since frees it only after).
   const answer = await s.read(async (w): Promise<Omit<ReadAnswer, 'data'> & { data?: string }> => {
     const { name, field, state } = readable(w, f);
+    tooLargeToRead(name, field, f.region as Fields | undefined, format);
     if (!w.engine.computed && !state)
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
     const region = f.region as Fields | undefined;

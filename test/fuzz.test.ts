@@ -40,23 +40,7 @@ interface Known {
   fails?: (f: { line: string; problem: string }) => boolean;
   slow?: (op: string, field: string, kind: ValueKind) => boolean;
 }
-const KNOWN: Known[] = [
-  {
-    name: 'issue 14.10: 700 nested `if`s or a 700-deep `fn` chain (check, prepare, publish, compose) overflow the stack: an internal error without a position',
-    reproducer: 'prepare of fnChain(700) or nestedIfs(700) in test/fuzz-requests.ts',
-    fails: (f) => /Maximum call stack size exceeded/.test(f.problem),
-  },
-  {
-    name: 'issue 14.6: `snapshot` to the path of a document the session runs or composed overwrites it (the scene no longer checks on restart)',
-    reproducer: '{"op":"snapshot","path":"kernels.esn"} (also "scene.esn/", or a path composed before)',
-    fails: (f) => /on disk \([^)]*a snapshot\) is not the text the session runs/.test(f.problem),
-  },
-  {
-    name: 'compose to a path written unlike the session names it (`scene.esn/`) is remembered under that name: the session\'s text of `scene.esn` goes stale',
-    reproducer: '{"op":"compose","path":"scene.esn/","edits":[{"node":"rings","member":"count","text":"count = 2.0;"}]}',
-    fails: (f) => /"path":"[^"]*\/"/.test(f.line) && /on disk .* is not the text the session runs/.test(f.problem),
-  },
-];
+const KNOWN: Known[] = [];
 const avoid = (op: string, field: string, kind: ValueKind) => KNOWN.some((k) => k.slow?.(op, field, kind));
 
 const SEED = seedOf(14);

@@ -7,6 +7,7 @@
 
 import { ARGS, FIELD, type Expr, type IrFunction, type Op, type Stmt } from './ir.js';
 import { MATH_REF } from './mathref.js';
+import { truncSatI32 } from './convert.js';
 import { unreachable } from './walk.js';
 
 /** A metered loop ran out of fuel at one element; both backends throw this. */
@@ -207,13 +208,6 @@ export function nearestF32(x: number): number {
   return r;
 }
 
-/** f32 -> i32, truncating toward zero and saturating, NaN -> 0 (i32x4.trunc_sat_f32x4_s). */
-export function truncSatI32(x: number): number {
-  if (Number.isNaN(x)) return 0;
-  if (x >= 2147483648) return 2147483647;
-  if (x <= -2147483648) return -2147483648;
-  return Math.trunc(x) | 0;
-}
 
 /** Clamp a gather coordinate to [0, n - 1]; n below 1 counts as 1 (so is the compiler's). */
 export function clampCoord(i: number, n: number): number {

@@ -2,6 +2,7 @@
 
 import { OPS, type Expr, type Op, type Scalar } from '../ir.js';
 import { BOOL, F32, I32, type ElemType } from '../types.js';
+import { truncSatI32 } from '../convert.js';
 
 /** A typed value during lowering: an element type and one IR expression per scalar component. */
 export interface Value {
@@ -27,7 +28,7 @@ export function convert(e: Expr, to: Scalar): Expr {
   if (e.k === 'const') {
     if (to === 'bool') return cst('bool', e.v !== 0 ? 1 : 0);
     if (to === 'f32') return cst('f32', e.v);
-    if (to === 'i32') return cst('i32', Math.trunc(e.v));
+    if (to === 'i32') return cst('i32', e.t === 'f32' ? truncSatI32(e.v) : e.v); // as the runtime converts: saturating
   }
   return op(`${e.t}.to_${to}` as Op, e);
 }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
 import { ROOT, sameBytes } from './helpers.js';
+import { hangsAtFrame } from './fixtures.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
 
@@ -155,18 +156,7 @@ t.test('render --frames writes numbered PNGs and, with --json, a line per frame 
 
 t.test('a failing frame stops the render with a non-zero status naming the frame and the node', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
-  writeFileSync(join(dir, 'scene.esn'), `kernel t.hang@1 {
-  grants time.read;
-  out r: field2<f32>;
-  each (x, y) {
-    let k = 0;
-    while (frame == 2) { k++; }
-    r = k;
-  }
-}
-node hang: t.hang@1 { size = 8 x 8; }
-output r <- hang.r;
-`);
+  writeFileSync(join(dir, 'scene.esn'), hangsAtFrame(2));
   const r = cli(['render', join(dir, 'scene.esn'), '--frames', '0:4', '-o', join(dir, '%02d.png'), '--json']);
   t.equal(r.status, 1);
   t.match(r.stderr, /frame 2: node `hang` ran out of fuel/);

@@ -88,3 +88,17 @@ export const COUNT_STEP_V2 = `kernel count.step@2 {
   }
   migrate from count.step@1 { cells = vec2(old.cells * 100.0 + x, 0.0); }
 }`;
+
+/** A scene whose frame `n` loops until its fuel runs out (the frames before it render). */
+export const hangsAtFrame = (n: number) => `kernel t.hang@1 {
+  grants time.read;
+  out r: field2<f32>;
+  each (x, y) {
+    let k = 0;
+    while (frame == ${n}) { k++; }
+    r = k;
+  }
+}
+node hang: t.hang@1 { size = 8 x 8; }
+output r <- hang.r;
+`;

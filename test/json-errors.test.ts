@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
+import { hangsAtFrame } from './fixtures.js';
 
 const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
 
@@ -44,18 +45,7 @@ t.test('errors a command reports itself with more detail are not printed twice',
   t.equal(bad.errors.length, 1, 'one error line');
   t.match(bad.errors[0].error, { message: /has 1 error: nothing rendered/, diagnostics: [{ line: 1, column: 21 }] });
 
-  writeFileSync(join(dir, 'hang.esn'), `kernel t.hang@1 {
-  grants time.read;
-  out r: field2<f32>;
-  each (x, y) {
-    let k = 0;
-    while (frame == 1) { k++; }
-    r = k;
-  }
-}
-node hang: t.hang@1 { size = 8 x 8; }
-output r <- hang.r;
-`);
+  writeFileSync(join(dir, 'hang.esn'), hangsAtFrame(1));
   const hang = cli(['render', join(dir, 'hang.esn'), '--frames', '0:2', '-o', join(dir, '%d.png'), '--json']);
   t.equal(hang.status, 1);
   t.equal(hang.errors.length, 1, 'one error line');

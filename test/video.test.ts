@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
 import { ROOT } from './helpers.js';
+import { hangsAtFrame } from './fixtures.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
 const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
@@ -130,18 +131,7 @@ t.test('without ffmpeg, the error names Debian\'s package and nothing is written
 
 t.test('a render that fails mid-way leaves no video, whole or partial', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-video-'));
-  writeFileSync(join(dir, 'scene.esn'), `kernel t.hang@1 {
-  grants time.read;
-  out r: field2<f32>;
-  each (x, y) {
-    let k = 0;
-    while (frame == 2) { k++; }
-    r = k;
-  }
-}
-node hang: t.hang@1 { size = 8 x 8; }
-output r <- hang.r;
-`);
+  writeFileSync(join(dir, 'scene.esn'), hangsAtFrame(2));
   const r = cli(['render', join(dir, 'scene.esn'), '--frames', '0:4', '-o', join(dir, 'v.mp4')]);
   t.equal(r.status, 1);
   t.match(r.stderr, /frame 2: node `hang` ran out of fuel/);

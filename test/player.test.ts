@@ -83,7 +83,8 @@ t.test('rings: the page shows frames whose pixels are what `read` returns; a sli
 });
 
 /** The colour life.step gives a live cell: vec4(0.95, 1.0, 0.85, 1.0). */
-const ALIVE = [242, 255, 217, 255];
+// A live cell's colour, (0.95, 1, 0.85) in linear light, as the sRGB bytes every picture shows.
+const ALIVE = [249, 255, 237, 255];
 
 t.test('life: pointer strokes draw live cells where the pointer is', async (t) => {
   const life = await player('life');
@@ -152,7 +153,7 @@ t.test('life: a rejected edit on disk shows the overlay while frames go on; a fi
   await until(page, 'frames of the new version', is(`window.player.frame > ${after + 1}`));
   const canvas = await canvasPixels(page);
   let red = 0;
-  for (let i = 0; i < canvas.rgba.length; i += 4) if (canvas.rgba[i] === 255 && canvas.rgba[i + 1] === 26) red++;
+  for (let i = 0; i < canvas.rgba.length; i += 4) if (canvas.rgba[i] === 255 && canvas.rgba[i + 1] === 89) red++; // (1, 0.1) in linear light, sRGB-encoded
   t.ok(red > 100, `the fixed version runs: ${red} red live cells`);
   await shot(page, 'life-fixed');
   await page.close();

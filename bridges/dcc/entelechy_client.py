@@ -56,12 +56,11 @@ DEFAULT_PORT = 7788
 
 #: The protocol's operations, in the order of docs/protocol.md's table (src/protocol/operations.ts).
 OPERATIONS: Tuple[str, ...] = (
-    "status", "kernels", "kernel", "graph", "document", "history", "help",
+    "status", "kernels", "kernel", "graph", "document", "history",
     "compose", "sync",
     "prepare", "publish", "retire",
     "param",
-    "evaluate", "read", "pause", "trace", "pin", "unpin",
-    "write", "snapshot", "restore", "reset",
+    "evaluate", "read", "write", "snapshot", "restore", "pause", "reset", "help", "trace", "pin", "unpin", "cancel",
     "quit",
 )
 
@@ -533,9 +532,10 @@ class Client:
         outputs: Optional[List[str]] = None,
         pointer: Optional[Dict[str, Any]] = None,
         keys: Optional[List[str]] = None,
+        deadline: Optional[float] = None,
     ) -> Answer:
-        """Evaluate a frame."""
-        return self.request("evaluate", time=time, outputs=outputs, pointer=pointer, keys=keys)
+        """Evaluate a frame (``deadline``: milliseconds it may take, else it is cancelled)."""
+        return self.request("evaluate", time=time, outputs=outputs, pointer=pointer, keys=keys, deadline=deadline)
 
     def read(
         self,
@@ -544,10 +544,11 @@ class Client:
         port: Optional[str] = None,
         format: Optional[str] = None,
         region: Optional[Dict[str, int]] = None,
+        deadline: Optional[float] = None,
     ) -> Answer:
         """An output's field (or a pinned node's port) as the session answers it: ``data`` is base64
         of a PNG (``format="png"``, the default) or of raw f32. See ``read_png`` and ``read_f32``."""
-        return self.request("read", output=output, node=node, port=port, format=format, region=region)
+        return self.request("read", output=output, node=node, port=port, format=format, region=region, deadline=deadline)
 
     def read_png(self, output: Optional[str] = None, **fields: Any) -> bytes:
         """``read`` as PNG file bytes."""
@@ -562,9 +563,13 @@ class Client:
         """Pause (True) or resume (False) the clock and frames; toggle without an argument."""
         return self.request("pause", paused=paused)
 
-    def trace(self, x: int, y: Optional[int] = None, z: Optional[int] = None, output: Optional[str] = None) -> Answer:
+    def trace(self, x: int, y: Optional[int] = None, z: Optional[int] = None, output: Optional[str] = None, deadline: Optional[float] = None) -> Answer:
         """What each node computed at one element."""
-        return self.request("trace", x=x, y=y, z=z, output=output)
+        return self.request("trace", x=x, y=y, z=z, output=output, deadline=deadline)
+
+    def cancel(self, request: Any = None) -> Answer:
+        """Stop this connection's running or waiting evaluations (or only the request of that id)."""
+        return self.request("cancel", request=request)
 
     def pin(self, node: str, port: Optional[str] = None) -> Answer:
         """Keep a node's ports materialised and readable."""
@@ -577,16 +582,19 @@ class Client:
     # State
     def write(
         self,
-        node: str,
+        node: Optional[str] = None,
         port: Optional[str] = None,
         data: Optional[str] = None,
         value: Optional[Value] = None,
         region: Optional[Dict[str, int]] = None,
+        input: Optional[str] = None,
+        file: Optional[str] = None,
     ) -> Answer:
-        """Write into a node's state or a scene input: ``data`` (see ``encode_f32``) or one ``value``."""
+        """Write into a node's state or a scene input (``node`` or ``input``): ``data`` (see
+        ``encode_f32``), one ``value``, or an image ``file`` under the scene's folder."""
         if isinstance(value, tuple):
             value = list(value)
-        return self.request("write", node=node, port=port, data=data, value=value, region=region)
+        return self.request("write", node=node, port=port, data=data, value=value, region=region, input=input, file=file)
 
     def snapshot(self, path: Optional[str] = None) -> Answer:
         """Save the whole world (to a file under the scene's folder, or answered as data)."""

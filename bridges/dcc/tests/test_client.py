@@ -40,6 +40,11 @@ def tearDownModule() -> None:
     OWN.remove()
 
 
+def srgb(v: float) -> float:
+    """sRGB's transfer function (IEC 61966-2-1), written out: the encoded value of a linear one."""
+    return v * 12.92 if v <= 0.0031308 else 1.055 * v ** (1 / 2.4) - 0.055
+
+
 def decode_png_rgba(png: bytes) -> Tuple[int, int, bytes]:
     """A small PNG decoder for 8-bit RGBA, non-interlaced (what `read` answers): (width, height, rgba)."""
     assert png[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
@@ -94,7 +99,7 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(sorted(caught.exception.operations or []), sorted(OPERATIONS))
         index = self.client.help()["index"]["operation"]
         self.assertEqual(sorted(index), sorted(OPERATIONS))
-        self.assertEqual(len(OPERATIONS), 24)
+        self.assertEqual(len(OPERATIONS), 25)
 
     def test_methods_take_each_operations_fields(self) -> None:
         """Each operation's method takes exactly the fields `help` lists for it, the required ones
@@ -256,7 +261,9 @@ class ClientTest(unittest.TestCase):
         self.assertEqual((width, height), (256, 256))
         for x, y in ((0, 0), (17, 200), (255, 255), (128, 3)):
             value = f.at(x, y)
-            want = [round(max(0.0, min(1.0, v)) * 255) for v in value]
+            # Colours are sRGB-encoded from linear values (docs/language.md); alpha is not.
+            clamped = [max(0.0, min(1.0, v)) for v in value]
+            want = [round(srgb(v) * 255) for v in clamped[:3]] + [round(clamped[3] * 255)]
             i = (y * 256 + x) * 4
             self.assertEqual(list(rgba[i:i + 4]), want, f"pixel {x},{y}")
         # A region reads the same values as the whole field there.

@@ -43,8 +43,16 @@ export async function evaluate(s: Session, f: Fields, conn: RequestContext) {
   return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, events: [...events, ...s.engine.events.splice(0)] };
 }
 
-function crop(field: Field, planes: Float32Array[], region: Fields | undefined) {
-  if (!region) return { width: field.width, height: field.height, planes };
+/** The region a read names, checked: integers inside the field (undefined: the whole field). */
+interface Region {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+function regionOf(field: Field, region: Fields | undefined): Region | undefined {
+  if (!region) return undefined;
   const x = Number(region.x ?? 0);
   const y = Number(region.y ?? 0);
   const w = Number(region.width ?? field.width - x);
@@ -53,6 +61,12 @@ function crop(field: Field, planes: Float32Array[], region: Fields | undefined) 
   if (notInteger) throw new ProtocolError(`region.${notInteger} must be an integer (elements of the ${field.width} x ${field.height} field)`, { field: 'region', expected: '{x, y, width, height} inside the field' });
   if (![x, y, w, h].every(Number.isInteger) || x < 0 || y < 0 || w < 1 || h < 1 || x + w > field.width || y + h > field.height)
     throw new ProtocolError(`region {x: ${x}, y: ${y}, width: ${w}, height: ${h}} is not inside the ${field.width} x ${field.height} field`, { field: 'region', expected: '{x, y, width, height} inside the field' });
+  return { x, y, width: w, height: h };
+}
+
+function crop(field: Field, planes: Float32Array[], region: Region | undefined) {
+  if (!region) return { width: field.width, height: field.height, planes };
+  const { x, y, width: w, height: h } = region;
   return {
     width: w, height: h,
     planes: planes.map((p) => {
@@ -64,9 +78,9 @@ function crop(field: Field, planes: Float32Array[], region: Fields | undefined) 
 }
 
 /** Refuse a read whose answer would be too large to make (budget.ts READ_LIMIT), saying what to read instead. */
-function tooLargeToRead(name: string, field: Field, region: Fields | undefined, format: string): void {
-  const width = Number(region?.width ?? field.width);
-  const height = Number(region?.height ?? field.height);
+function tooLargeToRead(name: string, field: Field, region: Region | undefined, format: string): void {
+  const width = region?.width ?? field.width;
+  const height = region?.height ?? field.height;
   const bytes = width * height * (region ? 1 : field.depth) * 4 * (format === 'png' ? 1 : field.comps.length);
   if (bytes <= READ_LIMIT) return;
   const side = Math.max(1, Math.floor(Math.sqrt(READ_LIMIT / (4 * (format === 'png' ? 1 : field.comps.length)))));
@@ -114,10 +128,11 @@ export async function read(s: Session, f: Fields, conn: RequestContext): Promise
   // The world this request arrived to, read in the frame slot (a swap since frees it only after).
   const answer = await s.read(async (w): Promise<Omit<ReadAnswer, 'data'> & { data?: string }> => {
     const { name, field, state } = readable(w, f);
-    tooLargeToRead(name, field, f.region as Fields | undefined, format);
+    // The region is checked first: a read past the limit is then one of the field's own sizes.
+    const region = regionOf(field, f.region as Fields | undefined);
+    tooLargeToRead(name, field, region, format);
     if (!w.engine.computed && !state)
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
-    const region = f.region as Fields | undefined;
     const { width, height, planes } = crop(field, readField(s.memory, field), region);
     const frame = w.engine.frame;
     if (format === 'png') {

@@ -10,20 +10,14 @@ import t from 'tap';
 import { BUILTIN_FUNCTIONS } from '../src/ir/builtins.js';
 import { MATH_ACCURACY } from '../src/ir/mathref.js';
 import { Engine, type Backend } from '../src/main/engine.js';
-import { textScene } from './helpers.js';
+import { textScene, xorshift } from './helpers.js';
 
 const fr = Math.fround;
 const EPS = 2 ** -24; // half an ulp of 1 in f32: one rounding's relative error
 
 // ---- inputs -------------------------------------------------------------------------------
 
-let seed = 0x9e3779b9;
-function rnd(): number {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 4294967296;
-}
+const rnd = xorshift(0x9e3779b9);
 const uniform = (lo: number, hi: number) => fr(lo + (hi - lo) * rnd());
 const RANDOM = 1500;
 

@@ -6,6 +6,7 @@
 // bit for bit (test/random-kernels.test.ts, test/backends.test.ts).
 
 import t, { type Test } from 'tap';
+import { xorshift } from './helpers.js';
 import { loadScene } from '../src/ir/check/scene.js';
 import { BUILTIN_FUNCTIONS } from '../src/ir/builtins.js';
 import { MATH_ACCURACY } from '../src/ir/mathref.js';
@@ -14,14 +15,7 @@ import { readField, unpackField } from '../src/main/field.js';
 
 const fr = Math.fround;
 
-// A small deterministic PRNG (xorshift32), so that failures reproduce.
-let seed = 0x1b873593;
-function rnd(): number {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 4294967296;
-}
+const rnd = xorshift(0x1b873593);
 
 const EDGES = [0, -0, 1, -1, 0.5, -0.5, 0.25, 1.5, -1.5, 2.5, -2.5, 3, 0.1, -0.7, 10, -10, 100, 1e-3];
 

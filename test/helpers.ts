@@ -73,3 +73,13 @@ export function firstDifference(a: Map<string, Uint32Array[]>, b: Map<string, Ui
 export function sameBytes(a: ArrayBufferView, b: ArrayBufferView): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }
+
+/** A small deterministic PRNG (xorshift32) from a seed, so that failures reproduce: numbers in [0, 1). */
+export function xorshift(seed: number): () => number {
+  return () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 4294967296;
+  };
+}

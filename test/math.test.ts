@@ -4,6 +4,7 @@
 // (2) MATH_REF meets MATH_ACCURACY against Math.* (f64, on the same f32 inputs) and follows
 //     Math.*'s special cases.
 import t, { type Test } from 'tap';
+import { xorshift } from './helpers.js';
 import binaryen from 'binaryen';
 import { mathFunction, type MathName } from '../src/codegen/math.js';
 import { MATH_ACCURACY, MATH_ARITY, MATH_REF } from '../src/ir/mathref.js';
@@ -21,14 +22,7 @@ const fromBits = (b: number): number => ((i32[0] = b), f32[0]);
 /** The n-th f32 after x (n < 0: before), stepping through the bit patterns of x's sign. */
 const ulps = (x: number, n: number): number => fromBits(bitsOf(x) + (x < 0 || Object.is(x, -0) ? -n : n));
 
-// A small deterministic PRNG (xorshift32), so that failures reproduce.
-let seed = 0x2545f491;
-function rnd(): number {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 4294967296;
-}
+const rnd = xorshift(0x2545f491);
 const uniform = (lo: number, hi: number): number => fr(lo + (hi - lo) * rnd());
 const logUniform = (lo: number, hi: number): number => fr(Math.exp(Math.log(lo) + Math.log(hi / lo) * rnd()));
 const signed = (x: number): number => (rnd() < 0.5 ? -x : x);

@@ -1,10 +1,8 @@
 // Fields to pictures: 8-bit RGBA pixels and PNG files.
 
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { PNG } from 'pngjs';
-import { writeFileAtomic } from './files.js';
-import { encodePng, type Pixels } from './png.js';
+import { encodePng, stripRows, type Pixels } from './png.js';
+import { PngFile, PngWriteError } from './png-file.js';
 import { linearToByte } from './srgb.js';
 import type { Field } from './field.js';
 import type { FieldMemory } from './memory.js';
@@ -110,20 +108,27 @@ function toRgba(comps: readonly Scalar[], rows: RowSource[], width: number, y0: 
 }
 
 /**
- * Encode and write a PNG whole or not at all, creating its folder. A file that cannot be written
- * is an ImageError naming it and why. Returns the file's size in bytes.
+ * Encode and write a PNG whole or not at all, creating its folder, its chunks written as they are
+ * made (png-file.ts). A file that cannot be written is an ImageError naming it and why. Returns
+ * the file's size in bytes.
  */
 export async function savePng(file: string, width: number, height: number, pixels: Pixels): Promise<number> {
-  const png = await encodePng(width, height, pixels);
+  if (typeof pixels !== 'function' && pixels.length !== width * height * 4) throw new Error(`savePng: ${pixels.length} bytes for ${width} x ${height} RGBA pixels`);
+  let png: PngFile;
   try {
-    mkdirSync(dirname(file) || '.', { recursive: true });
-    writeFileAtomic(file, png);
+    png = await PngFile.create(file, width, height);
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    const why = err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'a file is in the way of its folder' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOSPC' ? 'the disk is full' : err.code === 'EISDIR' ? 'it is a folder' : err.message;
-    throw new ImageError(`cannot write \`${file}\`: ${why}${err.code ? ` (${err.code})` : ''}`);
+    throw e instanceof PngWriteError ? new ImageError(e.message) : e;
   }
-  return png.length;
+  try {
+    const rowsOf = typeof pixels === 'function' ? pixels : (y0: number, y1: number) => pixels.subarray(y0 * width * 4, y1 * width * 4);
+    const step = stripRows(width);
+    for (let y0 = 0; y0 < height; y0 += step) await png.rows(rowsOf(y0, Math.min(height, y0 + step)));
+    return await png.finish();
+  } catch (e) {
+    await png.abort();
+    throw e instanceof PngWriteError ? new ImageError(e.message) : e;
+  }
 }
 
 export function decodePng(bytes: Buffer): { width: number; height: number; rgba: Uint8Array } {

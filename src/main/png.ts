@@ -12,6 +12,11 @@
 // A PNG is the signature, then chunks (length, type, data, CRC-32 of type and data): IHDR (size,
 // 8-bit RGBA), IDATs (the zlib stream of the filtered rows, each row led by its filter byte; the
 // stream may be cut anywhere between chunks), IEND.
+//
+// PngEncoder takes the rows in order, in runs of any length, and hands each finished chunk to a
+// sink as soon as it and every chunk before it are done: the image is never held whole, so a
+// tiled render writes a PNG of any size (png-file.ts) and encodePng is the same code with a sink
+// that collects.
 
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -41,7 +46,7 @@ function subBytes(a: number, b: number): number {
 }
 
 /** Rows per strip of an image `width` pixels wide. */
-function stripRows(width: number): number {
+export function stripRows(width: number): number {
   return Math.max(1, Math.floor(STRIP_BYTES / (width * 4 + 1)));
 }
 
@@ -59,54 +64,73 @@ interface Strip {
 }
 
 /**
+ * The Sub filter, row by row, with the zlib stream's Adler-32 of the filtered bytes summed as
+ * they are made (sums a and b, each byte's part computed from the pixel's word).
+ */
+class SubFilter {
+  a = 1;
+  b = 0;
+  private readonly row: Uint32Array;
+  private readonly rowAsBytes: Uint8Array;
+
+  constructor(private readonly width: number) {
+    this.row = new Uint32Array(width);
+    this.rowAsBytes = new Uint8Array(this.row.buffer);
+  }
+
+  /** Filter one row (its pixels as words) into `out` at `at`: the filter byte, then the row. */
+  filter(words: Uint32Array, p: number, out: Buffer, at: number): void {
+    const { row, width } = this;
+    for (let x = 0; x < width; x++) row[x] = x === 0 ? words[p] : subBytes(words[p + x], words[p + x - 1]);
+    let a = (this.a + SUB) % ADLER_MOD; // the filter byte
+    let b = (this.b + a) % ADLER_MOD;
+    for (let x0 = 0; x0 < width; x0 += ADLER_PIXELS) {
+      // In int32 over a block: per word, b gains 4a + 4b0 + 3b1 + 2b2 + b3 (bytes in memory
+      // order, little-endian), a gains the bytes' sum; pairs are summed in 16-bit halves.
+      let ra = a;
+      let rb = 0;
+      const end = Math.min(width, x0 + ADLER_PIXELS);
+      for (let x = x0; x < end; x++) {
+        const w = row[x];
+        const even = w & 0x00ff00ff;
+        const pairs = even + ((w >>> 8) & 0x00ff00ff);
+        const low = pairs & 0xffff;
+        const high = pairs >>> 16;
+        rb = (rb + (ra << 2) + low + (low << 1) + high + (even & 0xffff) + (even >>> 16)) | 0;
+        ra = (ra + low + high) | 0;
+      }
+      b = (b + rb) % ADLER_MOD;
+      a = ra % ADLER_MOD;
+    }
+    this.a = a;
+    this.b = b;
+    out[at] = SUB;
+    out.set(this.rowAsBytes, at + 1);
+  }
+}
+
+/** Whole pixels as words: rows are word-aligned only when they start on a word. */
+function asWords(rgba: Uint8Array): Uint32Array {
+  const aligned = rgba.byteOffset % 4 === 0 ? rgba : rgba.slice();
+  return new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.length >> 2);
+}
+
+/**
  * The rows of `pixels` filtered with Sub, each led by its filter byte, in strips of about
  * STRIP_BYTES: what IDAT compresses. Strips, not one buffer of the whole image, let zlib deflate
- * them on several threads while the next ones are filtered. The zlib stream's Adler-32 of the
- * filtered bytes is summed here, as they are made (sums a and b, each byte's part computed from
- * the pixel's word).
+ * them on several threads while the next ones are filtered.
  */
 export function* subFiltered(pixels: Pixels, width: number, height: number): Generator<Strip> {
   const rowBytes = width * 4;
   const rowsOf = typeof pixels === 'function' ? pixels : (y0: number, y1: number) => pixels.subarray(y0 * rowBytes, y1 * rowBytes);
-  const row = new Uint32Array(width);
-  const rowAsBytes = new Uint8Array(row.buffer);
+  const filter = new SubFilter(width);
   const rowsPerStrip = stripRows(width);
-  let a = 1;
-  let b = 0;
   for (let y0 = 0; y0 < height; y0 += rowsPerStrip) {
     const rows = Math.min(rowsPerStrip, height - y0);
-    const rgba = rowsOf(y0, y0 + rows);
-    // Whole pixels as words: the rows are word-aligned only when they start on a word.
-    const aligned = rgba.byteOffset % 4 === 0 ? rgba : rgba.slice();
-    const words = new Uint32Array(aligned.buffer, aligned.byteOffset, width * rows);
+    const words = asWords(rowsOf(y0, y0 + rows));
     const out = Buffer.allocUnsafe(rows * (rowBytes + 1));
-    for (let r = 0, p = 0; r < rows; r++, p += width) {
-      for (let x = 0; x < width; x++) row[x] = x === 0 ? words[p] : subBytes(words[p + x], words[p + x - 1]);
-      a = (a + SUB) % ADLER_MOD; // the filter byte
-      b = (b + a) % ADLER_MOD;
-      for (let x0 = 0; x0 < width; x0 += ADLER_PIXELS) {
-        // In int32 over a block: per word, b gains 4a + 4b0 + 3b1 + 2b2 + b3 (bytes in memory
-        // order, little-endian), a gains the bytes' sum; pairs are summed in 16-bit halves.
-        let ra = a;
-        let rb = 0;
-        const end = Math.min(width, x0 + ADLER_PIXELS);
-        for (let x = x0; x < end; x++) {
-          const w = row[x];
-          const even = w & 0x00ff00ff;
-          const pairs = even + ((w >>> 8) & 0x00ff00ff);
-          const low = pairs & 0xffff;
-          const high = pairs >>> 16;
-          rb = (rb + (ra << 2) + low + (low << 1) + high + (even & 0xffff) + (even >>> 16)) | 0;
-          ra = (ra + low + high) | 0;
-        }
-        b = (b + rb) % ADLER_MOD;
-        a = ra % ADLER_MOD;
-      }
-      const at = r * (rowBytes + 1);
-      out[at] = SUB;
-      out.set(rowAsBytes, at + 1);
-    }
-    yield { bytes: out, a, b };
+    for (let r = 0; r < rows; r++) filter.filter(words, r * width, out, r * (rowBytes + 1));
+    yield { bytes: out, a: filter.a, b: filter.b };
   }
 }
 
@@ -121,38 +145,106 @@ function chunk(type: string, data: Buffer): Buffer {
 
 const deflateRaw = promisify(zlib.deflateRaw);
 
+/** Where an encoder's bytes go, in order; the encoder waits for each write before the next. */
+export type PngSink = (bytes: Buffer) => void | Promise<void>;
+
 /**
- * PNG bytes of width x height RGBA pixels (4 bytes each, rows top to bottom).
+ * A PNG made from rows given in order (`rows`, any number at a time), each finished piece handed
+ * to `sink` in order as soon as it is ready; `end` once every row was given.
  *
  * One zlib stream, made of strips deflated apart on zlib's threads (as pigz does): each strip
  * but the last ends with a sync flush (byte-aligned, not final), so the raw strips join into one
  * deflate stream; the zlib header goes before them and the Adler-32 after. A strip starts without
  * the previous one's 32 KiB window: with strips of megabytes, the files grow by well under 1 %.
+ * At most two strips per thread are in flight: the encoder holds a few strips, never the image.
  */
+export class PngEncoder {
+  /** Rows given so far. */
+  given = 0;
+  private readonly filter: SubFilter;
+  private readonly rowsPerStrip: number;
+  private readonly rowBytes: number;
+  private strip: Buffer | null = null;
+  private stripRow = 0;
+  private readonly strips: number;
+  private made = 0;
+  /** Each strip's chunk written to the sink, in order (each waits for the one before). */
+  private readonly inFlight: Promise<void>[] = [];
+  private written: Promise<void>;
+  private failed: unknown;
+
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    private readonly sink: PngSink,
+  ) {
+    if (!(Number.isInteger(width) && Number.isInteger(height) && width >= 1 && height >= 1)) throw new Error(`PngEncoder: ${width} x ${height} is not a picture's size`);
+    this.filter = new SubFilter(width);
+    this.rowsPerStrip = stripRows(width);
+    this.rowBytes = width * 4;
+    this.strips = Math.ceil(height / this.rowsPerStrip);
+    const header = Buffer.alloc(13);
+    header.writeUInt32BE(width, 0);
+    header.writeUInt32BE(height, 4);
+    header[8] = 8; // bits per channel
+    header[9] = 6; // colour type: RGBA
+    // compression 0 (deflate), filter method 0, no interlace: bytes 10-12 stay 0
+    this.written = this.put(Buffer.concat([SIGNATURE, chunk('IHDR', header), chunk('IDAT', ZLIB_HEADER)]));
+  }
+
+  /** Rows next in order: whole rows of RGBA bytes (a multiple of width * 4 bytes). */
+  async rows(rgba: Uint8Array): Promise<void> {
+    if (rgba.length % this.rowBytes !== 0) throw new Error(`PngEncoder: ${rgba.length} bytes are not whole rows of ${this.width} RGBA pixels`);
+    const count = rgba.length / this.rowBytes;
+    if (this.given + count > this.height) throw new Error(`PngEncoder: ${this.given + count} rows given for a picture ${this.height} high`);
+    const words = asWords(rgba);
+    for (let r = 0; r < count; r++) {
+      if (!this.strip) {
+        const rows = Math.min(this.rowsPerStrip, this.height - this.given);
+        this.strip = Buffer.allocUnsafe(rows * (this.rowBytes + 1));
+        this.stripRow = 0;
+      }
+      this.filter.filter(words, r * this.width, this.strip, this.stripRow * (this.rowBytes + 1));
+      this.given++;
+      if (++this.stripRow * (this.rowBytes + 1) === this.strip.length) await this.deflate(this.strip);
+    }
+  }
+
+  /** Every row was given: the checksum and the end, once every strip is written. */
+  async end(): Promise<void> {
+    if (this.given !== this.height) throw new Error(`PngEncoder: ${this.given} of ${this.height} rows given`);
+    const adler = Buffer.alloc(4);
+    adler.writeUInt32BE(((this.filter.b << 16) | this.filter.a) >>> 0, 0);
+    await Promise.all(this.inFlight);
+    await this.written;
+    await this.put(Buffer.concat([chunk('IDAT', adler), chunk('IEND', Buffer.alloc(0))]));
+  }
+
+  private async deflate(strip: Buffer): Promise<void> {
+    this.strip = null;
+    const last = ++this.made === this.strips;
+    const piece = deflateRaw(strip, { level: LEVEL, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
+    const before = this.written;
+    this.written = Promise.all([piece, before]).then(([bytes]) => this.put(chunk('IDAT', bytes)));
+    this.written.catch((e) => (this.failed ??= e)); // rethrown by the next rows() or end()
+    this.inFlight.push(this.written);
+    if (this.inFlight.length >= 2 * THREADS) await this.inFlight.shift();
+    if (this.failed) throw this.failed;
+  }
+
+  private async put(bytes: Buffer): Promise<void> {
+    await this.sink(bytes);
+  }
+}
+
+/** PNG bytes of width x height RGBA pixels (4 bytes each, rows top to bottom). */
 export async function encodePng(width: number, height: number, pixels: Pixels): Promise<Buffer> {
   if (typeof pixels !== 'function' && pixels.length !== width * height * 4) throw new Error(`encodePng: ${pixels.length} bytes for ${width} x ${height} RGBA pixels`);
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 8; // bits per channel
-  header[9] = 6; // colour type: RGBA
-  // compression 0 (deflate), filter method 0, no interlace: bytes 10-12 stay 0
-  const strips = Math.ceil(height / stripRows(width));
-  const deflated: Promise<Buffer>[] = [];
-  let sums = { a: 1, b: 0 };
-  let n = 0;
-  let settled = 0;
-  for (const strip of subFiltered(pixels, width, height)) {
-    const last = ++n === strips;
-    const piece = deflateRaw(strip.bytes, { level: LEVEL, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
-    piece.catch(() => {}); // awaited below, maybe after a later strip fails
-    deflated.push(piece);
-    sums = strip;
-    // At most two strips per thread wait: the filtered bytes are not all held at once.
-    if (deflated.length - settled >= 2 * THREADS) await deflated[settled++];
-  }
-  const adler = Buffer.alloc(4);
-  adler.writeUInt32BE(((sums.b << 16) | sums.a) >>> 0, 0);
-  const pieces = [ZLIB_HEADER, ...(await Promise.all(deflated)), adler];
-  return Buffer.concat([SIGNATURE, chunk('IHDR', header), ...pieces.map((p) => chunk('IDAT', p)), chunk('IEND', Buffer.alloc(0))]);
+  const pieces: Buffer[] = [];
+  const encoder = new PngEncoder(width, height, (b) => void pieces.push(b));
+  const rowsOf = typeof pixels === 'function' ? pixels : (y0: number, y1: number) => pixels.subarray(y0 * width * 4, y1 * width * 4);
+  const step = stripRows(width);
+  for (let y0 = 0; y0 < height; y0 += step) await encoder.rows(rowsOf(y0, Math.min(height, y0 + step)));
+  await encoder.end();
+  return Buffer.concat(pieces);
 }

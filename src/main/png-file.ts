@@ -1,0 +1,96 @@
+// A PNG file written as its rows arrive: chunks go to a temporary file beside it as the encoder
+// finishes them (png.ts), and the file is renamed into place only when whole. A picture of any
+// size is written without holding it; a render that fails or is stopped leaves no file behind.
+
+import { mkdirSync } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { PngEncoder } from './png.js';
+
+export class PngWriteError extends Error {
+  override name = 'PngWriteError';
+}
+
+/** Why a file could not be written, in words, from the system's error. */
+export function writeProblem(file: string, e: unknown): string {
+  const err = e as NodeJS.ErrnoException;
+  const why = err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'a file is in the way of its folder' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOSPC' ? 'the disk is full' : err.code === 'EISDIR' ? 'it is a folder' : err.message;
+  return `cannot write \`${file}\`: ${why}${err.code ? ` (${err.code})` : ''}`;
+}
+
+let made = 0;
+
+/**
+ * One PNG file being written: `rows` (whole rows, in order), then `finish`, or `abort`. Errors
+ * of the file system are PngWriteErrors naming the file and why.
+ */
+export class PngFile {
+  private constructor(
+    readonly file: string,
+    private readonly tmp: string,
+    private readonly handle: FileHandle,
+    private readonly encoder: PngEncoder,
+  ) {}
+
+  /** Bytes written so far. */
+  bytes = 0;
+
+  static async create(file: string, width: number, height: number): Promise<PngFile> {
+    const tmp = join(dirname(file) || '.', `.${basename(file)}.${process.pid}.${made++}.tmp`);
+    let handle: FileHandle;
+    try {
+      mkdirSync(dirname(file) || '.', { recursive: true });
+      handle = await open(tmp, 'w');
+    } catch (e) {
+      throw new PngWriteError(writeProblem(file, e));
+    }
+    let png: PngFile | undefined = undefined;
+    const encoder = new PngEncoder(width, height, async (bytes) => {
+      try {
+        await handle.write(bytes);
+      } catch (e) {
+        throw new PngWriteError(writeProblem(file, e));
+      }
+      png!.bytes += bytes.length;
+    });
+    png = new PngFile(file, tmp, handle, encoder);
+    return png;
+  }
+
+  get width(): number {
+    return this.encoder.width;
+  }
+
+  get height(): number {
+    return this.encoder.height;
+  }
+
+  /** Rows given so far. */
+  get given(): number {
+    return this.encoder.given;
+  }
+
+  /** The next rows, in order (RGBA bytes, whole rows); the buffer may be reused once this returns. */
+  async rows(rgba: Uint8Array): Promise<void> {
+    await this.encoder.rows(rgba);
+  }
+
+  /** Every row given: the file's end, then it takes its name. Returns its size in bytes. */
+  async finish(): Promise<number> {
+    try {
+      await this.encoder.end();
+      await this.handle.close();
+      await rename(this.tmp, this.file).catch((e) => Promise.reject(new PngWriteError(writeProblem(this.file, e))));
+    } catch (e) {
+      await this.abort();
+      throw e;
+    }
+    return this.bytes;
+  }
+
+  /** Give up: the temporary file is removed and nothing takes the name. */
+  async abort(): Promise<void> {
+    await this.handle.close().catch(() => {});
+    await rm(this.tmp, { force: true });
+  }
+}

@@ -1,0 +1,77 @@
+// The PNG written as its rows arrive (src/main/png-file.ts): the same bytes as the PNG encoded
+// whole, whatever runs the rows come in; nothing left behind when it is abandoned or cannot be
+// written.
+
+import t from 'tap';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodePng, encodePng } from '../src/main/image.js';
+import { PngEncoder } from '../src/main/png.js';
+import { PngFile, PngWriteError } from '../src/main/png-file.js';
+import { xorshift } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'entelechy-png-file-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+function picture(w: number, h: number, seed: number): Uint8Array {
+  const next = xorshift(seed);
+  // Runs of flat colour and noise, so strips compress differently.
+  return new Uint8Array(w * h * 4).map((_, i) => (i % 3000 < 1500 ? (next() * 256) & 255 : (i >> 12) & 255));
+}
+
+t.test('rows given in uneven runs make the bytes of the PNG encoded whole', async (t) => {
+  const [w, h] = [1023, 2500]; // 2 strips of about 4 MiB, the last short
+  const rgba = picture(w, h, 5);
+  const whole = await encodePng(w, h, rgba);
+  const file = join(dir, 'runs.png');
+  const png = await PngFile.create(file, w, h);
+  for (let y = 0, n = 1; y < h; y += n, n = (n * 7 + 3) % 611) {
+    const y1 = Math.min(h, y + Math.max(1, n));
+    await png.rows(rgba.slice(y * w * 4, y1 * w * 4));
+    n = y1 - y;
+  }
+  t.notOk(existsSync(file), 'the name is not taken before the file is whole');
+  const bytes = await png.finish();
+  const written = readFileSync(file);
+  t.equal(bytes, written.length);
+  t.ok(written.equals(whole), 'the same bytes as encodePng');
+  t.ok(Buffer.from(decodePng(written).rgba).equals(Buffer.from(rgba)), 'decodes to the pixels');
+  t.same(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+});
+
+t.test('an encoder sends its pieces in order and never holds the image', async (t) => {
+  const [w, h] = [4096, 1600]; // 7 strips of 256 rows: more than two per thread in flight
+  const pieces: number[] = [];
+  let given = 0;
+  const encoder = new PngEncoder(w, h, (b) => void pieces.push(b.length));
+  const rows = new Uint8Array(w * 16 * 4);
+  const next = xorshift(9);
+  for (let y = 0; y < h; y += 16) {
+    rows.forEach((_, i) => (rows[i] = (next() * 256) & 255)); // one buffer, reused: the encoder copies what it keeps
+    await encoder.rows(rows);
+    given += 16;
+  }
+  await encoder.end();
+  t.equal(given, h);
+  t.equal(pieces.length, 1 + 7 + 1, 'the header, a piece per strip, the checksum and end');
+  await t.rejects(encoder.rows(rows), /rows given for a picture 1600 high/, 'no rows past the last');
+});
+
+t.test('a PNG abandoned part way leaves nothing; one with rows missing is refused', async (t) => {
+  const file = join(dir, 'abandoned.png');
+  const png = await PngFile.create(file, 8, 8);
+  await png.rows(new Uint8Array(8 * 4 * 3));
+  await t.rejects(png.finish(), /3 of 8 rows given/);
+  t.notOk(existsSync(file));
+  t.same(readdirSync(dir).filter((f) => f.startsWith('.abandoned')), [], 'its temporary file is gone');
+  await t.rejects(png.rows(new Uint8Array(7)), /not whole rows/);
+});
+
+t.test('a folder that cannot be made is a PngWriteError naming the file', async (t) => {
+  writeFileSync(join(dir, 'a-file'), 'x');
+  const file = join(dir, 'a-file', 'out.png');
+  const e = await PngFile.create(file, 4, 4).catch((e: unknown) => e);
+  t.ok(e instanceof PngWriteError, 'a PngWriteError');
+  t.match((e as Error).message, /cannot write `.*a-file\/out.png`: a file is in the way of its folder/);
+});

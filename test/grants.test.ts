@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { ALL_GRANTS, type Grant } from '../src/ir/grants.js';
 import { Session } from '../src/main/session.js';
 import { OPERATIONS } from '../src/protocol/operations.js';
+import { WebSocket } from 'ws';
+import { PLAYER_SOCKET_PATH, startPlayer } from '../src/player/start.js';
 import { ROOT } from './helpers.js';
 
 /** An input the host writes, shown by a kernel that needs no grant at all. */
@@ -90,6 +92,16 @@ function kernelRefusal(t: Test, a: { error?: any }, grant: Grant) {
   t.match(JSON.stringify(a.error?.diagnostics ?? a.error?.message), new RegExp(`needs ${grant.replace('.', '\\.')}, which this session does not grant`));
 }
 
+/** The outcome of a saved edit, as the session pushes it (rejected or published): no polling. */
+function outcomeOf(s: Session): Promise<any> {
+  return new Promise<any>((resolve) => {
+    const see = (e: any) => {
+      if ((e.kind === 'rejected' || e.kind === 'published') && Array.isArray(e.paths)) (s.pending.observers.delete(see), resolve(e));
+    };
+    s.pending.observers.add(see);
+  });
+}
+
 /** The cases, by `op/grant` as the table names them; every row of the table must have one. */
 const CASES: Record<string, (t: Test) => Promise<void>> = {
   'write/field.write': async (t) => {
@@ -128,14 +140,7 @@ const CASES: Record<string, (t: Test) => Promise<void>> = {
   'sync/kernels': async (t) => {
     const x = await open(t, without('time.read'), { 'scene.esn': `use "k.esn";\n${SCENE}`, 'k.esn': NO_CLOCK });
     await x.loaded();
-    // The outcome of a saved edit, as the session pushes it (rejected or published): no polling.
-    const outcome = () =>
-      new Promise<any>((resolve) => {
-        const see = (e: any) => {
-          if (e.kind === 'rejected' || e.kind === 'published') (x.s.pending.observers.delete(see), resolve(e));
-        };
-        x.s.pending.observers.add(see);
-      });
+    const outcome = () => outcomeOf(x.s);
     let next = outcome();
     writeFileSync(join(x.dir, 'k.esn'), CLOCK);
     await x.ok({ op: 'sync' });
@@ -147,6 +152,32 @@ const CASES: Record<string, (t: Test) => Promise<void>> = {
     await x.ok({ op: 'sync' });
     t.equal((await next).kind, 'published');
     t.pass('precondition: the same file without the grant publishes');
+  },
+  'sync/field.write': async (t) => {
+    // A saved edit setting an input's value is a write into it, as a compose's is; the Player's
+    // folder watcher takes the same path (syncDisk), tested below through a real Player.
+    const x = await open(t, without('field.write'));
+    await x.loaded();
+    const savedValue = SCENE.replace('= 0.25 size', '= 0.5 size');
+    let next = outcomeOf(x.s);
+    writeFileSync(join(x.dir, 'scene.esn'), savedValue);
+    await x.ok({ op: 'sync' });
+    const first = await next;
+    t.equal(first.kind, 'rejected', 'the saved input value is rejected');
+    t.equal(first.grant, 'field.write', 'for the grant');
+    t.match(first.message, /input `canvas` needs the grant field\.write/);
+    t.ok((await x.ok({ op: 'sync' })).events.some((e: any) => e.kind === 'write_refused'), 'a write_refused event');
+    t.same(await x.shown(), [0.25], 'the input is as it was');
+    next = outcomeOf(x.s);
+    writeFileSync(join(x.dir, 'scene.esn'), SCENE.replace('gain = gain;', 'gain = 2.0;'));
+    await x.ok({ op: 'sync' });
+    t.equal((await next).kind, 'published', 'a saved edit that leaves the inputs as they are publishes');
+    const y = await open(t, ALL_GRANTS);
+    next = outcomeOf(y.s);
+    writeFileSync(join(y.dir, 'scene.esn'), savedValue);
+    await y.ok({ op: 'sync' });
+    t.equal((await next).kind, 'published', 'with field.write the same saved edit publishes');
+    t.same(await y.shown(), [0.5], 'and sets the input');
   },
   'prepare/kernels': async (t) => {
     const x = await open(t, without('time.read'));
@@ -220,4 +251,40 @@ t.test('entelechy test replays under --deny', async (t) => {
   const granted = spawnSync(process.execPath, [cli, 'test', join(dir, 'write.replay')], { encoding: 'utf8' });
   t.equal(granted.status, 1, 'without --deny the write runs, and the replay expecting a refusal fails');
   t.match(granted.stdout, /FAIL/);
+});
+
+t.test("the Player's routes hold the grants: its page's protocol requests and its folder watcher", async (t) => {
+  const dir = folder({ 'scene.esn': SCENE });
+  const player = await startPlayer(join(dir, 'scene.esn'), { listen: '127.0.0.1:0', workers: 1, grants: without('field.write'), log: () => undefined });
+  t.teardown(() => player.close());
+  const ws = new WebSocket(`ws://127.0.0.1:${player.listener.port}${PLAYER_SOCKET_PATH}`);
+  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+  t.teardown(() => ws.close());
+  const answers: any[] = [];
+  ws.on('message', (data, binary) => {
+    if (binary) return;
+    const m = JSON.parse(data.toString());
+    if (m.id !== undefined) answers.push(m);
+  });
+  const ask = (req: object) =>
+    new Promise<any>((resolve) => {
+      const id = `grants-${answers.length}-${Math.random()}`;
+      const look = () => {
+        const a = answers.find((x) => x.id === id);
+        if (a) (ws.off('message', look), resolve(a));
+      };
+      ws.on('message', look);
+      ws.send(JSON.stringify({ ...req, id }));
+    });
+  const a = await ask({ op: 'write', input: 'canvas', value: 1 });
+  t.equal(a.error?.grant, 'field.write', "a write on the page's socket is refused for its grant");
+  const rejected = outcomeOf(player.session);
+  // The watcher sees the saved edit (no sync asked for).
+  writeFileSync(join(dir, 'scene.esn'), SCENE.replace('= 0.25 size', '= 0.5 size'));
+  const seen = await rejected;
+  t.equal(seen.kind, 'rejected', 'a saved input value the watcher picks up is rejected');
+  t.equal(seen.grant, 'field.write');
+  const held = player.session.engine.fields.input('canvas')!;
+  t.equal(player.session.memory.f32[held.ptr / 4], 0.25, 'the input is as it was');
+  t.equal((await ask({ op: 'status' })).ok?.loaded, true, 'precondition: the page socket answers requests');
 });

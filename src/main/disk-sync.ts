@@ -6,6 +6,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CheckFailed, diagnosticsData } from './commit.js';
 import { versionOf } from './documents.js';
+import { inputWritesGranted } from '../protocol/handlers/grants.js';
+import { ProtocolError } from '../protocol/error.js';
 import type { Session, SessionEvent } from './session.js';
 
 /** What changed on disk since the session last saw each of its documents. */
@@ -65,12 +67,16 @@ export function syncDisk(s: Session): SessionEvent[] {
     .change(async () => {
       // Nothing may escape: no one awaits this, and what went wrong is told on a later sync.
       try {
-        const published = await s.commit({ reason: 'disk', texts, refusal: 'the saved edit does not check; the previous version keeps running' });
+        const published = await s.commit({
+          reason: 'disk', texts, refusal: 'the saved edit does not check; the previous version keeps running',
+          // A saved input's value is a write into it, as a compose's is.
+          check: inputWritesGranted(s, 'the saved edit'),
+        });
         s.pending.push(...published, { kind: 'published', paths: changed, revision: s.revision });
       } catch (e) {
         const message = e instanceof CheckFailed ? e.message : `the saved edit was not published; the previous version keeps running: ${(e as Error)?.message ?? e}`;
         s.refused = { message, at: new Date().toISOString() };
-        s.pending.push({ kind: 'rejected', paths: changed, message, ...(e instanceof CheckFailed ? diagnosticsData(e.diagnostics) : {}) });
+        s.pending.push({ kind: 'rejected', paths: changed, message, ...(e instanceof CheckFailed ? diagnosticsData(e.diagnostics) : {}), ...(e instanceof ProtocolError && e.data.grant ? { grant: e.data.grant } : {}) });
       }
     })
     .finally(() => {

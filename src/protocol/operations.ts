@@ -75,7 +75,7 @@ const TABLE = [
     grants: [KERNELS('every kernel of the changed scene'), { grant: 'field.write', when: 'an `input` statement it adds or redeclares (type, size or value): the input is set as `write` would set it' }] }),
   op({ name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync.', fields: [],
     answer: 'events since the last sync' ,
-    grants: [KERNELS('every kernel of the saved scene')] }),
+    grants: [KERNELS('every kernel of the saved scene'), { grant: 'field.write', when: 'a saved `input` statement that adds or redeclares an input (type, size or value), as for compose: the edit is `rejected` (the Player\'s folder watcher takes the same path)' }] }),
   op({ name: 'prepare', group: 'Kernels', summary: 'Check and compile a kernel without changing anything.',
     fields: [f('source', 'string', 'the kernel statement (and any fn/struct/type it needs)', true), f('path', 'string', 'the document it is meant for (for messages)')],
     answer: 'id, ports, grants' ,

@@ -15,6 +15,17 @@ export function needGrant(s: Session, grant: Grant, what: string, about: Record<
   throw new ProtocolError(`${what} needs the grant ${grant}, which this session does not hold (start it with --grant ${grant}): nothing was changed`, { grant });
 }
 
+/**
+ * The check of a change that may set inputs (a compose, a saved edit picked up by sync or the
+ * Player's watcher): an input it adds or redeclares gets its declared value, a write into it, so
+ * it needs field.write. `what` names the path ("`compose`", "the saved edit").
+ */
+export function inputWritesGranted(s: Session, what: string): (next: Scene) => void {
+  return (next) => {
+    for (const name of changedInputs(s.scene, next)) needGrant(s, 'field.write', `${what} of input \`${name}\``, { input: name });
+  };
+}
+
 /** Inputs `next` adds or declares differently from the running scene: a compose sets their fields, as `write` would. */
 export function changedInputs(running: Scene, next: Scene): string[] {
   const same = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));

@@ -5,7 +5,7 @@ import { CheckFailed, diagnosticsData } from '../../main/commit.js';
 import { versionOf } from '../../main/documents.js';
 import { parseDocument } from '../../ir/syntax/index.js';
 import { ProtocolError } from '../envelope.js';
-import { changedInputs, needGrant } from './grants.js';
+import { inputWritesGranted } from './grants.js';
 import { addresses, applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
 
 type Fields = Record<string, unknown>;
@@ -98,9 +98,7 @@ export async function compose(s: Session, f: Fields) {
       const events = await s.commit({
         reason: 'compose', texts: s.readAll(overrides), published, writes, events: removed, refusal: 'compose refused: nothing was written',
         // An input the compose adds or redeclares gets its declared value: a write into it.
-        check: (scene) => {
-          for (const name of changedInputs(s.scene, scene)) needGrant(s, 'field.write', `\`compose\` of input \`${name}\``, { input: name });
-        },
+        check: inputWritesGranted(s, '`compose`'),
       });
       return { path: asked, version: versionOf(main.text), written: true, events };
     } catch (e) {

@@ -43,9 +43,9 @@ export interface PlayerProcess {
 let nextId = 0;
 
 /** `entelechy-player <copy of example> --listen 127.0.0.1:0 --serve`, once it prints its URL. */
-export async function startPlayerProcess(example: string): Promise<PlayerProcess> {
+export async function startPlayerProcess(example: string, extra: string[] = []): Promise<PlayerProcess> {
   const { dir, remove } = copyExample(example);
-  const args = [join(ROOT, 'bin', 'entelechy-player.js'), join(dir, 'scene.esn'), '--listen', '127.0.0.1:0', '--serve', '--workers', '1'];
+  const args = [join(ROOT, 'bin', 'entelechy-player.js'), join(dir, 'scene.esn'), '--listen', '127.0.0.1:0', '--serve', '--workers', '1', ...extra];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   // A player outlives the end of its stdin (it goes on serving pages): if this test process ends

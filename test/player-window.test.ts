@@ -177,3 +177,27 @@ t.test('the command line: no scene named', async (t) => {
   t.equal(none.code, 1);
   t.equal(none.stderr, 'entelechy-player: name a scene: entelechy-player <scene.esn> [--listen host:port] [--serve]\n');
 });
+
+t.test('a dropped image needs the grant write needs (field.write), and names a bad image', async (t) => {
+  const { Session } = await import('../src/main/session.js');
+  const { dropImage } = await import('../src/player/drop.js');
+  const photo = copyExample('photo');
+  t.teardown(() => photo.remove());
+  const bytes = readFileSync(join(photo.dir, 'photo.jpg'));
+  const denied = await Session.open(join(photo.dir, 'scene.esn'), { workers: 1, grants: ['field.read', 'time.read', 'input.read'] });
+  try {
+    await t.rejects(dropImage(denied, { name: 'photo.jpg', bytes }), /dropping an image into input `photo` needs the grant field\.write, which this session does not hold/);
+    t.ok(denied.pending.some((e) => e.kind === 'write_refused'), 'a write_refused event, as for `write`');
+  } finally {
+    await denied.close();
+  }
+  const granted = await Session.open(join(photo.dir, 'scene.esn'), { workers: 1 });
+  try {
+    await t.rejects(dropImage(granted, { name: 'notes.png', bytes: Buffer.from('not a picture') }), /cannot read `notes\.png` as an image/);
+    t.same(await dropImage(granted, { name: 'photo.jpg', bytes }), { input: 'photo', width: 240, height: 160 });
+    const read = JSON.parse(await granted.request(JSON.stringify({ op: 'read', input: 'photo', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })));
+    t.ok(read.ok && Buffer.from(read.ok.data, 'base64').readFloatLE(0) > 0, 'the photograph is in the input');
+  } finally {
+    await granted.close();
+  }
+});

@@ -49,12 +49,19 @@ export async function imageSize(file: string): Promise<[number, number]> {
   }
 }
 
-/** Decode an image as RGBA, resized (stretched) to width x height when given and different. */
-export async function decodeImage(file: string, size?: { width: number; height: number }): Promise<Picture> {
-  readable(file);
+/** An image's bytes in memory (a file dropped on the Player), with the name it is told by. */
+export interface ImageBytes {
+  bytes: Uint8Array;
+  name: string;
+}
+
+/** Decode an image (a file, or its bytes) as RGBA, resized (stretched) to width x height when given and different. */
+export async function decodeImage(source: string | ImageBytes, size?: { width: number; height: number }): Promise<Picture> {
+  if (typeof source === 'string') readable(source);
+  const file = typeof source === 'string' ? source : source.name;
   const sharp = await loadSharp();
   try {
-    let image = sharp(file).ensureAlpha();
+    let image = sharp(typeof source === 'string' ? source : source.bytes).ensureAlpha();
     if (size) image = image.resize(size.width, size.height, { fit: 'fill' });
     const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
     if (info.channels !== 4) throw new Error(`${info.channels} channels`);
@@ -104,9 +111,9 @@ export function storePicture(memory: FieldMemory, f: Field, picture: Picture): v
   unpackField(memory, f, new Uint8Array(picturePlanes(picture, f.comps.length).buffer));
 }
 
-/** Fill a field with an image file, resized to the field's size if it differs. */
-export async function readImageInto(memory: FieldMemory, f: Field, name: string, file: string): Promise<void> {
+/** Fill a field with an image (a file, or its bytes), resized to the field's size if it differs. */
+export async function readImageInto(memory: FieldMemory, f: Field, name: string, source: string | ImageBytes): Promise<void> {
   const problem = imageFieldProblem(name, f);
   if (problem) throw new InputImageError(problem);
-  storePicture(memory, f, await decodeImage(file, { width: f.width, height: f.height }));
+  storePicture(memory, f, await decodeImage(source, { width: f.width, height: f.height }));
 }

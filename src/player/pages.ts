@@ -3,6 +3,7 @@
 
 import type { WebSocket, RawData } from 'ws';
 import type { PlayerWindow, WindowPage } from './window.js';
+import { dropImage } from './drop.js';
 
 let nextPageId = 0;
 
@@ -72,8 +73,36 @@ function onPlayerMessage(window: PlayerWindow, page: WindowPage, m: Record<strin
         if (!window.fieldOf(m.source)) page.sendJson({ type: 'error', message: `nothing to show as \`${m.source}\`: name an output, or a port of a pinned node` });
       }
       break;
+    case 'record':
+      // Record what this page shows (pages are told `recording`, then `recorded` with the file).
+      try {
+        window.startRecording(page.source);
+      } catch (e) {
+        page.sendJson({ type: 'error', message: `cannot record: ${(e as Error).message}` });
+      }
+      break;
+    case 'drop': {
+      // An image dropped on the page: {"type": "drop", "input"?: NAME, "name": FILE, "data": BASE64}.
+      if (typeof m.data !== 'string' || typeof m.name !== 'string') {
+        page.sendJson({ type: 'error', message: 'a drop carries the image: {"type": "drop", "name": "photo.png", "data": BASE64, "input"?: NAME}' });
+        break;
+      }
+      const input = typeof m.input === 'string' ? m.input : undefined;
+      dropImage(window.session, { input, name: m.name, bytes: Buffer.from(m.data, 'base64') }).then(
+        (done) => {
+          page.sendJson({ type: 'dropped', file: m.name, ...done });
+          window.tellScene();
+          window.schedule();
+        },
+        (e: Error) => page.sendJson({ type: 'drop-refused', file: m.name, message: e.message }),
+      );
+      break;
+    }
+    case 'stop-recording':
+      window.stopRecording().catch((e: Error) => page.sendJson({ type: 'error', message: e.message }));
+      break;
     default:
-      page.sendJson({ type: 'error', message: `unknown Player message ${JSON.stringify(m.type)}: next, input, show, or a protocol request with op` });
+      page.sendJson({ type: 'error', message: `unknown Player message ${JSON.stringify(m.type)}: next, input, show, record, stop-recording, drop, or a protocol request with op` });
   }
   window.schedule();
 }

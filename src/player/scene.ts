@@ -18,7 +18,15 @@ export interface ParamDescription {
 export interface SourceDescription {
   /** What the page asks to show: an output's name, or `node.port`. */
   name: string;
-  kind: 'output' | 'pinned';
+  kind: 'output' | 'pinned' | 'input';
+  width: number;
+  height: number;
+  depth?: number;
+}
+
+export interface InputDescription {
+  name: string;
+  type: string;
   width: number;
   height: number;
   depth?: number;
@@ -29,6 +37,8 @@ export interface SceneDescription {
   /** The entry document, under its folder's name (what the window's title says). */
   entry: string;
   params: ParamDescription[];
+  /** The scene's inputs (a dropped image fills one). */
+  inputs: InputDescription[];
   sources: SourceDescription[];
   nodes: string[];
   pins: string[];
@@ -51,6 +61,11 @@ export function describeScene(s: Session): SceneDescription {
     const z = size(s.engine.outputField(o.name));
     if (z) sources.push({ name: o.name, kind: 'output', ...z });
   }
+  // Inputs too (as `input:NAME`): what a dropped image or `write` put there, as kernels see it.
+  for (const i of s.scene.inputs.values()) {
+    const z = size(s.engine.fields.input(i.name));
+    if (z) sources.push({ name: `input:${i.name}`, kind: 'input', ...z });
+  }
   for (const node of s.scene.nodes) {
     if (!s.pins.has(node.name)) continue;
     for (const port of node.kernel.ports) {
@@ -59,8 +74,12 @@ export function describeScene(s: Session): SceneDescription {
       if (z) sources.push({ name: `${node.name}.${port.name}`, kind: 'pinned', ...z });
     }
   }
+  const inputs = [...s.scene.inputs.values()].flatMap((i) => {
+    const z = size(s.engine.fields.input(i.name));
+    return z ? [{ name: i.name, type: i.type.name, ...z }] : [];
+  });
   return {
-    revision: s.revision, entry: `${basename(s.folder.root)}/${s.entry}`, params, sources, nodes: s.scene.nodes.map((n) => n.name), pins: [...s.pins],
+    revision: s.revision, entry: `${basename(s.folder.root)}/${s.entry}`, params, inputs, sources, nodes: s.scene.nodes.map((n) => n.name), pins: [...s.pins],
     paused: s.paused, refused: s.refused?.message ?? null,
   };
 }

@@ -9,6 +9,7 @@ import type { Field } from '../main/field.js';
 import type { FrameSource, Session, SessionEvent } from '../main/session.js';
 import { encodeFrame, fieldPixels, type FrameHeader } from './frames.js';
 import { describeScene, type SceneDescription } from './scene.js';
+import { Recorder, type RecordingSummary } from './recorder.js';
 
 /** What the window needs of a page (see pages.ts). */
 export interface WindowPage {
@@ -64,6 +65,11 @@ export class PlayerWindow implements FrameSource {
   private diskTimer?: NodeJS.Timeout;
   private readonly interval: number;
   private readonly observe = (event: SessionEvent) => this.onEvent(event);
+  /** The recording in progress, if any (one per window: the person records what they watch). */
+  private recorder?: Recorder;
+  /** The pixels of the frame made last, by source (pages and the recording share them). */
+  private pixels = new Map<string, ReturnType<typeof fieldPixels>>();
+  private pixelsKey = '';
 
   constructor(
     readonly session: Session,
@@ -81,7 +87,11 @@ export class PlayerWindow implements FrameSource {
     // Saved edits: the folder is watched (and looked at now and then, for editors and file systems
     // whose notices do not come); the session prepares them as for `sync`.
     try {
-      this.watcher = watch(session.folder.root, { recursive: true }, () => this.diskSoon());
+      this.watcher = watch(session.folder.root, { recursive: true }, (_, name) => {
+        // A video being recorded into the folder is no document: its writes are no saved edits.
+        if (typeof name === 'string' && /\.(mp4|partial)$/.test(name)) return;
+        this.diskSoon();
+      });
       this.watcher.on('error', () => undefined);
     } catch {
       // no file notices here: the poll below still sees saved edits
@@ -108,7 +118,73 @@ export class PlayerWindow implements FrameSource {
     this.pages.add(page);
     page.sendJson({ type: 'scene', ...this.description() });
     if (this.rejection) page.sendJson({ type: 'rejected', ...this.rejection });
+    if (this.recorder) page.sendJson({ type: 'recording', file: this.recorder.file, source: this.recorder.source });
     this.schedule();
+  }
+
+  // -- recording ----------------------------------------------------------------------------------
+
+  /** Start recording `source` (an output, or `node.port` of a pinned node) to a video under the scene's folder. */
+  startRecording(source?: string): { file: string; source: string } {
+    if (this.recorder) throw new Error(`already recording to ${this.recorder.file}: stop that first`);
+    const name = source ?? this.session.scene.outputs[0]?.name ?? '';
+    const field = this.fieldOf(name);
+    if (!field) throw new Error(`nothing to record as \`${name}\`: name an output, or a port of a pinned node`);
+    const entry = this.session.entry.replace(/\.esn$/, '').split('/').pop() ?? 'scene';
+    this.recorder = Recorder.start(this.session.folder.root, entry, name, field.width, field.height);
+    const started = { file: this.recorder.file, source: name };
+    for (const p of this.pages) p.sendJson({ type: 'recording', ...started });
+    this.schedule();
+    return started;
+  }
+
+  /** Stop the recording: the video is finished and named; every page is told where it is. */
+  async stopRecording(why?: string): Promise<RecordingSummary> {
+    const recorder = this.recorder;
+    if (!recorder) throw new Error('nothing is being recorded');
+    this.recorder = undefined;
+    try {
+      const done = await recorder.stop();
+      for (const p of this.pages) p.sendJson({ type: 'recorded', file: done.file, path: done.path, source: done.source, frames: done.frames, width: done.width, height: done.height, ...(why ? { why } : {}) });
+      return done;
+    } catch (e) {
+      const message = `the recording to ${recorder.file} failed, nothing was kept: ${(e as Error)?.message ?? e}`;
+      for (const p of this.pages) p.sendJson({ type: 'recorded', file: null, error: message });
+      throw new Error(message);
+    }
+  }
+
+  /** Hand the frame just made to the recording, if one runs. */
+  private record(): void {
+    const recorder = this.recorder;
+    if (!recorder) return;
+    const px = this.fieldOf(recorder.source) && this.pixelsOf(recorder.source);
+    const why = recorder.failed ? 'ffmpeg failed'
+      : !px ? `\`${recorder.source}\` is no longer shown (the scene changed)`
+      : px.width !== recorder.width || px.height !== recorder.height ? `\`${recorder.source}\` changed size from ${recorder.width} x ${recorder.height} to ${px.width} x ${px.height}`
+      : undefined;
+    if (why) {
+      void this.stopRecording(`stopped: ${why}`).catch(() => undefined);
+      return;
+    }
+    recorder.add(px!.rgba, this.session.engine.time);
+  }
+
+  /** The pixels of `source` in the frame the world holds, made once per frame. */
+  private pixelsOf(source: string): ReturnType<typeof fieldPixels> | undefined {
+    const key = `${this.session.revision}:${this.session.engine.frame}`;
+    if (key !== this.pixelsKey) {
+      this.pixels.clear();
+      this.pixelsKey = key;
+    }
+    let px = this.pixels.get(source);
+    if (!px) {
+      const field = this.fieldOf(source);
+      if (!field) return undefined;
+      px = fieldPixels(this.session.memory, field);
+      this.pixels.set(source, px);
+    }
+    return px;
   }
 
   removePage(page: WindowPage): void {
@@ -151,10 +227,14 @@ export class PlayerWindow implements FrameSource {
     this.session.pending.observers.delete(this.observe);
     if (this.session.window === this) this.session.window = undefined;
     for (const w of this.waiters.splice(0)) w.reject(new Error('the Player closed'));
+    // A recording in progress keeps what was recorded.
+    if (this.recorder) await this.stopRecording('stopped: the Player closed').catch(() => undefined);
   }
 
   private wanted(): boolean {
     if (this.waiters.length) return true;
+    // A recording takes every frame the window can make, whether or not a page has drawn the last.
+    if (this.recorder && !this.session.paused) return true;
     for (const p of this.pages) if (p.ready && (!this.session.paused || p.lastKey !== this.keyFor(p))) return true;
     return false;
   }
@@ -200,6 +280,7 @@ export class PlayerWindow implements FrameSource {
       this.lastReport = answer.report.cached ? (this.lastReport ?? answer.report) : answer.report;
       // The world may have been swapped while the frame ran: then this frame is not the one held.
       if (this.session.lastFrame === answer.report || answer.report.cached) this.deliver(this.lastReport);
+      if (this.session.lastFrame === answer.report || answer.report.cached) this.record();
     } finally {
       this.running = false;
       this.lastClock = this.session.paused ? performance.now() : this.lastClock;
@@ -225,9 +306,9 @@ export class PlayerWindow implements FrameSource {
   }
 
   private encode(source: string, report: FrameReport): Buffer | null {
-    const field = this.fieldOf(source);
-    if (!field) return null;
-    const { width, height, rgba, depth, slice } = fieldPixels(this.session.memory, field);
+    const px = this.pixelsOf(source);
+    if (!px) return null;
+    const { width, height, rgba, depth, slice } = px;
     const header: FrameHeader & Record<string, unknown> = {
       frame: this.session.engine.frame, time: this.session.engine.time, output: source, width, height,
       ...(depth !== undefined ? { depth, slice } : {}), revision: this.session.revision,
@@ -236,10 +317,11 @@ export class PlayerWindow implements FrameSource {
     return encodeFrame(header, rgba);
   }
 
-  /** An output by name, or `node.port` of a node whose field is kept (pinned). */
+  /** An output by name, `input:NAME` of an input, or `node.port` of a node whose field is kept (pinned). */
   fieldOf(source: string): Field | undefined {
     const engine = this.session.engine;
     if (this.session.scene.outputs.some((o) => o.name === source)) return engine.outputField(source);
+    if (source.startsWith('input:')) return this.session.scene.inputs.has(source.slice(6)) ? engine.fields.input(source.slice(6)) : undefined;
     const dot = source.indexOf('.');
     return dot < 0 ? undefined : engine.fields.port(source.slice(0, dot), source.slice(dot + 1));
   }

@@ -7,7 +7,7 @@ const canvas = $('canvas');
 const context = canvas.getContext('2d');
 
 /** What tests and curious people can look at: the frame on the canvas and counts. */
-const state = { frame: null, header: null, framesDrawn: 0, seen: [], scene: null, rejection: null, connected: false };
+const state = { frame: null, header: null, framesDrawn: 0, seen: [], scene: null, rejection: null, connected: false, recording: null, recorded: null, dropped: null, dropRefused: null };
 window.player = state;
 
 const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/player/socket`);
@@ -103,6 +103,16 @@ socket.addEventListener('message', (event) => {
   if (message.type === 'rejected') return showRejection(message);
   if (message.type === 'published') return hideRejection();
   if (message.type === 'error') return say(message.message);
+  if (message.type === 'recording') return showRecording(message);
+  if (message.type === 'dropped') {
+    state.dropped = message;
+    return say(`${message.file} is in input ${message.input} (${message.width}×${message.height})`);
+  }
+  if (message.type === 'drop-refused') {
+    state.dropRefused = message;
+    return say(`${message.file} was not taken: ${message.message}`);
+  }
+  if (message.type === 'recorded') return showRecorded(message);
   // A protocol answer to a request of this page.
   if (message.error) say(message.error.message);
 });
@@ -126,11 +136,31 @@ function hideRejection() {
   $('overlay').hidden = true;
 }
 
+// -- recording -----------------------------------------------------------------------------------
+
+$('record').addEventListener('click', () => send({ type: state.recording ? 'stop-recording' : 'record' }));
+
+function showRecording(r) {
+  state.recording = r;
+  $('record').textContent = 'stop';
+  $('record').classList.add('on');
+  $('recording').textContent = `recording ${r.source} to ${r.file} (in the scene's folder)…`;
+}
+
+function showRecorded(r) {
+  state.recording = null;
+  state.recorded = r;
+  $('record').textContent = 'record';
+  $('record').classList.remove('on');
+  $('recording').textContent = r.error ?? `${r.why ? `${r.why}; ` : ''}saved ${r.path} (${r.frames} frames, ${r.width}×${r.height})`;
+}
+
 // -- the scene: params, sources, nodes, pause ----------------------------------------------------
 
 let paramShape = '';
 let sourceShape = '';
 let nodeShape = '';
+let inputShape = '';
 
 function showScene(scene) {
   state.scene = scene;
@@ -159,6 +189,18 @@ function showScene(scene) {
     }));
     if (scene.sources.some((s) => s.name === chosen)) select.value = chosen;
     else if (chosen) send({ type: 'show', source: select.value });
+  }
+
+  // With several inputs the person says which one a dropped image fills; with one, it is that one.
+  const inputs = JSON.stringify(scene.inputs.map((i) => i.name));
+  if (inputs !== inputShape) {
+    inputShape = inputs;
+    const select = $('drop-into');
+    const chosen = select.value;
+    const none = Object.assign(document.createElement('option'), { value: '', textContent: 'choose…' });
+    select.replaceChildren(none, ...scene.inputs.map((i) => Object.assign(document.createElement('option'), { value: i.name, textContent: i.name })));
+    if (scene.inputs.some((i) => i.name === chosen)) select.value = chosen;
+    $('drop-into-label').hidden = scene.inputs.length < 2;
   }
 
   const nodes = JSON.stringify([scene.nodes, scene.pins]);
@@ -238,6 +280,27 @@ function updateParam(p) {
 
 $('source').addEventListener('change', () => send({ type: 'show', source: $('source').value }));
 $('play-pause').addEventListener('click', () => request('pause', { paused: !(state.scene?.paused ?? false) }));
+
+// -- a dropped image fills an input ---------------------------------------------------------------
+
+const stage = $('stage');
+stage.addEventListener('dragover', (e) => {
+  e.preventDefault();
+  stage.classList.add('dropping');
+});
+stage.addEventListener('dragleave', () => stage.classList.remove('dropping'));
+stage.addEventListener('drop', async (e) => {
+  e.preventDefault();
+  stage.classList.remove('dropping');
+  const file = [...(e.dataTransfer?.files ?? [])][0];
+  if (!file) return say('drop an image file (PNG or JPEG)');
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  // Base64 in pieces: String.fromCharCode takes only so many arguments at once.
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  const input = $('drop-into').value || undefined;
+  send({ type: 'drop', name: file.name, data: btoa(binary), ...(input ? { input } : {}) });
+});
 
 // -- the person's pointer and keys ---------------------------------------------------------------
 

@@ -90,8 +90,14 @@ function tooLargeToRead(name: string, field: Field, region: Region | undefined, 
   );
 }
 
-/** The field a read names: an output, or a pinned node's port. */
+/** The field a read names: an output, a pinned node's port, or a scene input. */
 function readable(s: World, f: Fields): { name: string; field: Field; state: boolean } {
+  if (typeof f.input === 'string') {
+    const inputs = [...s.scene.inputs.keys()];
+    if (!s.scene.inputs.has(f.input)) throw new ProtocolError(`no input \`${f.input}\`; the inputs: ${inputs.join(', ') || 'none'}`, { field: 'input' });
+    // An input holds its values before any frame (its declared value, or what was written): like a state.
+    return { name: `input:${f.input}`, field: s.engine.fields.input(f.input)!, state: true };
+  }
   if (typeof f.node === 'string') {
     const node = s.scene.nodes.find((n) => n.name === f.node);
     if (!node) throw new ProtocolError(`no node \`${f.node}\``, { field: 'node' });

@@ -141,3 +141,27 @@ t.test('recursion and unsupported forms are refused with reasons', async (t) => 
   t.ok(ds.some((d) => /recursion/.test(d.message)));
   t.ok(ds.some((d) => /strings are not values/.test(d.message) && d.line === 6));
 });
+
+t.test('GLSL habits: `float v = 1.0;`, `vec2 p = ...;`, `int i = 0;` are told to declare with let or const, each at its place, with the kernel mended as the fix', async (t) => {
+  const body = [
+    '    float v = 1.0;',
+    '    vec2 p = vec2(x, y) * 0.5;',
+    '    const float k = 2.0; // stays const',
+    '    for (int i = 0; i < 3; i++) { v += k; }',
+    '    r = v + p.x;',
+  ];
+  const src = `kernel k.g@1 {\n  out r: field2<f32>;\n  each (x, y) {\n${body.join('\n')}\n  }\n}\nnode n: k.g@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
+  const ds = only(textScene({ 'scene.esn': src }));
+  t.same(ds.map((d) => [d.line, d.column]), [[4, 5], [5, 5], [6, 11], [7, 10]], 'one diagnostic per declaration, at its type');
+  t.equal(ds[0].message, '`float v` in the each body of kernel `k.g@1` is a GLSL declaration: declare with `let` or `const`: `let v = 1.0;` (the type follows from the value)');
+  t.match(ds[1].message, /`vec2 p` .*: `let p = vec2\(x, y\) \* 0\.5;`/);
+  t.match(ds[2].message, /`float k` .*: `const k = 2\.0;`/);
+  t.match(ds[3].message, /`int i` .*: `let i = 0;`/);
+  const mended = src.replace('float v', 'let v').replace('vec2 p', 'let p').replace('const float k', 'const k').replace('int i', 'let i');
+  for (const d of ds) t.same(d.fix, { kernel: 'k.g@1', text: mended.slice(0, mended.indexOf('\nnode')) }, 'the fix is the kernel with every one mended');
+  t.same(only(textScene({ 'scene.esn': mended })), [], 'and the mended scene checks');
+  // A name after a type that is not a GLSL type is still the usual syntax error.
+  const other = only(textScene({ 'scene.esn': src.replace('float v = 1.0;', 'number v = 1.0;').replace(/(vec2 p|const float k|int i)/g, (m) => ({ 'vec2 p': 'let p', 'const float k': 'const k', 'int i': 'let i' })[m]!) }));
+  t.equal(other.length, 1);
+  t.match(other[0].message, /unexpected `v`/);
+});

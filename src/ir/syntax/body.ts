@@ -63,6 +63,51 @@ export interface ParsedBody {
   statements: AcornNode[];
   /** acorn's syntax error, its message without the " (line:column)" suffix, and what is likely missing. */
   error?: { message: string; hint?: string; pos: number };
+  /** Declarations written as GLSL writes them (`float v = 1.0;`), each with its mending edit. */
+  glsl?: GlslDeclaration[];
+}
+
+/** `float v = 1.0;` in a body: where the type stands, and the `let` or `const` statement meant. */
+export interface GlslDeclaration {
+  /** What was written (`float v`) and the statement meant (`let v = 1.0;`). */
+  written: string;
+  meant: string;
+  /** The type's span (document offsets), and what replaces it (`let`, or nothing after `const`). */
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** GLSL's (and HLSL's common) type names, written before a variable's name where JavaScript writes `let`. */
+const GLSL_TYPE = /(^|[;{}(]|\bconst)\s*\b(float|int|uint|bool|double|half|[biu]?vec[234]|mat[234](?:x[234])?)\s+$/;
+
+/**
+ * A GLSL declaration ending at `pos` (acorn stopped at the name after a type): what it is, with the
+ * edit that mends it. The body's text is patched with the same number of characters, so that
+ * parsing again finds the next one at its own offset.
+ */
+function glslDeclaration(text: string, start: number, pos: number): GlslDeclaration | undefined {
+  const name = /^[A-Za-z_$][\w$]*/.exec(text.slice(pos))?.[0];
+  const before = text.slice(start, pos).replace(/\/\/[^\n]*$/gm, '');
+  const m = name ? GLSL_TYPE.exec(before) : null;
+  if (!m) return undefined;
+  const type = m[2]!;
+  const typeStart = pos - (before.length - before.lastIndexOf(type));
+  const isConst = m[1] === 'const';
+  const end = isConst ? pos : typeStart + type.length;
+  const replacement = isConst ? '' : 'let';
+  // The statement as meant: from the type to its `;` (or the line's end).
+  const rest = text.slice(pos);
+  const stop = /[;\n]/.exec(rest);
+  const tail = (stop ? rest.slice(0, stop[0] === ';' ? stop.index + 1 : stop.index) : rest).trim();
+  const meant = `${isConst ? 'const' : 'let'} ${tail}${tail.endsWith(';') ? '' : ';'}`;
+  return {
+    written: `${type} ${name}`,
+    meant,
+    start: typeStart,
+    end,
+    text: replacement,
+  };
 }
 
 /**
@@ -73,6 +118,20 @@ export function parseBody(text: string, start: number, end: number, line: number
   // acorn is recursive: a body nested too deeply is refused before it reads it.
   const deep = nestingPastLimit(text, start, end);
   if (deep !== undefined) return { statements: [], error: { ...TOO_DEEP, pos: deep } };
+  // GLSL habits (`float v = 1.0;`): each is told with its fix, then patched (same length) and the
+  // body parsed again, so that every one is found and the rest of the body is still read.
+  const glsl: GlslDeclaration[] = [];
+  for (;;) {
+    const parsed = parseOnce(text, start, end, line, column);
+    const found = parsed.error && glsl.length < 64 ? glslDeclaration(text, start, parsed.error.pos) : undefined;
+    if (!found) return glsl.length ? { ...parsed, glsl } : parsed;
+    glsl.push(found);
+    const span = found.end - found.start;
+    text = text.slice(0, found.start) + found.text.padEnd(span) + text.slice(found.end);
+  }
+}
+
+function parseOnce(text: string, start: number, end: number, line: number, column: number): ParsedBody {
   try {
     const program = acornParse(text.slice(start, end), {
       ecmaVersion: 2022,

@@ -316,6 +316,12 @@ export class Parser {
     const at = this.lines.positionAt(open.end);
     const parsed = parseBody(this.text, open.end, close, at.line, at.column);
     const body: Body = { span: { start: open.start, end: close + 1 }, statements: parsed.statements };
+    for (const g of parsed.glsl ?? []) {
+      // Mended in the statement's fix: the type becomes `let` (or goes, after `const`).
+      this.edits.push({ start: g.start, end: g.end, text: g.text });
+      this.pending.push(this.error(`\`${g.written}\` in ${what} is a GLSL declaration: declare with \`let\` or \`const\`: \`${g.meant}\` (the type follows from the value)`, g.start, g.end));
+      body.failed = true;
+    }
     if (parsed.error) {
       this.error(`${parsed.error.message} in ${what}${parsed.error.hint ? `: ${parsed.error.hint}` : ''}`, parsed.error.pos);
       body.failed = true;

@@ -9,6 +9,7 @@ import { ARGS, FIELD, type Expr, type IrFunction, type Op, type Stmt } from './i
 import { MATH_REF } from './mathref.js';
 import { truncSatI32 } from './convert.js';
 import { unreachable } from './walk.js';
+import { shareValues } from './share.js';
 
 /** A metered loop ran out of fuel at one element; both backends throw this. */
 export class FuelTrap extends Error {
@@ -95,7 +96,12 @@ function literal(v: number): string {
   return v < 0 ? `(${v})` : String(v);
 }
 
-function compileProgram(fn: IrFunction): Run {
+/**
+ * The JavaScript source of `fn`'s run function. Shared values are locals first (share.ts), so the
+ * text is linear in the IR's size, not in the size of the tree the DAG would print as.
+ */
+export function programSource(ir: IrFunction): string {
+  const fn = shareValues(ir);
   const nFields = fn.fields.length;
   const w = (byteOffset: number) => `i32[a + ${byteOffset >> 2}]`;
   const lines: string[] = [];
@@ -177,7 +183,11 @@ function compileProgram(fn: IrFunction): Run {
 
   const helpers = ['fr', 'nearest', 'truncSat', 'clamp', 'wrap', 'irem', 'frem', 'trap'].map((h) => `const ${h} = rt.${h};`);
   const math = Object.keys(MATH_REF).map((m) => `const M_${m} = rt.math.${m};`);
-  const source = `"use strict";\n${[...helpers, ...math].join('\n')}\nreturn function run(f32, i32, args, r0, r1) {\n${lines.join('\n')}\n};`;
+  return `"use strict";\n${[...helpers, ...math].join('\n')}\nreturn function run(f32, i32, args, r0, r1) {\n${lines.join('\n')}\n};`;
+}
+
+function compileProgram(fn: IrFunction): Run {
+  const source = programSource(fn);
   const runtime: Runtime = {
     fr: Math.fround,
     nearest: nearestF32,

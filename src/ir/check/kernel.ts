@@ -4,6 +4,7 @@ import type { Node as AcornNode } from 'acorn';
 import type { UniformSource } from '../bindings.js';
 import { isGrant, type Grant } from '../grants.js';
 import { DEFAULT_FUEL, IR_VERSION, type IrField, type IrFunction } from '../ir.js';
+import { shareValues } from '../share.js';
 import { BodyContext, LowerError, type Env, type PortView } from '../lower/context.js';
 import { lowerStatements, needsReturnBlock } from '../lower/statement.js';
 import { blockOrStatements } from '../lower/blocks.js';
@@ -130,7 +131,7 @@ export function checkKernel(doc: Document, k: KernelStatement, env: Env, fuel = 
     if (view.writeField === undefined) continue;
     view.locals!.forEach((local, comp) => stores.push({ field: view.writeField!, comp, local }));
   }
-  const ir: IrFunction = { ir: IR_VERSION, dims, nodes: [id], locals: ctx.locals, fields, uniforms: ctx.uniforms, body, stores, fuel };
+  const ir = shareValues({ ir: IR_VERSION, dims, nodes: [id], locals: ctx.locals, fields, uniforms: ctx.uniforms, body, stores, fuel });
   return {
     diagnostics,
     kernel: { id, path: doc.path, statement: k, grants, dims, size, ports, ir, uniformSources: ctx.uniformSources, fieldPorts, pointwise: [...ctx.pointwise], gathered: [...ctx.gathered], migrations },

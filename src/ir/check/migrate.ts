@@ -3,6 +3,7 @@
 
 import type { Node as AcornNode } from 'acorn';
 import { DEFAULT_FUEL, IR_VERSION, type Expr, type IrField, type IrFunction } from '../ir.js';
+import { shareValues } from '../share.js';
 import { cst } from '../lower/build.js';
 import { BodyContext, LowerError, type Env, type PortView } from '../lower/context.js';
 import { lowerStatements } from '../lower/statement.js';
@@ -51,6 +52,6 @@ export function lowerMigration(doc: Document, kernel: KernelInfo, m: MigrateDecl
     const view = ctx.ports.get(p.name)!;
     view.locals!.forEach((local, comp) => stores.push({ field: view.writeField!, comp, local }));
   }
-  const ir: IrFunction = { ir: IR_VERSION, dims: kernel.dims, nodes: [`migration ${old.id} -> ${kernel.id}`], locals: ctx.locals, fields, uniforms: ctx.uniforms, body: ctx.topLevel, stores, fuel };
+  const ir = shareValues({ ir: IR_VERSION, dims: kernel.dims, nodes: [`migration ${old.id} -> ${kernel.id}`], locals: ctx.locals, fields, uniforms: ctx.uniforms, body: ctx.topLevel, stores, fuel });
   return { migration: { ir, oldPorts: oldPorts.map((p) => p.name), newPorts: newPorts.map((p) => p.name) }, diagnostics };
 }

@@ -232,6 +232,14 @@ export class Gen {
     return this.callValue(`domain${axis}`, binaryen.i32, () => this.argWord(offset));
   }
 
+  /** The first column to compute and the column after the last (i32 scalar locals). */
+  columns(): { x0: number; x1: number } {
+    return {
+      x0: this.callValue('columns.x0', binaryen.i32, () => this.argWord(ARGS.x0)),
+      x1: this.callValue('columns.x1', binaryen.i32, () => this.argWord(ARGS.x1)),
+    };
+  }
+
   /** One of a field's six words (i32 scalar local). */
   fieldWord(f: number, word: keyof typeof FIELD): number {
     return this.callValue(`field${f}.${word}`, binaryen.i32, () => this.argWord(ARGS.field(f) + FIELD[word]));

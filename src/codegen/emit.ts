@@ -3,7 +3,7 @@
 //
 //   per call:  read the argument block (extents, field words, uniforms; splats of them)
 //   per row:   y, z and their splats, row addresses of the planes read and written pointwise
-//   per vector (x0 = 0, 4, 8, ... < width):
+//   per vector (x0 = the first column, + 4, + 8, ... < the column after the last):
 //              mask of lanes with x < width, fuel counters, locals = 0, the body, trap check,
 //              one v128.store per `stores` entry
 //
@@ -34,8 +34,10 @@ function vectorCode(g: Gen): Ref[] {
 export function emitRun(g: Gen, plan: RunPlan): void {
   const m = g.m;
   const loops = g.analysis.hasLoops;
-  const width = g.domainExtent(0);
   const height = g.domainExtent(1);
+  // The row's columns [x0, x1): all of them, or a tile's (x0 a multiple of 4, so vectors keep
+  // their alignment; lanes past the width are masked as ever).
+  const columnsAt = g.columns();
 
   // The vector bodies first: they register what they need hoisted.
   const step = plan.interleave ? interleavedStep(g, plan.interleave.vectors, plan.interleave.at) : null;
@@ -71,11 +73,11 @@ export function emitRun(g: Gen, plan: RunPlan): void {
   const xLoop = g.label('x');
   const oneAtATime = m.loop(xLoop, m.block(null, [
     ...vector,
-    m.br(xLoop, m.i32.lt_s(g.get(g.x0, i32), g.get(width, i32))),
+    m.br(xLoop, m.i32.lt_s(g.get(g.x0, i32), g.get(columnsAt.x1, i32))),
   ]));
   const xStart = g.usesXv ? [g.set(g.xv, m.i32x4.add(m.i32x4.splat(g.get(g.x0, i32)), g.lanesI32(0, 1, 2, 3)))] : [];
   const columns: Ref[] = step
-    ? [...step.loop, m.if(m.i32.lt_s(g.get(g.x0, i32), g.get(width, i32)), m.block(null, [...xStart, oneAtATime]))]
+    ? [...step.loop, m.if(m.i32.lt_s(g.get(g.x0, i32), g.get(columnsAt.x1, i32)), m.block(null, [...xStart, oneAtATime]))]
     : [...xStart, oneAtATime];
 
   const rowLoop = g.label('row');
@@ -86,7 +88,7 @@ export function emitRun(g: Gen, plan: RunPlan): void {
     g.set(g.y, m.i32.rem_u(g.get(g.r, i32), g.get(height, i32))),
     g.set(g.z, m.i32.div_u(g.get(g.r, i32), g.get(height, i32))),
     ...perRow,
-    g.set(g.x0, g.i32(0)),
+    g.set(g.x0, g.get(columnsAt.x0, i32)),
     ...columns,
     g.set(g.r, m.i32.add(g.get(g.r, i32), g.i32(1))),
     m.br(rowLoop, m.i32.lt_s(g.get(g.r, i32), g.get(P_R1, i32))),
@@ -100,7 +102,7 @@ export function emitRun(g: Gen, plan: RunPlan): void {
     g.set(g.r, g.get(P_R0, i32)),
     m.if(
       m.i32.and(
-        m.i32.and(m.i32.gt_s(g.get(width, i32), g.i32(0)), m.i32.gt_s(g.get(height, i32), g.i32(0))),
+        m.i32.and(m.i32.lt_s(g.get(columnsAt.x0, i32), g.get(columnsAt.x1, i32)), m.i32.gt_s(g.get(height, i32), g.i32(0))),
         m.i32.lt_s(g.get(g.r, i32), g.get(P_R1, i32)),
       ),
       m.loop(rowLoop, m.block(null, row)),

@@ -68,8 +68,8 @@ export class Interior {
  * The range of interior vectors. `test` picks the interior version: xmin <= x0 < xmax. A gather
  * of field f at x0 + d loads directly when 0 <= x0 + d < limit_f = max(width_f - 3, 0)
  * (fields.ts): for every noted d in [lo, hi] that is x0 >= -lo and x0 < limit_f - hi.
- * `end` (an i32 call value) is min(xmax, width): from an interior x0, every x0 + 4k below it is
- * interior too (x0 only grows, staying >= xmin) and inside the row.
+ * `end` (an i32 call value) is min(xmax, x1): from an interior x0, every x0 + 4k below it is
+ * interior too (x0 only grows, staying >= xmin) and inside the row's columns.
  */
 export function interiorRange(g: Gen, interior: Interior): { test: Ref; end: number } {
   const m = g.m;
@@ -83,7 +83,7 @@ export function interiorRange(g: Gen, interior: Interior): { test: Ref; end: num
   }
   const lo = g.callValue('interior.min', i32, () => xmin!);
   const hi = g.callValue('interior.max', i32, () => xmax!);
-  const end = g.callValue('interior.end', i32, () => minS(g, g.get(hi, i32), g.get(g.domainExtent(0), i32)));
+  const end = g.callValue('interior.end', i32, () => minS(g, g.get(hi, i32), g.get(g.columns().x1, i32)));
   const x0 = () => g.get(g.x0, i32);
   return { test: m.i32.and(m.i32.ge_s(x0(), g.get(lo, i32)), m.i32.lt_s(x0(), g.get(hi, i32))), end };
 }

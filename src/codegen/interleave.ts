@@ -120,9 +120,9 @@ export function interleavedStep(g: Gen, k: number, at: number): Step {
     ];
   });
 
-  const width = g.domainExtent(0);
-  // Steps run while all k vectors start inside the row: x0 < width - 4 (k - 1).
-  const limit = g.callValue(`interleave${k}`, i32, () => m.i32.sub(g.get(width, i32), g.i32(4 * (k - 1))));
+  const { x1 } = g.columns();
+  // Steps run while all k vectors start inside the row's columns: x0 < x1 - 4 (k - 1).
+  const limit = g.callValue(`interleave${k}`, i32, () => m.i32.sub(g.get(x1, i32), g.i32(4 * (k - 1))));
   const label = g.label('step');
   const stepCode: Ref[] = [
     ...starts.flat(),

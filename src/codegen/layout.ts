@@ -19,6 +19,11 @@ export interface FieldPlacement extends Extents {
   stride: number;
   /** Bytes per component plane, a multiple of 16. */
   planeBytes: number;
+  /**
+   * The field holds a window of its elements (a tile's): rows `stride` apart from `base`, the
+   * address element (0, 0) would have, and width and height still the whole field's.
+   */
+  window?: boolean;
 }
 
 /**
@@ -57,9 +62,9 @@ function bufferOf(memory: WebAssembly.Memory | ArrayBufferLike): ArrayBufferLike
 }
 
 /**
- * Write the argument block of `fn` at byte address `args`: the domain, the trap word (-1), each
- * field's placement and each uniform's value (by slot, or by name from a record; missing
- * uniforms are 0).
+ * Write the argument block of `fn` at byte address `args`: the domain, the trap word (-1), the
+ * columns to compute (all of them, or a tile's), each field's placement and each uniform's value
+ * (by slot, or by name from a record; missing uniforms are 0).
  */
 export function writeArgs(
   memory: WebAssembly.Memory | ArrayBufferLike,
@@ -68,6 +73,7 @@ export function writeArgs(
   domain: Extents,
   fields: readonly FieldPlacement[],
   uniforms: readonly number[] | Readonly<Record<string, number>> = [],
+  columns: readonly [number, number] = [0, domain.width],
 ): void {
   if (args % 4 !== 0) throw new Error(`argument block address ${args} is not a multiple of 4`);
   if (fields.length !== fn.fields.length) {
@@ -81,9 +87,13 @@ export function writeArgs(
   words[ARGS.height / 4] = domain.height;
   words[ARGS.depth / 4] = domain.depth;
   words[ARGS.trap / 4] = -1;
+  const [x0, x1] = columns;
+  if (x0 % 4 !== 0 || (x1 % 4 !== 0 && x1 !== domain.width) || x0 < 0 || x1 > domain.width) throw new Error(`columns [${x0}, ${x1}) of a domain ${domain.width} wide: the start must be a multiple of 4, the end too or the width`);
+  words[ARGS.x0 / 4] = x0;
+  words[ARGS.x1 / 4] = x1;
   fields.forEach((p, f) => {
     const at = ARGS.field(f) / 4;
-    if (p.stride % 4 !== 0 || p.stride < p.width) throw new Error(`field ${fn.fields[f].name}: bad stride ${p.stride}`);
+    if (p.stride % 4 !== 0 || (p.stride < p.width && !p.window)) throw new Error(`field ${fn.fields[f].name}: bad stride ${p.stride}`);
     words[at + FIELD.base / 4] = p.base;
     words[at + FIELD.width / 4] = p.width;
     words[at + FIELD.height / 4] = p.height;

@@ -96,6 +96,9 @@ function literal(v: number): string {
   return v < 0 ? `(${v})` : String(v);
 }
 
+/** 4-byte elements in WebAssembly's 4 GiB: indices are taken modulo this. */
+const ELEMENTS = 2 ** 30;
+
 /**
  * The JavaScript source of `fn`'s run function. Shared values are locals first (share.ts), so the
  * text is linear in the IR's size, not in the size of the tree the DAG would print as.
@@ -109,7 +112,10 @@ export function programSource(ir: IrFunction): string {
 
   // Addresses are unsigned: a field (or this block) past 2 GiB has a base word that reads negative
   // as an i32, so bases are read with >>> 0 and element indices computed in doubles (exact below
-  // 2^53), never with |, >> or Math.imul, which wrap at 2^31.
+  // 2^53), never with |, >> or Math.imul, which wrap at 2^31. A tile's field holds a window of
+  // rows and columns, its base word the address element (0, 0) would have, which may lie below 0
+  // or past 4 GiB: addresses wrap modulo 2^32 as WebAssembly's i32 sums do, so plane indices are
+  // taken modulo 2^30 elements and every index is masked to 30 bits (at most 2^31 before).
   out('const a = args >>> 2;');
   out(`const width = ${w(ARGS.width)}, height = ${w(ARGS.height)}, depth = ${w(ARGS.depth)};`);
   out(`const trapAt = a + ${ARGS.trap >> 2};`);
@@ -117,7 +123,7 @@ export function programSource(ir: IrFunction): string {
     const at = ARGS.field(i);
     out(`const W${i} = ${w(at + FIELD.width)}, H${i} = ${w(at + FIELD.height)}, D${i} = ${w(at + FIELD.depth)}, S${i} = ${w(at + FIELD.stride)};`);
     out(`const SL${i} = Math.imul(S${i}, H${i});`);
-    f.comps.forEach((_, c) => out(`const P${i}_${c} = ((${w(at + FIELD.base)} >>> 0) + ${c} * (${w(at + FIELD.planeBytes)} >>> 0)) / 4;`));
+    f.comps.forEach((_, c) => out(`const P${i}_${c} = (((${w(at + FIELD.base)} >>> 0) + ${c} * (${w(at + FIELD.planeBytes)} >>> 0)) / 4) % ${ELEMENTS};`));
   });
   fn.uniforms.forEach((u, slot) => {
     const at = `a + ${ARGS.uniform(nFields, slot) >> 2}`;
@@ -128,7 +134,8 @@ export function programSource(ir: IrFunction): string {
   out('for (let r = r0; r < r1; r++) {');
   out('const y = r % height, z = (r - y) / height;');
   for (let i = 0; i < nFields; i++) out(`const R${i} = Math.imul(y, S${i}) + Math.imul(z, SL${i});`);
-  out('for (let x = 0; x < width; x++) {');
+  out(`const x0 = ${w(ARGS.x0)}, x1 = ${w(ARGS.x1)};`);
+  out('for (let x = x0; x < x1; x++) {');
   if (fn.locals.length) out(`let ${fn.locals.map((_, i) => `L${i} = 0`).join(', ')};`);
   out('let fuel = 0;');
   let labels = 0;
@@ -176,7 +183,7 @@ export function programSource(ir: IrFunction): string {
   stmts(fn.body, []);
   for (const st of fn.stores) {
     const t = fn.fields[st.field].comps[st.comp];
-    out(`${t === 'f32' ? 'f32' : 'i32'}[P${st.field}_${st.comp} + R${st.field} + x] = L${st.local};`);
+    out(`${t === 'f32' ? 'f32' : 'i32'}[(P${st.field}_${st.comp} + R${st.field} + x) & ${ELEMENTS - 1}] = L${st.local};`);
   }
   out('}');
   out('}');
@@ -266,6 +273,7 @@ function jsLoad(e: Extract<Expr, { k: 'load' }>): string {
     if (cy !== undefined) index += ` + Math.imul(${fix}(${cy}, H${f}), S${f})`;
     if (cz !== undefined) index += ` + Math.imul(${fix}(${cz}, D${f}), SL${f})`;
   }
+  index = `(${index}) & ${ELEMENTS - 1}`;
   if (e.t === 'f32') return `f32[${index}]`;
   if (e.t === 'i32') return `i32[${index}]`;
   return `(i32[${index}] !== 0 ? 1 : 0)`;

@@ -118,7 +118,7 @@ export interface IrUniform {
 
 export interface IrFunction {
   ir: typeof IR_VERSION;
-  /** The domain's number of axes; the function runs rows r = y + z * height in [r0, r1). */
+  /** The domain's number of axes; the function runs rows r = y + z * height in [r0, r1), columns [x0, x1) of the argument block. */
   dims: 1 | 2 | 3;
   /** The nodes whose bodies this function holds (one, or a fused group), for trap messages. */
   nodes: string[];
@@ -138,7 +138,9 @@ export interface IrFunction {
  *
  *   0  width   4  height   8  depth   (the domain)
  *   12 trap: the host sets -1; on a fuel trap the backend writes the node index here first
- *   16..31 reserved (0)
+ *   16 x0, 20 x1: the columns [x0, x1) of each row to compute (0 and width for all of them; a
+ *      tile's columns: x0 a multiple of 4, x1 a multiple of 4 or the width)
+ *   24..31 reserved (0)
  *   32 + 24 * f: field f: base address, width, height, depth, row stride (elements, a multiple
  *      of 4: rows are padded so a v128 never straddles rows), plane bytes (one component's plane;
  *      component c lives at base + c * planeBytes; element (x, y, z) at index
@@ -152,6 +154,8 @@ export const ARGS = {
   height: 4,
   depth: 8,
   trap: 12,
+  x0: 16,
+  x1: 20,
   header: 32,
   fieldWords: 6,
   field: (f: number) => 32 + 24 * f,

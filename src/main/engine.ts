@@ -6,7 +6,7 @@
 
 import { instantiate, moduleMeta } from '../codegen/instantiate.js';
 import { writeArgs } from '../codegen/layout.js';
-import type { FieldBinding, UniformBinding, WorldUniform } from '../ir/bindings.js';
+import type { FieldBinding } from '../ir/bindings.js';
 import { unreachable } from '../ir/unreachable.js';
 import type { SceneNode } from '../ir/check/graph.js';
 import { dumpAfter } from '../ir/dump.js';
@@ -24,6 +24,7 @@ import { FieldMemory, MemoryLimitError } from './memory.js';
 import { compileModule } from './modules.js';
 import { FieldSlots } from './slots.js';
 import { provablyShort } from './work.js';
+import { uniformValues, type FrameInput } from './uniforms.js';
 
 export type Backend = 'jit' | 'interp';
 
@@ -61,11 +62,7 @@ export interface EngineEvent {
   message: string;
 }
 
-export interface FrameInput {
-  time?: number;
-  pointer?: { x: number; y: number; down: boolean };
-  keys?: Iterable<string>;
-}
+export type { FrameInput };
 
 export interface Placement {
   node: string;
@@ -275,36 +272,10 @@ export class Engine {
     return f;
   }
 
-  /** The value a group's uniform binding holds this frame. */
-  private uniformValue(g: Group, u: UniformBinding, input: FrameInput, keys: Set<string>): number {
-    if (u.kind !== 'value') return this.worldValue(u, input, keys);
-    const node = g.nodes.find((n) => n.name === u.node);
-    const src = node?.values.get(u.port);
-    if (!src) throw new Error(`internal: node \`${u.node}\` has no value for \`${u.port}\``);
-    return ('param' in src ? this.params.get(src.param)! : src.value)[u.comp] ?? 0;
-  }
-
-  private worldValue(u: WorldUniform, input: FrameInput, keys: Set<string>): number {
-    switch (u.kind) {
-      case 'time':
-        return this.time;
-      case 'frame':
-        return this.frame;
-      case 'pointer':
-        if (u.axis === 'down') return input.pointer?.down ? 1 : 0;
-        return input.pointer?.[u.axis] ?? -1;
-      case 'key':
-        return keys.has(u.key) ? 1 : 0;
-      default:
-        return unreachable(u, 'a binding');
-    }
-  }
-
   private writeArgs(gi: number, input: FrameInput): void {
     const g = this.groups[gi];
     const [width, height = 1, depth = 1] = g.domain;
-    const keys = new Set([...(input.keys ?? [])].map((k) => k.toLowerCase()));
-    const values = g.uniforms.map((u) => this.uniformValue(g, u, input, keys));
+    const values = uniformValues(g, { time: this.time, frame: this.frame, params: this.params, input });
     writeArgs(this.memory.memory, this.args[gi], g.ir, { width, height, depth }, g.fields.map((b) => placement(this.bound(b))), values);
   }
 
@@ -376,15 +347,7 @@ export class Engine {
   }
 
   private failure(g: Group, gi: number, e: unknown): EvaluationError | Cancelled {
-    if (e instanceof Cancelled) return e;
-    if (e instanceof PoolTrap) {
-      const meta = moduleMeta(this.modules[gi].module);
-      e = new FuelTrap(meta.nodes[e.trap], meta.fuel);
-    }
-    if (e instanceof FuelTrap) return new EvaluationError(e.message, e.node);
-    const node = g.nodes[g.nodes.length - 1].name;
-    const message = e instanceof Error ? e.message : String(e);
-    return new EvaluationError(`node \`${node}\` failed: ${message}`, node);
+    return groupFailure(g, this.modules[gi]?.module, e);
   }
 
   /** The field behind an output of the scene. */
@@ -435,6 +398,19 @@ export class Engine {
     this.fields.clear();
     this.args = [];
   }
+}
+
+/** A group's run failed: the EvaluationError naming the node (a fuel trap names the node that ran out). */
+export function groupFailure(g: Group, module: WebAssembly.Module | undefined, e: unknown): EvaluationError | Cancelled {
+  if (e instanceof Cancelled) return e;
+  if (e instanceof PoolTrap && module) {
+    const meta = moduleMeta(module);
+    e = new FuelTrap(meta.nodes[e.trap], meta.fuel);
+  }
+  if (e instanceof FuelTrap) return new EvaluationError(e.message, e.node);
+  const node = g.nodes[g.nodes.length - 1].name;
+  const message = e instanceof Error ? e.message : String(e);
+  return new EvaluationError(`node \`${node}\` failed: ${message}`, node);
 }
 
 /** Run one function over a domain on the calling thread (a migration, say), with its fields bound; its module is prepared. */

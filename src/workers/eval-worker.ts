@@ -30,7 +30,7 @@ function runner(module: WebAssembly.Module, digest: string): Run {
 }
 
 export default function evalBands(task: BandTask): BandResult {
-  const { control, slot, args, rows, bandRows } = task;
+  const { control, slot, args, first, rows, bandRows } = task;
   const next = slot * CTL.words + CTL.next;
   const abort = slot * CTL.words + CTL.abort;
   const bands = Math.ceil(rows / bandRows);
@@ -42,7 +42,7 @@ export default function evalBands(task: BandTask): BandResult {
       const b = Atomics.add(control, next, 1);
       if (b >= bands) break;
       const r0 = b * bandRows;
-      run(args, r0, Math.min(rows, r0 + bandRows));
+      run(args, first + r0, first + Math.min(rows, r0 + bandRows));
       done++;
     }
     return { bands: done };

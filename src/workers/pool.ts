@@ -22,6 +22,8 @@ export interface BandTask {
   control: Int32Array;
   slot: number;
   args: number;
+  /** Rows [first, first + rows). */
+  first: number;
   rows: number;
   bandRows: number;
 }
@@ -120,7 +122,7 @@ export class EvalPool {
   }
 
   /**
-   * Run rows [0, rows) of `module` (which imports the shared memory and exports
+   * Run rows [first, first + rows) of `module` (which imports the shared memory and exports
    * `run(args, r0, r1)`). Resolves once every task has finished; rejects once, with the first
    * error: a PoolTrap if the module wrote a node index into the trap word (args + 12; the caller
    * sets it to -1 beforehand), otherwise an Error with the worker's message.
@@ -136,6 +138,7 @@ export class EvalPool {
     rows: number,
     bandRows = DEFAULT_BAND_ROWS,
     signal?: AbortSignal,
+    first = 0,
   ): Promise<{ tasks: number; bands: number }> {
     if (this.destroyed) throw new Error('the evaluation pool was destroyed');
     if (signal?.aborted) throw signal.reason;
@@ -146,7 +149,7 @@ export class EvalPool {
     const { control, slot } = this.acquire();
     Atomics.store(control, slot * CTL.words + CTL.next, 0);
     Atomics.store(control, slot * CTL.words + CTL.abort, 0);
-    const task: BandTask = { module, digest, control, slot, args, rows, bandRows };
+    const task: BandTask = { module, digest, control, slot, args, first, rows, bandRows };
     this.inFlight += tasks;
     let settled: PromiseSettledResult<BandResult>[];
     const piscina = this.piscina;

@@ -99,7 +99,7 @@ t.test('the compile worker is ended only once binaryen has loaded on it, and com
   const irs = sceneGroups(scene, [], true).map((g) => g.ir);
   const worker = new CompileWorker();
   t.teardown(() => worker.close());
-  const compiled = await worker.compile(irs);
+  const compiled = await worker.compile(irs, 'optimised');
   t.equal(compiled.length, irs.length);
   for (const c of compiled) {
     t.ok(c.module instanceof WebAssembly.Module);

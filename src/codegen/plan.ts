@@ -8,7 +8,17 @@ import type { Gen } from './context.js';
 import { gathers } from './interior.js';
 import { interleaveFactor, interleavePoint, straightLine } from './interleave.js';
 
+/**
+ * Which module to make. `optimised` (the default): interleaving, the interior split and
+ * binaryen's -O3 where they pay. `fast`: what a live edit runs first (docs/architecture.md,
+ * Tiers): one vector per step, no interior version, no binaryen optimiser; still SIMD, and bit
+ * for bit the same results (every pass is exact), in a fraction of the compile time.
+ */
+export type Tier = 'fast' | 'optimised';
+export const TIERS: readonly Tier[] = ['fast', 'optimised'];
+
 export interface PlanOptions {
+  tier?: Tier;
   /** Run binaryen's optimiser (-O3). Default: yes, except for straight-line bodies. */
   optimize?: boolean;
   /** Vectors per step for latency-bound loops (interleave.ts); 1 turns interleaving off. */
@@ -31,20 +41,21 @@ export interface RunPlan {
 }
 
 export function planRun(g: Gen, options: PlanOptions = {}): RunPlan {
-  const vectors = options.interleave ?? interleaveFactor(g);
+  const fast = options.tier === 'fast';
+  const vectors = options.interleave ?? (fast ? 1 : interleaveFactor(g));
   const at = vectors > 1 ? interleavePoint(g) : -1;
   const interleave = at >= 0 ? { vectors, at } : null;
   return {
     interleave,
-    interior: !interleave && gathers(g.fn.body),
-    optimize: options.optimize ?? !straightLine(g),
+    interior: !fast && !interleave && gathers(g.fn.body),
+    optimize: options.optimize ?? (!fast && !straightLine(g)),
   };
 }
 
 /** The plan for people (after:plan). */
-export function describePlan(g: Gen, plan: RunPlan): string {
+export function describePlan(g: Gen, plan: RunPlan, tier: Tier = 'optimised'): string {
   const step = plan.interleave
     ? `interleave: ${plan.interleave.vectors} vectors per step, ${plan.interleave.at < g.fn.body.length ? `sharing the loop at body[${plan.interleave.at}]` : 'a straight line side by side'}`
     : 'interleave: one vector per step';
-  return [`plan ${g.fn.nodes.join(' + ')}`, `  ${step}`, `  interior split: ${plan.interior ? 'tried (the body gathers)' : 'no'}`, `  optimise: ${plan.optimize ? 'binaryen -O3' : 'no (a straight line)'}`].join('\n');
+  return [`plan ${g.fn.nodes.join(' + ')}${tier === 'fast' ? ' (fast tier)' : ''}`, `  ${step}`, `  interior split: ${plan.interior ? 'tried (the body gathers)' : 'no'}`, `  optimise: ${plan.optimize ? 'binaryen -O3' : tier === 'fast' ? 'no (the fast tier)' : 'no (a straight line)'}`].join('\n');
 }

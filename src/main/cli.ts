@@ -219,8 +219,20 @@ export async function main(args: string[]): Promise<number> {
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'workers (and C threads) for the parallel runs' })
           .option('c', { type: 'boolean', default: true, describe: 'include the C reference (--no-c to skip)' })
           .option('js', { type: 'boolean', default: true, describe: 'include plain JavaScript (--no-js to skip)' })
-          .option('json', { type: 'boolean', default: false, describe: 'one JSON object per measurement' }),
+          .option('json', { type: 'boolean', default: false, describe: 'one JSON object per measurement' })
+          .option('compile', { type: 'boolean', default: false, describe: 'instead: the compile corpus, per scene and tier: time per compiler stage, wasm size, edit to first frame' })
+          .option('scenes', { type: 'string', describe: 'with --compile: which corpus scenes, e.g. raymarch,P4 (default all)' })
+          .option('edits', { type: 'number', default: 11, describe: 'with --compile: timed edits per scene' }),
       async (argv) => {
+        if (argv.compile) {
+          const { benchCompile, corpus } = await import('../../bench/compile.js');
+          const names = corpus().map((c) => c.name);
+          const unknown = argv.scenes?.split(',').map((s) => s.trim()).find((s) => !names.includes(s));
+          if (unknown) throw new UserError(`--scenes: \`${unknown}\` is not a corpus scene; they are ${names.join(', ')}`);
+          if (!(argv.edits >= 1 && argv.edits <= 1000)) throw new UserError(`--edits must be between 1 and 1000; got ${argv.edits}`);
+          await benchCompile({ scenes: argv.scenes?.split(',').map((s) => s.trim()), runs: argv.runs, edits: argv.edits, json: argv.json });
+          return;
+        }
         const pipelines = String(argv.pipelines).split(',').map((p) => p.trim().toUpperCase());
         const bad = pipelines.find((p) => !isPipelineName(p));
         if (bad) throw new UserError(`--pipelines: \`${bad}\` is not a pipeline; they are P1, P2, P3, P4`);

@@ -23,7 +23,7 @@ export class CompileWorker {
   }
 
   /** Compile on the worker: what prepareModules (modules.ts) takes as its compiler. */
-  readonly compile: ModuleCompiler = (irs) => this.api.compile(irs);
+  readonly compile: ModuleCompiler = (irs, tier) => this.api.compile(irs, tier);
 
   async close(): Promise<void> {
     // Ending the thread while binaryen's module (which awaits at its top level) still loads can

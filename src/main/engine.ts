@@ -21,7 +21,7 @@ import { Cancelled, throwIfCancelled } from './cancel.js';
 import { allocField, copyField, fieldBytes, fillField, placement, type Field } from './field.js';
 import { mib } from './budget.js';
 import { FieldMemory, MemoryLimitError } from './memory.js';
-import { compileModule } from './modules.js';
+import { compileModule, type Tier } from './modules.js';
 import { FieldSlots } from './slots.js';
 import { provablyShort } from './work.js';
 import { uniformValues, type FrameInput } from './uniforms.js';
@@ -52,6 +52,8 @@ export interface EngineOptions {
   cacheModules?: boolean;
   /** Every module was prepared beforehand (modules.ts prepareModules): compile none here. */
   prepared?: boolean;
+  /** Run modules of this tier (compiled here if missing); default: the best prepared, else optimised. */
+  tier?: Tier;
 }
 
 /** Something that happened that a client may want to know (the protocol's events). */
@@ -67,6 +69,8 @@ export type { FrameInput };
 export interface Placement {
   node: string;
   backend: Backend;
+  /** The compiled module's tier (jit): `fast` until the optimised one is swapped in (docs/architecture.md, Tiers). */
+  tier?: Tier;
   group: number;
   fused: string[];
   tiles: number;
@@ -124,7 +128,7 @@ export class Engine {
   private runners: Runner[] = [];
   /** Per group: whether it runs on the calling thread even with a pool (small and provably short). */
   private here: boolean[] = [];
-  private modules: { module: WebAssembly.Module; digest: string }[] = [];
+  private modules: { module: WebAssembly.Module; digest: string; key: string; tier: Tier }[] = [];
   private args: number[] = [];
   private readonly pool?: EvalPool;
   private readonly bandRows: number;
@@ -134,6 +138,7 @@ export class Engine {
   private readonly cacheFrames: boolean;
   private readonly cacheModules: boolean;
   private readonly prepared: boolean;
+  private readonly tier?: Tier;
   /** What the last frame was computed from, for stateless scenes: an equal frame is not recomputed. */
   private lastInputs?: string;
   private lastReport?: FrameReport;
@@ -160,6 +165,7 @@ export class Engine {
     this.cacheFrames = options.cacheFrames ?? true;
     this.cacheModules = options.cacheModules ?? true;
     this.prepared = options.prepared ?? false;
+    this.tier = options.tier;
     for (const [name, p] of scene.params) this.params.set(name, [...p.value]);
     this.groups = sceneGroups(scene, options.pins ?? [], options.fuse ?? true);
     this.stateful = this.groups.some((g) => g.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state')));
@@ -180,8 +186,8 @@ export class Engine {
   }
 
   private compile(g: Group): Runner {
-    const { module, digest } = compileModule(g.ir, { cache: this.cacheModules, prepared: this.prepared });
-    this.modules.push({ module, digest });
+    const { module, digest, key, tier } = compileModule(g.ir, { cache: this.cacheModules, prepared: this.prepared, tier: this.tier });
+    this.modules.push({ module, digest, key, tier });
     return instantiate(module, this.memory.memory);
   }
 
@@ -303,8 +309,8 @@ export class Engine {
       try {
         throwIfCancelled(signal);
         if (this.pool && !this.here[gi]) {
-          const { module, digest } = this.modules[gi];
-          const ran = await this.pool.run(module, digest, this.args[gi], rows, this.bandRows, signal);
+          const { module, key } = this.modules[gi];
+          const ran = await this.pool.run(module, key, this.args[gi], rows, this.bandRows, signal);
           tiles = ran.bands;
           workers = ran.tasks;
         } else if (this.backend === 'jit' && w * rows >= this.poolThreshold) {
@@ -331,7 +337,7 @@ export class Engine {
       const fused = g.nodes.map((n) => n.name);
       for (const n of g.nodes) {
         executed.push(n.name);
-        placements.push({ node: n.name, backend: this.backend, group: gi, fused, tiles, workers });
+        placements.push({ node: n.name, backend: this.backend, ...(this.modules[gi] ? { tier: this.modules[gi].tier } : {}), group: gi, fused, tiles, workers });
       }
       timings.push({ node: fused[fused.length - 1], ...(fused.length > 1 ? { fused } : {}), millis: Math.round(millis * 1000) / 1000 });
     }

@@ -18,16 +18,18 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { moduleMeta } from '../codegen/instantiate.js';
 import type { IrFunction } from '../ir/ir.js';
+import type { Tier } from '../codegen/plan.js';
 import { writeFileAtomic } from './files.js';
 
-type Compile = (ir: IrFunction) => Uint8Array<ArrayBuffer>;
+export type { Tier };
+type Compile = (ir: IrFunction, tier: Tier) => Uint8Array<ArrayBuffer>;
 let compile: Compile | undefined;
 
 /** Load the compiler (binaryen). Engines that compile need it; cached modules do not. */
 export async function loadCompiler(): Promise<void> {
   if (!compile) {
     const { compileFunction } = await import('../codegen/compile.js');
-    compile = (ir) => compileFunction(ir);
+    compile = (ir, tier) => compileFunction(ir, { tier });
   }
 }
 
@@ -42,28 +44,40 @@ export function irDigest(ir: IrFunction): string {
   return createHash('sha256').update(JSON.stringify(ir)).digest('hex').slice(0, 16);
 }
 
+/** The key of a function's module of a tier: the IR's digest (optimised), or it and `~fast`. Workers cache instances by it. */
+export function moduleKey(digest: string, tier: Tier): string {
+  return tier === 'optimised' ? digest : `${digest}~fast`;
+}
+
 /**
  * The module of a function: from the memory cache (unless `cache` is false), else compiled here.
  * `prepared` says it must be in the cache: a missing one is an internal error, not a compile.
+ * Without a `tier`, the best one there: optimised, else fast (compiled: optimised).
  */
-export function compileModule(ir: IrFunction, options: { cache?: boolean; prepared?: boolean } = {}): { module: WebAssembly.Module; digest: string; cached: boolean } {
+export function compileModule(ir: IrFunction, options: { cache?: boolean; prepared?: boolean; tier?: Tier } = {}): { module: WebAssembly.Module; digest: string; key: string; tier: Tier; cached: boolean } {
   const digest = irDigest(ir);
-  const hit = options.cache ?? true ? memoryCache.get(digest) : undefined;
-  if (hit) return { module: hit, digest, cached: true };
+  if (options.cache ?? true) {
+    for (const tier of options.tier ? [options.tier] : (['optimised', 'fast'] as const)) {
+      const hit = memoryCache.get(moduleKey(digest, tier));
+      if (hit) return { module: hit, digest, key: moduleKey(digest, tier), tier, cached: true };
+    }
+  }
   if (options.prepared) throw new Error(`internal: the module of ${ir.nodes.join(' + ')} was not prepared before its engine was built`);
   if (!compile) throw new Error('internal: the compiler is not loaded (await loadCompiler() before an engine compiles)');
-  const module = new WebAssembly.Module(compile(ir));
-  memoryCache.set(digest, module);
-  return { module, digest, cached: false };
+  const tier = options.tier ?? 'optimised';
+  const module = new WebAssembly.Module(compile(ir, tier));
+  memoryCache.set(moduleKey(digest, tier), module);
+  return { module, digest, key: moduleKey(digest, tier), tier, cached: false };
 }
 
-export function hasModule(digest: string): boolean {
-  return memoryCache.has(digest);
+/** Whether a module of the function is in memory: of `tier`, or (none given) of either. */
+export function hasModule(digest: string, tier?: Tier): boolean {
+  return tier ? memoryCache.has(moduleKey(digest, tier)) : memoryCache.has(moduleKey(digest, 'optimised')) || memoryCache.has(moduleKey(digest, 'fast'));
 }
 
 /** Put a module compiled elsewhere (the compile worker, the disk cache) into the memory cache. */
-export function seedModule(digest: string, module: WebAssembly.Module): void {
-  memoryCache.set(digest, module);
+export function seedModule(digest: string, module: WebAssembly.Module, tier: Tier = 'optimised'): void {
+  memoryCache.set(moduleKey(digest, tier), module);
 }
 
 /**
@@ -91,8 +105,9 @@ function compilerIdentity(): string {
   return identity;
 }
 
-function diskFile(dir: string, ir: IrFunction): string {
-  return join(dir, `${createHash('sha256').update(compilerIdentity()).update(JSON.stringify(ir)).digest('hex').slice(0, 32)}.wasm`);
+function diskFile(dir: string, ir: IrFunction, tier: Tier): string {
+  const name = createHash('sha256').update(compilerIdentity()).update(JSON.stringify(ir)).digest('hex').slice(0, 32);
+  return join(dir, tier === 'optimised' ? `${name}.wasm` : `${name}.fast.wasm`);
 }
 
 function readCached(file: string, ir: IrFunction): WebAssembly.Module | undefined {
@@ -119,41 +134,43 @@ export interface CompiledModule {
   bytes: Uint8Array<ArrayBuffer>;
 }
 
-/** Compiles functions: here on the calling thread (compileHere) or on the compile worker. */
-export type ModuleCompiler = (irs: IrFunction[]) => Promise<CompiledModule[]>;
+/** Compiles functions to modules of a tier: here on the calling thread (compileHere) or on a compile worker. */
+export type ModuleCompiler = (irs: IrFunction[], tier: Tier) => Promise<CompiledModule[]>;
 
 /** Compile on the calling thread, loading the compiler first. */
-export const compileHere: ModuleCompiler = async (irs) => {
+export const compileHere: ModuleCompiler = async (irs, tier) => {
   await loadCompiler();
   return irs.map((ir) => {
-    const bytes = compile!(ir);
+    const bytes = compile!(ir, tier);
     return { module: new WebAssembly.Module(bytes), bytes };
   });
 };
 
 /**
  * Every function's module in the memory cache: already there, read from the disk cache, or
- * compiled (by `compiler`) and written to it. Returns how many were compiled and read.
+ * compiled (by `compiler`) and written to it. A module of the optimised tier serves for the
+ * fast tier too (it is there, and runs faster). Returns how many were compiled and read.
  */
-export async function prepareModules(irs: IrFunction[], compiler: ModuleCompiler = compileHere, dir = cacheDir()): Promise<{ compiled: number; read: number }> {
+export async function prepareModules(irs: IrFunction[], compiler: ModuleCompiler = compileHere, dir = cacheDir(), tier: Tier = 'optimised'): Promise<{ compiled: number; read: number }> {
   const missing = new Map<string, IrFunction>();
   let read = 0;
+  const tiers: Tier[] = tier === 'fast' ? ['optimised', 'fast'] : ['optimised'];
   for (const ir of irs) {
     const digest = irDigest(ir);
-    if (memoryCache.has(digest) || missing.has(digest)) continue;
-    const cached = dir ? readCached(diskFile(dir, ir), ir) : undefined;
-    if (cached) {
-      seedModule(digest, cached);
+    if (tiers.some((t) => memoryCache.has(moduleKey(digest, t))) || missing.has(digest)) continue;
+    const found = dir ? tiers.map((t) => ({ t, module: readCached(diskFile(dir, ir, t), ir) })).find((c) => c.module) : undefined;
+    if (found) {
+      seedModule(digest, found.module!, found.t);
       read++;
     } else {
       missing.set(digest, ir);
     }
   }
   if (!missing.size) return { compiled: 0, read };
-  const compiled = await compiler([...missing.values()]);
+  const compiled = await compiler([...missing.values()], tier);
   [...missing].forEach(([digest, ir], i) => {
-    seedModule(digest, compiled[i].module);
-    if (dir) writeCached(diskFile(dir, ir), compiled[i].bytes);
+    seedModule(digest, compiled[i].module, tier);
+    if (dir) writeCached(diskFile(dir, ir, tier), compiled[i].bytes);
   });
   if (dir) tryPrune(dir);
   return { compiled: missing.size, read };

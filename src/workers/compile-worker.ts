@@ -6,13 +6,14 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { parentPort } from 'node:worker_threads';
 import { compileFunction } from '../codegen/index.js';
 import type { IrFunction } from '../ir/ir.js';
+import type { Tier } from '../codegen/plan.js';
 import type { CompiledModule } from '../main/modules.js';
 
 const api = {
   /** Compile each function to a WebAssembly module (modules pass between threads without copies) and its bytes. */
-  compile(irs: IrFunction[]): CompiledModule[] {
+  compile(irs: IrFunction[], tier: Tier): CompiledModule[] {
     return irs.map((ir) => {
-      const bytes = compileFunction(ir) as Uint8Array<ArrayBuffer>;
+      const bytes = compileFunction(ir, { tier }) as Uint8Array<ArrayBuffer>;
       return { module: new WebAssembly.Module(bytes), bytes };
     });
   },

@@ -16,6 +16,8 @@ output result <- board.result;
 
 const V2 = COUNT_STEP_V2;
 
+const floats = (a: { ok: { data: string } }) => Array.from(new Float32Array(Uint8Array.from(Buffer.from(a.ok.data, 'base64')).buffer));
+
 const V3 = `kernel count.step@3 {
   grants field.write;
   state cells: field2<f32> = 0.0;
@@ -30,7 +32,6 @@ t.test('migrate from carries state across a layout change; a failing one changes
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => s.close());
   const req = async (o: object) => JSON.parse(await s.request(JSON.stringify(o)));
-  const floats = (a: { ok: { data: string } }) => Array.from(new Float32Array(Uint8Array.from(Buffer.from(a.ok.data, 'base64')).buffer));
   await req({ op: 'evaluate' });
   await req({ op: 'evaluate' });
   t.same(floats(await req({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 2, height: 1 } })), [2, 2]);
@@ -52,4 +53,54 @@ t.test('migrate from carries state across a layout change; a failing one changes
   t.same(floats(await req({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 2, height: 1 } })), [222, 223], 'the old generation keeps running with its state');
   const k = await req({ op: 'kernels' });
   t.same(k.ok.kernels.map((x: { id: string }) => x.id).sort(), ['count.step@1', 'count.step@2']);
+});
+
+/** A migration whose every element loops 16 million times (within fuel): minutes of work at 64 x 64. */
+const LONG = `kernel count.step@2 {
+  grants field.write;
+  state cells: field2<vec2> = vec2(0, 0);
+  out result: field2<f32>;
+  each (x, y) { cells = cells + vec2(1.0, 10.0); result = cells.x + cells.y; }
+  migrate from count.step@1 { let s = 0.0; for (let i = 0; i < 16000000; i++) { s += 1.0; } cells = vec2(s, 0.0); }
+}`;
+
+t.test('a long migration runs on the pool: other connections are answered meanwhile, and cancel, a deadline or a closed connection stop it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-migrate-'));
+  const scene = SCENE.replace('8 x 4', '64 x 64');
+  writeFileSync(join(dir, 'scene.esn'), scene);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => s.close());
+  const agent = { kind: 'test', id: 1001 };
+  const other = { kind: 'test', id: 1002 };
+  const req = async (o: object, conn: { kind: string; id: number; lost?: AbortSignal } = agent) => JSON.parse(await s.request(JSON.stringify(o), conn));
+  await req({ op: 'evaluate' });
+  const upgrade = { op: 'compose', edits: [{ kernel: 'count.step@2', text: LONG }, { node: 'board', text: 'node board: count.step@2 { size = 64 x 64; }' }] };
+  /** Resolves once the pool runs the migration's tasks (the compose has checked, compiled and started migrating). */
+  const migrating = async () => {
+    while (s.pool!.pending === 0 && !answered) await new Promise((r) => setImmediate(r));
+  };
+  let answered = false;
+
+  for (const stop of ['cancel', 'deadline', 'closed'] as const) {
+    const order: string[] = [];
+    const lost = new AbortController();
+    const fields = stop === 'deadline' ? { ...upgrade, deadline: 3000 } : upgrade;
+    answered = false;
+    const composing = req(fields, stop === 'closed' ? { ...agent, lost: lost.signal } : agent).then((a) => (order.push('compose'), (answered = true), a));
+    await migrating();
+    const status = await req({ op: 'status' }, other);
+    order.push('status');
+    t.equal(status.ok?.revision, 1, `${stop}: status on another connection is answered while the migration runs, on the world as it was`);
+    if (stop === 'cancel') t.equal((await req({ op: 'cancel' })).ok?.cancelled, 1, 'cancel finds the compose');
+    if (stop === 'closed') lost.abort();
+    const a = await composing;
+    t.same(order, ['status', 'compose'], `${stop}: status was answered before the compose ended`);
+    t.equal(a.error?.cancelled, true, `${stop}: the compose answers that it was cancelled`);
+    t.equal(a.error?.reason, stop);
+    t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), scene, `${stop}: nothing was written`);
+    t.equal((await req({ op: 'status' })).ok.revision, 1, `${stop}: the world was not swapped`);
+    t.equal(s.pool!.pending, 0, `${stop}: nothing runs on the pool any more`);
+  }
+  await req({ op: 'evaluate' });
+  t.same(floats(await req({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })), [2], 'the old generation runs on, with its state');
 });

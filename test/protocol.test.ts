@@ -155,7 +155,7 @@ t.test('help: an op, a builtin, a type, a grant, an event, the index, an unknown
   const op = await ok(t, R, { op: 'help', name: 'compose' });
   t.equal(op.kind, 'operation');
   t.equal(op.group, 'Structure');
-  t.same(op.fields.map((f: any) => f.name), ['text', 'edits', 'documents', 'path', 'expect']);
+  t.same(op.fields.map((f: any) => f.name), ['text', 'edits', 'documents', 'path', 'expect', 'deadline']);
   const sin = await ok(t, R, { op: 'help', name: 'sin' });
   t.equal(sin.kind, 'builtin');
   t.match(sin.signature, /sin/);

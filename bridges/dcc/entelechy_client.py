@@ -498,10 +498,12 @@ class Client:
         documents: Optional[List[Dict[str, Any]]] = None,
         path: Optional[str] = None,
         expect: Optional[str] = None,
+        deadline: Optional[float] = None,
     ) -> Answer:
         """Change documents: a whole ``text``, ``edits`` of statements and members, or several
-        ``documents`` at once; checked and compiled before anything is written."""
-        return self.request("compose", text=text, edits=edits, documents=documents, path=path, expect=expect)
+        ``documents`` at once; checked and compiled before anything is written (``deadline``:
+        milliseconds it may take before it writes, else it is cancelled and nothing changes)."""
+        return self.request("compose", text=text, edits=edits, documents=documents, path=path, expect=expect, deadline=deadline)
 
     def sync(self) -> Answer:
         """Pick up edits saved on disk; answers the events since the last sync."""
@@ -600,9 +602,9 @@ class Client:
         """Save the whole world (to a file under the scene's folder, or answered as data)."""
         return self.request("snapshot", path=path)
 
-    def restore(self, path: Optional[str] = None, data: Optional[str] = None) -> Answer:
-        """Load a snapshot; one that does not load leaves the world as it was."""
-        return self.request("restore", path=path, data=data)
+    def restore(self, path: Optional[str] = None, data: Optional[str] = None, deadline: Optional[float] = None) -> Answer:
+        """Load a snapshot; one that does not load (or passes its ``deadline``) leaves the world as it was."""
+        return self.request("restore", path=path, data=data, deadline=deadline)
 
     def reset(self, node: Optional[str] = None) -> Answer:
         """Reset state to its declared values (one node, or all) and the clock to zero."""

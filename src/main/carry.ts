@@ -1,8 +1,10 @@
 // Carrying state from one engine to the next when a scene is published: a node's state is copied
 // where its layout is unchanged, computed by the new kernel's `migrate from OLD` where its kernel
 // or layout changed and there is one (a failed migration rejects the whole publication: the old
-// generation keeps running), else reset to its declared value. Migrations run on the calling
-// thread once; their modules are prepared beforehand, like every engine's (migrationIrs).
+// generation keeps running), else reset to its declared value. Migrations run once, on the pool
+// (kernel code, not provably short: the coordinator answers other requests meanwhile, and the
+// change's signal stops them); their modules are prepared beforehand, like every engine's
+// (migrationIrs).
 
 import type { SceneNode } from '../ir/check/graph.js';
 import { lowerMigration } from '../ir/check/migrate.js';
@@ -11,6 +13,8 @@ import type { IrFunction } from '../ir/ir.js';
 import { parseDocument } from '../ir/syntax/index.js';
 import type { MigrateDecl } from '../ir/syntax/tree.js';
 import { ProtocolError } from '../protocol/envelope.js';
+import type { EvalPool } from '../workers/pool.js';
+import { Cancelled } from './cancel.js';
 import { runOnce, type Engine } from './engine.js';
 import { copyField } from './field.js';
 import type { FieldMemory } from './memory.js';
@@ -19,8 +23,14 @@ import { diagnosticsError, type SessionEvent } from './session.js';
 /** Kernels published over the protocol, by id: a migration's own document when no file holds it. */
 type Published = ReadonlyMap<string, string>;
 
+/** Where migrations run: the session's pool, under the change's signal. */
+export interface MigrationRun {
+  pool?: EvalPool;
+  signal?: AbortSignal;
+}
+
 /** Carry each node's state from `old` into `engine`; returns the events (migrated, state_reset). */
-export function carryState(memory: FieldMemory, published: Published, old: Engine, engine: Engine): SessionEvent[] {
+export async function carryState(memory: FieldMemory, published: Published, old: Engine, engine: Engine, run: MigrationRun = {}): Promise<SessionEvent[]> {
   const events: SessionEvent[] = [];
   for (const node of engine.scene.nodes) {
     const states = node.kernel.ports.filter((p) => p.kind === 'state');
@@ -35,7 +45,7 @@ export function carryState(memory: FieldMemory, published: Published, old: Engin
     const migration = before && migrationFrom(node, before);
     const changed = !before || before.kernel.id !== node.kernel.id || states.some((p) => !same(p.name));
     if (before && migration && changed) {
-      events.push(migrate(memory, published, old, engine, node, before.kernel.id, migration));
+      events.push(await migrate(memory, published, old, engine, node, before.kernel.id, migration, run));
       continue;
     }
     for (const port of states) {
@@ -59,7 +69,7 @@ export function migrationIrs(published: Published, old: Scene, scene: Scene): Ir
   });
 }
 
-function migrate(memory: FieldMemory, published: Published, old: Engine, engine: Engine, node: SceneNode, fromId: string, decl: MigrateDecl): SessionEvent {
+async function migrate(memory: FieldMemory, published: Published, old: Engine, engine: Engine, node: SceneNode, fromId: string, decl: MigrateDecl, run: MigrationRun): Promise<SessionEvent> {
   const { m, diagnostics, migration, port } = lowerNodeMigration(published, old.scene, engine.scene, node, fromId, decl);
   if (!m) {
     const err = diagnosticsError(`the migration of node \`${node.name}\` does not check; the old generation keeps running`, diagnostics);
@@ -70,8 +80,9 @@ function migrate(memory: FieldMemory, published: Published, old: Engine, engine:
     ...m.newPorts.map((p) => engine.fields.state(node.name, p)!.current),
   ];
   try {
-    runOnce(memory, m.ir, node.domain, fields);
+    await runOnce(memory, m.ir, node.domain, fields, run);
   } catch (e) {
+    if (e instanceof Cancelled) throw e;
     throw new ProtocolError(`the migration of node \`${node.name}\` (${migration}) failed: ${(e as Error).message}; the old generation keeps running`, { node: node.name, port, migration });
   }
   return { kind: 'migrated', node: node.name, migration };

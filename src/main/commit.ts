@@ -16,6 +16,7 @@ import type { Scene } from '../ir/check/scene.js';
 import type { IrFunction } from '../ir/ir.js';
 import type { Diagnostic } from '../ir/syntax/tree.js';
 import { carryState, migrationIrs } from './carry.js';
+import { throwIfCancelled } from './cancel.js';
 import { versionOf } from './documents.js';
 import { Engine } from './engine.js';
 import type { FieldMemory } from './memory.js';
@@ -41,6 +42,11 @@ export interface Change {
   adjust?(engine: Engine): WorldEvent[];
   /** Events told before the swap's own (compose: the statements its edits removed). */
   events?: WorldEvent[];
+  /**
+   * Stops the change before it writes (its request's `cancel`, deadline or closed connection):
+   * a migration running on the pool is ended, and nothing changes.
+   */
+  signal?: AbortSignal;
 }
 
 /** What commit needs of the session. */
@@ -99,6 +105,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
   change.check?.(scene);
   await site.prepareScene(scene, [...pins]);
   await site.prepare(migrationIrs(published, old.scene, scene));
+  throwIfCancelled(change.signal);
   // A frame of the old world still running is not waited for: it stops and commits nothing.
   site.interrupt(`a change swapped the world (revision ${old.revision + 1}) while it ran`);
   return site.frame(async () => {
@@ -109,8 +116,9 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
       engine.frame = old.engine.frame;
       engine.time = old.engine.time;
       for (const [name, value] of old.engine.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
-      const carried = carryState(site.memory, published, old.engine, engine);
+      const carried = await carryState(site.memory, published, old.engine, engine, { pool: site.pool, signal: change.signal });
       const adjusted = change.adjust?.(engine) ?? [];
+      throwIfCancelled(change.signal);
       if (change.writes?.length) {
         await site.write(change.writes);
         events.push(...change.writes.map((w) => ({ kind: 'wrote', path: w.path, version: versionOf(w.text) })));

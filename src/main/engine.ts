@@ -419,14 +419,27 @@ export function groupFailure(g: Group, module: WebAssembly.Module | undefined, e
   return new EvaluationError(`node \`${node}\` failed: ${message}`, node);
 }
 
-/** Run one function over a domain on the calling thread (a migration, say), with its fields bound; its module is prepared. */
-export function runOnce(memory: FieldMemory, ir: IrFunction, domain: number[], fields: Field[]): void {
+/**
+ * Run one function over a domain once (a migration), its module prepared and its fields bound:
+ * on the pool when there is one, like any frame that is not provably short, so the coordinator
+ * goes on answering meanwhile and `signal` stops it (the pool ends the workers running it);
+ * without a pool (render, tools), on the calling thread.
+ */
+export async function runOnce(memory: FieldMemory, ir: IrFunction, domain: number[], fields: Field[], options: { pool?: EvalPool; signal?: AbortSignal } = {}): Promise<void> {
   const [width, height = 1, depth = 1] = domain;
   const args = memory.alloc(ARGS.size(ir.fields.length, ir.uniforms.length), 'an argument block');
   try {
-    const run = instantiate(compileModule(ir, { prepared: true }).module, memory.memory);
+    throwIfCancelled(options.signal);
+    const { module, digest } = compileModule(ir, { prepared: true });
     writeArgs(memory.memory, args, ir, { width, height, depth }, fields.map(placement), []);
-    run(args, 0, height * depth);
+    if (!options.pool) return instantiate(module, memory.memory)(args, 0, height * depth);
+    try {
+      await options.pool.run(module, digest, args, height * depth, DEFAULT_BAND_ROWS, options.signal);
+    } catch (e) {
+      if (!(e instanceof PoolTrap)) throw e;
+      const meta = moduleMeta(module);
+      throw new FuelTrap(meta.nodes[e.trap] ?? 'the migration', meta.fuel);
+    }
   } finally {
     memory.release(args);
   }

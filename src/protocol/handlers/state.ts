@@ -6,6 +6,7 @@ import type { World } from '../../main/world.js';
 import { fillField, packField, packedLayout, unpackField, type Field, type RowLayout } from '../../main/field.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { needGrant } from './grants.js';
+import type { RequestContext } from './index.js';
 import { InputImageError, readImageInto } from '../../main/image-input.js';
 import { paramValueProblem } from '../../ir/check/params.js';
 
@@ -215,12 +216,13 @@ function restoreInto(s: Session, snap: Snapshot, engine: Engine): SessionEvent[]
   return events;
 }
 
-export async function restore(s: Session, f: Fields) {
+export async function restore(s: Session, f: Fields, ctx: RequestContext) {
   return s.change(async () => {
     const snap = parseSnapshot(s, f);
     const events = await s.commit({
       reason: 'restore',
       texts: s.texts,
+      signal: ctx.signal,
       published: new Map(Object.entries(snap.published ?? {})),
       refusal: "the snapshot's kernels do not check with the scene: nothing was restored",
       check: (scene) => {

@@ -6,6 +6,7 @@ import { versionOf } from '../../main/documents.js';
 import { parseDocument } from '../../ir/syntax/index.js';
 import { ProtocolError } from '../envelope.js';
 import { inputWritesGranted } from './grants.js';
+import type { RequestContext } from './index.js';
 import { addresses, applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
 
 type Fields = Record<string, unknown>;
@@ -57,7 +58,7 @@ function editedDocument(s: Session, f: Fields): string {
   throw new ProtocolError(`edits[${i}] names a statement of \`${homes[i]}\`, but the other edits are not all of that document: give \`"path": "${homes[i]}"\` to edit it there, or \`documents: [{path, edits}, ...]\` to change several documents at once`, { field: 'edits', edit: i, path: homes[i] });
 }
 
-export async function compose(s: Session, f: Fields) {
+export async function compose(s: Session, f: Fields, ctx: RequestContext) {
   return s.change(async () => {
     const targets: { path: string; text: string; before?: string }[] = [];
     if (Array.isArray(f.documents)) {
@@ -96,7 +97,7 @@ export async function compose(s: Session, f: Fields) {
     const removed: SessionEvent[] = edits.filter(({ e }) => e.text === null).map(({ path, e }) => ({ kind: 'removed', path, ...Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'text')) }));
     try {
       const events = await s.commit({
-        reason: 'compose', texts: s.readAll(overrides), published, writes, events: removed, refusal: 'compose refused: nothing was written',
+        reason: 'compose', texts: s.readAll(overrides), published, writes, events: removed, refusal: 'compose refused: nothing was written', signal: ctx.signal,
         // An input the compose adds or redeclares gets its declared value: a write into it.
         check: inputWritesGranted(s, '`compose`'),
       });

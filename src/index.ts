@@ -2,6 +2,9 @@
 // engine's fields as typed arrays over the shared memory.
 
 export { Session, type SessionOptions } from './main/session.js';
+export { CallError, type CallArgs } from './main/call.js';
+export type { Answer, ProtocolEvent } from './protocol/answers.js';
+export type { EventKind, OperationName, RequestFields } from './protocol/operations.js';
 export { Engine, EvaluationError, type FrameReport } from './main/engine.js';
 export { FieldMemory } from './main/memory.js';
 export { readField, type Field } from './main/field.js';

@@ -14,7 +14,7 @@ import { SceneFolder } from './files.js';
 import { parseMemory } from './budget.js';
 import { videoCrf } from './video.js';
 import { checkParamOptions, parseParamOptions } from './param-option.js';
-import { isPipelineName, type PipelineName } from '../../bench/reference/measurement.js';
+import type { PipelineName } from '../../bench/reference/measurement.js';
 
 // The commands that compile load binaryen (about a second): they are imported when they run, so
 // `check` and `help` start at once.
@@ -65,6 +65,24 @@ export function loadSceneFile(scenePath: string, options: { size?: number[]; inp
   if (folder.read(entry) === undefined) throw new UserError(`cannot open \`${scenePath}\`: no such file`);
   const scene = loadScene(entry, { read: (p) => folder.read(p), size: options.size, inputSizes: options.inputSizes });
   return { scene, folder };
+}
+
+/**
+ * The benchmarks (bench/: pipelines, C references, results) live in the repository; the npm
+ * package leaves them out, so `entelechy bench` loads them only when asked, and says where they are.
+ */
+async function loadBench() {
+  const [{ isPipelineName }, { bench }] = await fromBench(() => Promise.all([import('../../bench/reference/measurement.js'), import('../../bench/run.js')]));
+  return { isPipelineName, bench };
+}
+
+async function fromBench<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException)?.code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    throw new UserError('`entelechy bench` runs the benchmarks in bench/ (pipelines, C references), which the npm package leaves out: run it in a clone of the repository (npm install, then npx entelechy bench)');
+  }
 }
 
 function isFolder(path: string): boolean {
@@ -225,7 +243,7 @@ export async function main(args: string[]): Promise<number> {
           .option('edits', { type: 'number', default: 11, describe: 'with --compile: timed edits per scene' }),
       async (argv) => {
         if (argv.compile) {
-          const { benchCompile, corpus } = await import('../../bench/compile.js');
+          const { benchCompile, corpus } = await fromBench(() => import('../../bench/compile.js'));
           const names = corpus().map((c) => c.name);
           const unknown = argv.scenes?.split(',').map((s) => s.trim()).find((s) => !names.includes(s));
           if (unknown) throw new UserError(`--scenes: \`${unknown}\` is not a corpus scene; they are ${names.join(', ')}`);
@@ -233,12 +251,12 @@ export async function main(args: string[]): Promise<number> {
           await benchCompile({ scenes: argv.scenes?.split(',').map((s) => s.trim()), runs: argv.runs, edits: argv.edits, json: argv.json });
           return;
         }
+        const { isPipelineName, bench } = await loadBench();
         const pipelines = String(argv.pipelines).split(',').map((p) => p.trim().toUpperCase());
         const bad = pipelines.find((p) => !isPipelineName(p));
         if (bad) throw new UserError(`--pipelines: \`${bad}\` is not a pipeline; they are P1, P2, P3, P4`);
         if (!(argv.size >= 16 && argv.size <= 16384)) throw new UserError(`--size must be between 16 and 16384; got ${argv.size}`);
         if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${argv.runs}`);
-        const { bench } = await import('../../bench/run.js');
         await bench({ size: argv.size, pipelines: pipelines as PipelineName[], runs: argv.runs, workers: Math.max(1, argv.workers), c: argv.c, js: argv.js, json: argv.json });
       },
     )

@@ -18,6 +18,9 @@ import { loadScene, type Scene } from '../ir/check/scene.js';
 import type { Diagnostic } from '../ir/syntax/tree.js';
 import { errorLine, okLine, parseRequest, plainReason, ProtocolError } from '../protocol/envelope.js';
 import { HANDLERS } from '../protocol/handlers/index.js';
+import type { Answer } from '../protocol/answers.js';
+import type { OperationName } from '../protocol/operations.js';
+import { callOperation, type CallArgs } from './call.js';
 import { EvalPool } from '../workers/pool.js';
 import { Cancelled, Evaluations, deadlineProblem, throwIfCancelled, untilCancelled } from './cancel.js';
 import { CheckFailed, commit, diagnosticsData, diagnosticsMessage, type Change } from './commit.js';
@@ -374,6 +377,14 @@ export class Session {
       const events: SessionEvent[] = report.cached ? [{ kind: 'idle', reason: 'nothing changed since the last frame' }] : [];
       return { report, events };
     }, signal);
+  }
+
+  /**
+   * A typed request: `await session.call('evaluate', { time: 1 })` resolves with the answer's `ok`,
+   * typed from the operations table; an error answer rejects with a CallError (src/main/call.ts).
+   */
+  call<Op extends OperationName>(op: Op, ...args: CallArgs<Op>): Promise<Answer<Op>> {
+    return callOperation((line) => this.request(line), op, args[0] as Record<string, unknown> | undefined);
   }
 
   /** One request line in, one answer line out: the in-process door. */

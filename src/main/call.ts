@@ -1,0 +1,40 @@
+// Typed calls on an in-process Session: `await session.call('evaluate', { time: 1 })`, its fields
+// and its answer typed from the operations table (src/protocol/operations.ts, answers.ts). A call
+// goes through the same request line every door takes, so it is validated and answered alike.
+
+import type { Answer } from '../protocol/answers.js';
+import type { OperationName, OperationWithoutRequiredFields, RequestFields } from '../protocol/operations.js';
+
+/** The arguments of a call of `Op`: its fields, required when it has required ones. */
+export type CallArgs<Op extends OperationName> = Op extends OperationWithoutRequiredFields ? [fields?: RequestFields<Op>] : [fields: RequestFields<Op>];
+
+/** An error answer of a call: its message, and the whole `error` (fix, field, expected, diagnostics...). */
+export class CallError extends Error {
+  override name = 'CallError';
+  constructor(
+    readonly op: string,
+    /** The answer's `error` object as the protocol sends it. */
+    readonly data: Record<string, unknown>,
+  ) {
+    super(typeof data.message === 'string' ? data.message : `\`${op}\` failed`);
+  }
+
+  /** Where one mends it: an item to hand back to `compose` (or a request to send). */
+  get fix(): unknown {
+    return this.data.fix;
+  }
+}
+
+let nextCall = 0;
+
+/** Send `op` with `fields` as one request line; the answer's `ok`, or a CallError. */
+export async function callOperation<Op extends OperationName>(
+  request: (line: string) => Promise<string>,
+  op: Op,
+  fields: Record<string, unknown> | undefined,
+): Promise<Answer<Op>> {
+  const id = `call-${++nextCall}`;
+  const answer = JSON.parse(await request(JSON.stringify({ ...(fields ?? {}), op, id }))) as { ok?: unknown; error?: Record<string, unknown> };
+  if (answer.error) throw new CallError(op, answer.error);
+  return answer.ok as Answer<Op>;
+}

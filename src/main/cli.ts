@@ -110,7 +110,7 @@ function sceneName(scenePath: string): string {
 
 async function renderCommand(argv: {
   scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean;
-  frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[]; input?: string[]; memory?: string;
+  frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[]; input?: string[]; memory?: string; tile?: string;
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
   const paramOptions = parseParamOptions(argv.param);
@@ -118,6 +118,9 @@ async function renderCommand(argv: {
   if (!Number.isFinite(argv.time)) throw new UserError(`--time must be a number of seconds, e.g. --time 1.5; got ${argv.time}`);
   if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${argv.workers}`);
   const { parseFrames, render } = await import('./render.js');
+  const { parseTile } = await import('./tiles/render-tiled.js');
+  const tile = argv.tile === undefined ? undefined : parseTile(String(argv.tile));
+  if (tile && !Array.isArray(tile)) throw new UserError(tile.problem);
   const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
   // An input whose size the scene leaves open takes its image's: read before the scene is checked.
   const { checkInputOptions, inputImageSizes, parseInputOptions } = await import('./input-feed.js');
@@ -144,7 +147,7 @@ async function renderCommand(argv: {
   const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
   const crf = videoCrf(file, argv.crf);
   await render(scene, {
-    output, file, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, memory: memoryOption(argv.memory), backend: argv.backend as Backend, fuse: argv.fuse,
+    output, file, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, memory: memoryOption(argv.memory), tile, backend: argv.backend as Backend, fuse: argv.fuse,
     json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY),
   });
 }
@@ -208,7 +211,8 @@ export async function main(args: string[]): Promise<number> {
           .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames (and of the video)' })
           .option('crf', { type: 'number', describe: 'a video\'s quality: 0 is lossless; .mp4 0-51 (default 18), .webm 0-63 (default 31)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'worker threads (default: one per core)' })
-          .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
+          .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G); a render whose fields do not fit is made in tiles' })
+          .option('tile', { type: 'string', describe: 'WIDTHxHEIGHT: render in tiles of this size (default: in tiles only when the fields do not fit --memory, of whole rows)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON line per frame (frame, file, millis) and a summary, for pipelines' })
           .option('backend', { choices: ['jit', 'interp'], default: 'jit', describe: 'compiled WebAssembly, or the reference interpreter' })
           .option('fuse', { type: 'boolean', default: true, describe: 'fuse pointwise chains into one loop' }),
@@ -343,7 +347,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 /** Errors that are the user's to mend: printed as a message, never with a stack trace. */
-const USER_ERRORS = new Set(['VideoError', 'UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
+const USER_ERRORS = new Set(['TileError', 'VideoError', 'UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
 
 export function isUserError(e: unknown): e is Error {
   return e instanceof Error && USER_ERRORS.has(e.name);

@@ -53,7 +53,8 @@ export class InputFeed {
   private readonly ahead = new Map<string, { frame: number; picture: Promise<Picture> }>();
 
   constructor(
-    private readonly engine: Engine,
+    /** The engine, or a tiled render (tiles/renderer.ts): whatever holds the inputs' fields. */
+    private readonly engine: Pick<Engine, 'fields' | 'memory' | 'version'>,
     private readonly inputs: InputOption[],
     /** The last frame: no file past it is read ahead. */
     private readonly last: number,

@@ -11,7 +11,7 @@ import type { PngTask } from '../workers/png-worker.js';
 import { EvalPool, workerExecArgv } from '../workers/pool.js';
 import { Engine, EvaluationError, POOL_THRESHOLD, sceneGroups, type Backend } from './engine.js';
 import { prepareModules } from './modules.js';
-import { FieldMemory } from './memory.js';
+import { FieldMemory, MemoryLimitError } from './memory.js';
 import { fieldRgbaRows, fieldToRgba, savePng } from './image.js';
 import type { Pixels } from './png.js';
 import { isVideoFile, requireFfmpeg, VideoFile } from './video.js';
@@ -46,6 +46,8 @@ export interface RenderOptions {
   workers: number;
   /** Bytes of fields the render may hold (budget.ts; default an eighth of the machine's memory). */
   memory?: number;
+  /** Render in tiles of this size (--tile); without it, in tiles only when the fields do not fit `memory`. */
+  tile?: [number, number];
   backend: Backend;
   fuse: boolean;
   json: boolean;
@@ -88,14 +90,30 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     const t0 = performance.now();
     const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir)) : { compiled: 0, read: 0 };
     const preparing = performance.now() - t0;
-    run = new Engine(scene, { backend: options.backend, fuse: options.fuse, memory, pool, prepared: options.backend === 'jit' });
+    cachedModules = modules.read;
+    // Whole if the fields fit, else (or with --tile) in tiles of the output (tiles/render-tiled.ts).
+    let whole: string | undefined;
+    if (!options.tile && scene.outputs.find((o) => o.name === options.output)) {
+      try {
+        run = new Engine(scene, { backend: options.backend, fuse: options.fuse, memory, pool, prepared: options.backend === 'jit' });
+      } catch (e) {
+        if (!(e instanceof MemoryLimitError)) throw e;
+        whole = e.message;
+      }
+    }
+    if (!run!) {
+      const reason = options.tile ? `--tile ${options.tile.join('x')}` : `whole, ${whole!.replace(/\. Use a smaller size.*$/, '')}`;
+      const { renderTiled } = await import('./tiles/render-tiled.js');
+      return await renderTiled(scene, options, { memory, pool, reason, cachedModules, compileMillis: preparing });
+    }
     run.compileMillis += preparing;
     for (const { name, value } of options.params ?? []) run.params.set(name, value);
     feed = new InputFeed(run, options.inputs ?? [], frames?.last ?? 0);
-    cachedModules = modules.read;
   } catch (e) {
     await pool?.destroy();
     throw e;
+  } finally {
+    if (!run! && pool) await pool.destroy(); // a tiled render has returned
   }
   const out = (line: object) => options.json && process.stdout.write(JSON.stringify(line) + '\n');
   const stateful = scene.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state'));

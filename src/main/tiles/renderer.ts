@@ -19,7 +19,8 @@ import { components } from '../../ir/types.js';
 import { unreachable } from '../../ir/unreachable.js';
 import { DEFAULT_BAND_ROWS, type EvalPool } from '../../workers/pool.js';
 import { mib } from '../budget.js';
-import { groupFailure, POOL_THRESHOLD, sceneGroups } from '../engine.js';
+import { interpret } from '../../ir/interp.js';
+import { groupFailure, POOL_THRESHOLD, sceneGroups, type Backend } from '../engine.js';
 import { allocField, fieldBytes, fillField, placement, type Field } from '../field.js';
 import { fieldRgbaRows } from '../image.js';
 import { MemoryLimitError, type FieldMemory } from '../memory.js';
@@ -42,6 +43,8 @@ export interface TiledOptions {
   /** Every module was prepared beforehand (prepareModules). */
   prepared?: boolean;
   fuse?: boolean;
+  /** The reference interpreter instead of compiled code (no pool). */
+  backend?: Backend;
 }
 
 /** Where the rows go: rows [y0, y0 + rgba.length / (width * 4)) of the output, in order; the buffer is reused after. */
@@ -75,15 +78,19 @@ export class TiledRenderer {
     if (!out) throw new TileError(`the scene has no output \`${options.output}\``);
     this.outputPort = { node: out.node, port: out.port };
     this.memory = options.memory;
-    this.pool = options.pool;
+    const interp = options.backend === 'interp';
+    this.pool = interp ? undefined : options.pool;
     for (const [name, p] of scene.params) this.params.set(name, [...p.value]);
     this.groups = sceneGroups(scene, [], options.fuse ?? true);
     this.plan = new TilePlan(this.groups, out.node, (gi) => this.uniformsOf(gi, {}));
     const domain = this.groups[this.plan.outputGroup].domain;
     if (domain.length !== 2) throw new TileError(`output \`${options.output}\` is a ${domain.length}-D field: tiles cover 2-D pictures`);
     [this.width, this.height] = domain;
-    this.modules = this.groups.map((g, gi) => (this.plan.needed[gi] ? compileModule(g.ir, { prepared: options.prepared ?? false }) : { module: undefined!, digest: '' }));
-    this.runners = this.modules.map((m, gi) => (this.plan.needed[gi] ? instantiate(m.module, this.memory.memory) : () => {}));
+    const compiled = (gi: number) => this.plan.needed[gi] && !interp;
+    this.modules = this.groups.map((g, gi) => (compiled(gi) ? compileModule(g.ir, { prepared: options.prepared ?? false }) : { module: undefined!, digest: '' }));
+    this.runners = this.groups.map((g, gi) =>
+      compiled(gi) ? instantiate(this.modules[gi].module, this.memory.memory) : (args: number, r0: number, r1: number) => interpret(g.ir, this.memory.memory, args, r0, r1),
+    );
     try {
       this.allocateWhole();
       for (const g of this.groups) this.args.push(this.memory.alloc(ARGS.size(g.ir.fields.length, g.ir.uniforms.length), 'an argument block'));

@@ -5,8 +5,15 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ALL_GRANTS } from '../ir/grants.js';
 import { LIMIT_LIST } from './limits.js';
-import { EVENTS, OPERATIONS, type Group } from './operations.js';
+import { EVENTS, OPERATIONS, type Effect, type Group } from './operations.js';
 import { REPLAY_LINES } from './replay.js';
+
+/** What each effect of the table means, as docs/protocol.md says it (MCP's tool annotations read the same column). */
+const EFFECTS: Record<Effect, string> = {
+  read: 'Reads only',
+  change: 'Changes the world or writes files; what it replaced can be had back',
+  destroy: 'May replace what cannot be had back',
+};
 
 const GROUPS: Group[] = ['Inspect', 'Structure', 'Kernels', 'Parameters', 'Running', 'State', 'Session'];
 
@@ -58,7 +65,8 @@ export function renderProtocolDoc(): string {
     'upgrade on the same port; `quit` ends only that connection. WebSocket upgrades from foreign browser origins are',
     'refused unless `--allow-origin http://host:port` names them. `entelechy-player SCENE --serve` serves the same doors beside its window: there `evaluate` answers with',
     "the window's next frame and `read` returns the frame it shows (docs/player.md). `entelechy mcp SCENE` offers the",
-    'operations as Model Context Protocol tools over stdio (docs/mcp.md). Clients: bridges/ (Python and Blender, a',
+    'operations as Model Context Protocol tools over stdio, and `--listen` serves them over Streamable HTTP at `/mcp`',
+    '(docs/mcp.md). Clients: bridges/ (Python and Blender, a',
     'TypeScript host client, C, a web page). In process, `Session.request(line)` answers a line (see docs/architecture.md).',
     '',
   );
@@ -74,7 +82,7 @@ export function renderProtocolDoc(): string {
         for (const f of o.fields) out.push(`| \`${f.name}\` | ${f.type} | ${f.required ? 'yes' : ''} | ${f.meaning.replace(/\|/g, '\\|')} |`);
         out.push('');
       } else out.push('No fields.', '');
-      out.push(`Answers: ${o.answer}.`, '');
+      out.push(`Answers: ${o.answer}.`, '', `${EFFECTS[o.effect]}${o.idempotent ? '; the same request again changes nothing more' : ''}.`, '');
     }
   }
   out.push('## Grants', '',

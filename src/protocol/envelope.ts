@@ -137,22 +137,33 @@ const TYPE_WORDS: Record<FieldSpec['type'], string> = {
 
 /** A field of the wrong type, one not taken, or one missing: answers fields, field, expected. */
 function checkFields(spec: OperationSpec, fields: Record<string, unknown>): ProtocolError | undefined {
-  const names = spec.fields.map((f) => f.name);
   for (const [name, value] of Object.entries(fields)) {
     const fs = spec.fields.find((f) => f.name === name);
-    if (!fs) {
-      const near = closest(name, names);
-      return new ProtocolError(
-        `\`${spec.name}\` takes no field \`${name}\`${near ? `; did you mean \`${near}\`?` : names.length ? `; its fields are ${names.join(', ')}` : '; it takes no fields'}`,
-        { fields: names, field: name, expected: near ?? null },
-      );
-    }
-    if (!typeOk(fs.type, value))
-      return new ProtocolError(`\`${name}\` of \`${spec.name}\` must be ${TYPE_WORDS[fs.type]}: ${fs.meaning}`, { fields: names, field: name, expected: fs.type });
+    if (!fs) return unknownField(spec, name);
+    if (!typeOk(fs.type, value)) return wrongType(spec, fs);
   }
   const missing = spec.fields.find((f) => f.required && !(f.name in fields));
-  if (missing) return new ProtocolError(`\`${spec.name}\` needs \`${missing.name}\` (${TYPE_WORDS[missing.type]}): ${missing.meaning}`, { fields: names, field: missing.name, expected: missing.type });
+  if (missing) return missingField(spec, missing);
   return undefined;
+}
+
+// The three errors of checkFields, also the messages of the MCP door's schemas (src/mcp/schema.ts).
+
+export function unknownField(spec: OperationSpec, name: string): ProtocolError {
+  const names = spec.fields.map((f) => f.name);
+  const near = closest(name, names);
+  return new ProtocolError(
+    `\`${spec.name}\` takes no field \`${name}\`${near ? `; did you mean \`${near}\`?` : names.length ? `; its fields are ${names.join(', ')}` : '; it takes no fields'}`,
+    { fields: names, field: name, expected: near ?? null },
+  );
+}
+
+export function wrongType(spec: OperationSpec, fs: FieldSpec): ProtocolError {
+  return new ProtocolError(`\`${fs.name}\` of \`${spec.name}\` must be ${TYPE_WORDS[fs.type]}: ${fs.meaning}`, { fields: spec.fields.map((f) => f.name), field: fs.name, expected: fs.type });
+}
+
+export function missingField(spec: OperationSpec, fs: FieldSpec): ProtocolError {
+  return new ProtocolError(`\`${spec.name}\` needs \`${fs.name}\` (${TYPE_WORDS[fs.type]}): ${fs.meaning}`, { fields: spec.fields.map((f) => f.name), field: fs.name, expected: fs.type });
 }
 
 /** Objects with their keys in order, all the way down, so answers read the same every time. */

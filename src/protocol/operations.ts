@@ -35,7 +35,23 @@ export interface OperationSpec {
   answer: string;
   /** The grants it needs (none: it reaches nothing a grant guards). */
   grants?: GrantRule[];
+  /** What it does to the world and the disk (MCP's tool annotations and docs/protocol.md read it). */
+  effect: Effect;
+  /** Whether the same request again, with nothing else in between, changes nothing more. */
+  idempotent: boolean;
+  /**
+   * The members `ok` may hold and their types (MCP's output schemas): each is optional, since
+   * some answers hold one member or another; an answer may hold members not listed.
+   */
+  returns: Record<string, FieldType>;
 }
+
+/**
+ * `read`: looks and changes nothing. `change`: changes the world or writes files, and what it
+ * replaced can be had back (an earlier document version from `history`, a param set again, a
+ * kernel retired). `destroy`: may replace what cannot be had back (state, the registry's kernels).
+ */
+export type Effect = 'read' | 'change' | 'destroy';
 
 // The helpers keep the names and types of the table as literal types (at runtime they only build
 // the plain objects), so requests can be typed from this one table: see OperationName and
@@ -43,26 +59,32 @@ export interface OperationSpec {
 const f = <N extends string, T extends FieldType, R extends boolean = false>(name: N, type: T, meaning: string, required?: R) =>
   ({ name, type, meaning, required: (required ?? false) as R });
 
-const op = <N extends string, F extends FieldSpec[]>(spec: { name: N; group: Group; summary: string; fields: [...F]; answer: string; grants?: GrantRule[] }) =>
-  spec as { name: N; group: Group; summary: string; fields: F; answer: string; grants?: GrantRule[] };
+type Spec<N, F> = { name: N; group: Group; summary: string; fields: F; answer: string; grants?: GrantRule[]; effect: Effect; idempotent: boolean; returns: Record<string, FieldType> };
+const op = <N extends string, F extends FieldSpec[]>(spec: Spec<N, [...F]>) => spec as Spec<N, F>;
 
 /** Kernels a change would run must need only grants the session holds. */
 const KERNELS = (what: string): GrantRule => ({ grant: 'kernels', when: `${what} needs only grants the session holds; otherwise it is refused and nothing changes` });
 
 const TABLE = [
   op({ name: 'status', group: 'Inspect', summary: 'The world at a glance.', fields: [],
-    answer: 'backend, frame, time, paused, fusion, grants, kernels, loaded, natives, nodes, outputs, params, pins, refused, revision, scene, versions, workers' }),
+    answer: 'backend, frame, time, paused, fusion, grants, kernels, loaded, natives, nodes, outputs, params, pins, refused, revision, scene, versions, workers',
+    effect: 'read', idempotent: true, returns: { backend: 'string', frame: 'integer', time: 'number', paused: 'boolean', fusion: 'boolean', grants: 'array', kernels: 'integer', loaded: 'boolean', natives: 'integer', nodes: 'integer', outputs: 'array', params: 'object', pins: 'array', refused: 'any', revision: 'integer', scene: 'string', versions: 'object', workers: 'integer', memory: 'object' } }),
   op({ name: 'kernels', group: 'Inspect', summary: 'Every kernel the registry holds.', fields: [],
-    answer: 'kernels: [{id, generation, origin (a document path or "protocol"), ports, grants}]' }),
+    answer: 'kernels: [{id, generation, origin (a document path or "protocol"), ports, grants}]',
+    effect: 'read', idempotent: true, returns: { kernels: 'array' } }),
   op({ name: 'kernel', group: 'Inspect', summary: 'One kernel: its source, ports, grants and state.', fields: [f('kernel', 'string', 'the kernel id, e.g. demo.tint@1', true)],
-    answer: 'id, generation, origin, source, ports, grants, state' }),
+    answer: 'id, generation, origin, source, ports, grants, state',
+    effect: 'read', idempotent: true, returns: { id: 'string', generation: 'integer', origin: 'string', source: 'string', ports: 'array', grants: 'array', state: 'array' } }),
   op({ name: 'graph', group: 'Inspect', summary: 'The nodes, their members and edges, the outputs, params, the evaluation order and fused groups.', fields: [],
-    answer: 'nodes (name, kernel, members, edges, size), outputs, params, order, groups' }),
+    answer: 'nodes (name, kernel, members, edges, size), outputs, params, order, groups',
+    effect: 'read', idempotent: true, returns: { nodes: 'array', outputs: 'array', params: 'array', inputs: 'array', order: 'array', groups: 'array' } }),
   op({ name: 'document', group: 'Inspect', summary: "A document's text and statements (the scene's, or another under its folder).",
     fields: [f('path', 'string', "a document path under the scene's folder (default: the scene)"), f('version', 'string', 'an earlier version digest (from history)')],
-    answer: 'path, version, text, statements (kind, name, line, column)' }),
+    answer: 'path, version, text, statements (kind, name, line, column)',
+    effect: 'read', idempotent: true, returns: { path: 'string', version: 'string', text: 'string', statements: 'array' } }),
   op({ name: 'history', group: 'Inspect', summary: "A document's versions this session has seen.", fields: [f('path', 'string', 'a document path (default: the scene)')],
-    answer: 'path, versions (version, origin: load/compose/disk/rollback, at, bytes)' }),
+    answer: 'path, versions (version, origin: load/compose/disk/rollback, at, bytes)',
+    effect: 'read', idempotent: true, returns: { path: 'string', versions: 'array' } }),
   op({ name: 'compose', group: 'Structure', summary: 'Change documents: a whole text, or edits of statements and node members; checked and compiled before anything is written.',
     fields: [
       f('text', 'string', 'the whole new text of the document'),
@@ -72,63 +94,82 @@ const TABLE = [
       f('expect', 'string', "the document's version you read: write only if it still is"),
       f('deadline', 'number', 'milliseconds the compose may take before it writes (its migrations run on the pool); past them it is cancelled and nothing changes'),
     ],
-    answer: 'path, version, written, events' ,
+    answer: 'path, version, written, events',
+    effect: 'change', idempotent: false, returns: { path: 'string', version: 'string', written: 'boolean', events: 'array' },
     grants: [KERNELS('every kernel of the changed scene'), { grant: 'field.write', when: 'an `input` statement it adds or redeclares (type, size or value): the input is set as `write` would set it' }] }),
   op({ name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync.', fields: [],
-    answer: 'events since the last sync' ,
+    answer: 'events since the last sync',
+    effect: 'change', idempotent: false, returns: { events: 'array' },
     grants: [KERNELS('every kernel of the saved scene'), { grant: 'field.write', when: 'a saved `input` statement that adds or redeclares an input (type, size or value), as for compose: the edit is `rejected` (the Player\'s folder watcher takes the same path)' }] }),
   op({ name: 'prepare', group: 'Kernels', summary: 'Check and compile a kernel without changing anything.',
     fields: [f('source', 'string', 'the kernel statement (and any fn/struct/type it needs)', true), f('path', 'string', 'the document it is meant for (for messages)')],
-    answer: 'id, ports, grants' ,
+    answer: 'id, ports, grants',
+    effect: 'read', idempotent: true, returns: { id: 'string', ports: 'array', grants: 'array' },
     grants: [KERNELS('the kernel')] }),
   op({ name: 'publish', group: 'Kernels', summary: 'Replace or add a kernel in the running world (not in a file).',
     fields: [f('source', 'string', 'the kernel statement', true), f('expect', 'integer', 'the generation you expect the registry to hold (optimistic concurrency)')],
-    answer: 'id, generation, events', grants: [KERNELS('the kernel')] }),
+    answer: 'id, generation, events',
+    effect: 'change', idempotent: false, returns: { id: 'string', generation: 'integer', events: 'array' }, grants: [KERNELS('the kernel')] }),
   op({ name: 'retire', group: 'Kernels', summary: 'Withdraw a kernel published over the protocol (the document version, if any, runs again).',
     fields: [f('kernel', 'string', 'the kernel id', true), f('expect', 'integer', 'the generation you expect')],
-    answer: 'id, generation, events' }),
+    answer: 'id, generation, events',
+    effect: 'destroy', idempotent: false, returns: { id: 'string', generation: 'integer', events: 'array' } }),
   op({ name: 'param', group: 'Parameters', summary: 'Set a graph param (a `param` statement of the scene) for the running world.',
     fields: [f('name', 'string', 'the param', true), f('value', 'number|array', 'a number, or numbers for a vector', true)],
-    answer: 'name, value, events' }),
+    answer: 'name, value, events',
+    effect: 'change', idempotent: true, returns: { name: 'string', value: 'number|array', events: 'array' } }),
   op({ name: 'evaluate', group: 'Running', summary: 'Evaluate a frame.',
     fields: [f('time', 'number', 'the world clock in seconds (default: as it is)'), f('outputs', 'array', 'output names to report (default: all)'),
       f('pointer', 'object', 'pointer {x, y, down} for kernels holding input.read'), f('keys', 'array', 'names of keys held'),
       f('deadline', 'number', 'milliseconds the evaluation may take; past them it is cancelled and nothing of it kept')],
-    answer: 'frame, time, executed, outputs (name, width, height[, depth]), placements, timings, events' }),
+    answer: 'frame, time, executed, outputs (name, width, height[, depth]), placements, timings, events',
+    effect: 'change', idempotent: false, returns: { frame: 'integer', time: 'number', executed: 'array', outputs: 'array', placements: 'array', timings: 'array', events: 'array' } }),
   op({ name: 'read', group: 'Running', summary: "An output's field, a pinned node's port or an input: a PNG (base64) or raw f32.",
     fields: [f('output', 'string', 'the output (default: the first)'), f('node', 'string', 'a pinned node (with port)'), f('port', 'string', "the node's port"),
       f('input', 'string', 'a scene input (instead of output or node): what kernels see of it'),
       f('format', 'string', 'png (default) or f32 (little-endian floats, component-major planes)'), f('region', 'object', '{x, y, width, height} to read part of it'),
       f('deadline', 'number', 'milliseconds the read may wait for the frame before it; past them it is cancelled and nothing of it kept')],
-    answer: 'name, width, height, format, data (base64), frame' }),
+    answer: 'name, width, height, format, data (base64), frame',
+    effect: 'read', idempotent: true, returns: { name: 'string', width: 'integer', height: 'integer', depth: 'integer', components: 'integer', format: 'string', data: 'string', frame: 'integer' } }),
   op({ name: 'write', group: 'State', summary: "Write into a node's state or a scene input (needs field.write).",
     fields: [f('node', 'string', 'the node (or an input name)'), f('input', 'string', 'a scene input (instead of node)'), f('port', 'string', 'the state port (omit for an input)'),
       f('data', 'string', 'base64 little-endian f32, component-major planes'), f('value', 'number|array', 'one value (a number or components) for every element'),
       f('file', 'string', "an image (PNG, JPEG) under the scene's folder, its sRGB decoded to linear and resized to the field"),
       f('region', 'object', '{x, y, width, height}')],
-    answer: 'events', grants: [{ grant: 'field.write', when: 'always' }] }),
+    answer: 'events',
+    effect: 'destroy', idempotent: true, returns: { events: 'array' }, grants: [{ grant: 'field.write', when: 'always' }] }),
   op({ name: 'snapshot', group: 'State', summary: 'Save the whole world: protocol-published kernels, params, state, clock.',
-    fields: [f('path', 'string', "a file under the scene's folder (default: answer the data)")], answer: 'path or data, bytes' }),
+    fields: [f('path', 'string', "a file under the scene's folder (default: answer the data)")], answer: 'path or data, bytes',
+    effect: 'change', idempotent: false, returns: { path: 'string', data: 'string', bytes: 'integer' } }),
   op({ name: 'restore', group: 'State', summary: 'Load a snapshot; a snapshot that does not load leaves the world as it was.',
     fields: [f('path', 'string', "a snapshot file under the scene's folder"), f('data', 'string', 'snapshot data as snapshot answered it'),
       f('deadline', 'number', 'milliseconds the restore may take (its migrations run on the pool); past them it is cancelled and nothing changes')], answer: 'events',
+    effect: 'destroy', idempotent: true, returns: { events: 'array' },
     grants: [KERNELS('every kernel the snapshot publishes')] }),
   op({ name: 'pause', group: 'Running', summary: 'Pause or resume the clock and frames.', fields: [f('paused', 'boolean', 'true to pause, false to resume (default: toggle)')],
-    answer: 'paused' }),
+    answer: 'paused',
+    effect: 'change', idempotent: false, returns: { paused: 'boolean' } }),
   op({ name: 'reset', group: 'State', summary: 'Reset state to its declared values (one node, or all) and the clock to zero.', fields: [f('node', 'string', 'one node')],
-    answer: 'events' }),
+    answer: 'events',
+    effect: 'destroy', idempotent: true, returns: { events: 'array' } }),
   op({ name: 'help', group: 'Inspect', summary: 'Describe an operation, field, type, builtin, form, reserved word, grant, event, door, replay line or package of the session; without a name, the index.',
-    fields: [f('name', 'string', 'what to describe')], answer: 'the entry, or the index of names' }),
+    fields: [f('name', 'string', 'what to describe')], answer: 'the entry, or the index of names',
+    effect: 'read', idempotent: true, returns: {} }),
   op({ name: 'trace', group: 'Running', summary: 'What each node computed at one element in the last frame (run again on a copy, unfused, from the state it started from, with its input; before any frame of the running version, the next frame), for debugging.',
     fields: [f('x', 'integer', 'x', true), f('y', 'integer', 'y'), f('z', 'integer', 'z'), f('output', 'string', 'trace the nodes this output needs (default: all)'),
       f('deadline', 'number', 'milliseconds the evaluation may take; past them it is cancelled and nothing of it kept')],
-    answer: 'frame, values (node, port, value)' }),
+    answer: 'frame, values (node, port, value)',
+    effect: 'read', idempotent: true, returns: { frame: 'integer', x: 'integer', y: 'integer', z: 'integer', values: 'array' } }),
   op({ name: 'pin', group: 'Running', summary: "Keep a node's ports materialised and readable even where fusion would skip them.",
-    fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port you mean to read (checked; a pin keeps all of the node\'s ports)')], answer: 'pins (node names)' }),
-  op({ name: 'unpin', group: 'Running', summary: 'Undo a pin.', fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port')], answer: 'pins' }),
+    fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port you mean to read (checked; a pin keeps all of the node\'s ports)')], answer: 'pins (node names)',
+    effect: 'change', idempotent: true, returns: { pins: 'array' } }),
+  op({ name: 'unpin', group: 'Running', summary: 'Undo a pin.', fields: [f('node', 'string', 'the node', true), f('port', 'string', 'the port')], answer: 'pins',
+    effect: 'change', idempotent: true, returns: { pins: 'array' } }),
   op({ name: 'cancel', group: 'Running', summary: "Stop this connection's evaluations (evaluate, read, trace; compose and restore until they write, their migrations included) now running or waiting: each answers that it was cancelled, and nothing of it is kept (state, clock and frame counter as before the frame). Answered at once, not after the connection's earlier requests.",
-    fields: [f('request', 'any', 'the id of the one request to cancel (default: all of this connection)')], answer: 'cancelled (how many were stopped)' }),
-  op({ name: 'quit', group: 'Session', summary: 'End this connection (on stdin: the process).', fields: [], answer: '{} (then the door closes)' }),
+    fields: [f('request', 'any', 'the id of the one request to cancel (default: all of this connection)')], answer: 'cancelled (how many were stopped)',
+    effect: 'change', idempotent: true, returns: { cancelled: 'integer' } }),
+  op({ name: 'quit', group: 'Session', summary: 'End this connection (on stdin: the process).', fields: [], answer: '{} (then the door closes)',
+    effect: 'change', idempotent: false, returns: {} }),
 ];
 
 /** In the order the protocol lists them (an unknown op's error lists them so). */

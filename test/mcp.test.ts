@@ -1,11 +1,11 @@
 // The MCP door: the tool schemas against the operations table (and against what the session
-// accepts), then `entelechy mcp` spawned for real and driven by the SDK's own client over stdio —
-// list tools, status, compose (an edit that publishes, one that is refused with its fix),
-// evaluate and read with images, argument errors, and the ways the server ends.
+// accepts), the door in process (errors, images, a refused scene), then `entelechy mcp` spawned for
+// real and driven by the SDK's own client over stdio through test/mcp-scenario.ts (tools, resources
+// and their notifications, prompts), and the stdio door's own ways: its stdout, logs, endings.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
@@ -13,47 +13,59 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Session } from '../src/main/session.js';
 import { OPERATIONS, OPERATION_NAMES } from '../src/protocol/operations.js';
 import { McpDoor } from '../src/mcp/server.js';
-import { tools, typeSchema } from '../src/mcp/schema.js';
+import { PROMPTS } from '../src/mcp/prompts.js';
 import { ROOT } from './helpers.js';
 import { copyExample } from './fixtures.js';
-
-
-type Result = CallToolResult & { structuredContent?: any };
-
-const texts = (r: Result): string[] => r.content.filter((c) => c.type === 'text').map((c) => (c as { text: string }).text);
-const images = (r: Result) => r.content.filter((c) => c.type === 'image') as { type: 'image'; data: string; mimeType: string }[];
+import { images, mcpScenario, SLOW, texts, type Result } from './mcp-scenario.js';
 
 const ajv = new AjvJsonSchemaValidator();
 
-/**
- * The first call waits for the scene to compile, which on a machine busy with other test files
- * can pass the SDK's default 60 s request timeout.
- */
-const SLOW = { timeout: 600_000 };
+/** A door on `session` (or one still opening) and the SDK's client on it, in process. */
+async function inProcess(t: Test, session: Session | Promise<Session>, options = {}): Promise<{ door: McpDoor; client: Client }> {
+  const door = new McpDoor(session, options);
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await Promise.all([door.server.connect(a), client.connect(b)]);
+  t.teardown(async () => {
+    door.close();
+    await client.close();
+  });
+  return { door, client };
+}
 
 // ---------------------------------------------------------------------------------------------
 // The schemas: made from the table, and agreeing with what the session accepts.
 
-t.test('one tool per operation, its schema and description from the table', async (t) => {
-  const list = tools();
-  t.same(list.map((x) => x.name), OPERATION_NAMES, 'the 25 operations, in the table\'s order');
+/** The tools as a client lists them (no session needed: they come from the table). */
+async function listed(t: Test) {
+  const never = new Promise<Session>(() => undefined);
+  const { client } = await inProcess(t, never);
+  return (await client.listTools()).tools;
+}
+
+t.test('one tool per operation, its schemas, description and annotations from the table', async (t) => {
+  const list = await listed(t);
+  t.same(list.map((x) => x.name), OPERATION_NAMES, 'the operations, in the table\'s order');
   t.equal(list.length, 25);
   for (const op of OPERATIONS) {
     const tool = list.find((x) => x.name === op.name)!;
     const props = tool.inputSchema.properties as Record<string, any>;
-    t.same(Object.keys(props), op.fields.map((f) => f.name), `${op.name}: a property per field`);
+    t.same(Object.keys(props ?? {}), op.fields.map((f) => f.name), `${op.name}: a property per field`);
     t.same(tool.inputSchema.required ?? [], op.fields.filter((f) => f.required).map((f) => f.name), `${op.name}: the required fields`);
-    t.equal(tool.inputSchema.additionalProperties, false, `${op.name}: no other fields`);
+    t.equal((tool.inputSchema as any).additionalProperties, false, `${op.name}: no other fields`);
     for (const f of op.fields) t.equal(props[f.name].description, f.meaning, `${op.name}.${f.name}: the meaning`);
-    t.ok(tool.description.startsWith(op.summary), `${op.name}: the summary`);
-    t.ok(tool.description.includes(op.answer.replace(/\.$/, '')), `${op.name}: what it answers`);
-    t.equal(tool.annotations.readOnlyHint, op.group === 'Inspect');
+    t.ok(tool.description!.startsWith(op.summary), `${op.name}: the summary`);
+    t.ok(tool.description!.includes(op.answer.replace(/\.$/, '')), `${op.name}: what it answers`);
+    t.equal(tool.annotations?.readOnlyHint, op.effect === 'read');
+    t.equal(tool.annotations?.destructiveHint, op.effect === 'destroy');
+    t.equal(tool.annotations?.idempotentHint, op.idempotent);
+    t.equal(tool.outputSchema?.type, 'object', `${op.name}: an output schema`);
+    for (const key of Object.keys(op.returns)) t.ok(op.answer.includes(key) || ['memory', 'inputs', 'depth', 'components', 'x', 'y', 'z'].includes(key), `${op.name}: \`${key}\` is in what the table says it answers`);
   }
-  t.same(typeSchema('a type the table does not have yet'), {}, 'an unknown type is any value, not a crash');
 });
 
 // Requests the session answers with `ok` (from the examples' replays and the protocol tests).
@@ -83,7 +95,7 @@ t.test('the schemas accept what the session accepts', async (t) => {
   );
   t.ok(replays.length > 10, 'the examples\' replay requests');
   const requests: [string, Record<string, unknown>][] = [...GOOD, ...replays.map(({ id: _id, op, ...fields }): [string, Record<string, unknown>] => [String(op), fields])];
-  const list = tools();
+  const list = await listed(t);
   for (const [op, fields] of requests) {
     const v = ajv.getValidator(list.find((x) => x.name === op)!.inputSchema as object)(fields);
     t.ok(v.valid, `${op} ${JSON.stringify(fields).slice(0, 80)}: ${v.errorMessage ?? 'valid'}`);
@@ -95,16 +107,12 @@ function wrong(type: string): unknown {
   return ({ string: 42, number: 'x', integer: 1.5, boolean: 'yes', object: [1], array: { a: 1 }, 'string|null': 7, 'number|array': 'x' } as Record<string, unknown>)[type];
 }
 
-t.test('in process: a wrong type is refused by the schema and by the tool, naming the same field', async (t) => {
+t.test('in process: a wrong type is refused by the schema in the words the protocol uses for the same request', async (t) => {
   const dir = copyExample('rings', 'mcp');
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => session.close());
-  const door = new McpDoor(session, { maxImagePixels: 100 });
-  const client = new Client({ name: 'entelechy-test', version: '1' });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([door.server.connect(a), client.connect(b)]);
-  t.teardown(() => client.close());
-  const list = tools();
+  const { client } = await inProcess(t, session, { maxImagePixels: 100 });
+  const list = (await client.listTools()).tools;
   let checked = 0;
   for (const op of OPERATIONS) {
     for (const f of op.fields) {
@@ -112,13 +120,21 @@ t.test('in process: a wrong type is refused by the schema and by the tool, namin
       if (value === undefined) continue;
       const args = { ...Object.fromEntries(op.fields.filter((g) => g.required && g.name !== f.name).map((g) => [g.name, goodValue(g.type)])), [f.name]: value };
       const schema = ajv.getValidator(list.find((x) => x.name === op.name)!.inputSchema as object)(args);
-      t.notOk(schema.valid, `${op.name}.${f.name} = ${JSON.stringify(value)}: the schema refuses it`);
+      t.notOk(schema.valid, `${op.name}.${f.name} = ${JSON.stringify(value)}: the listed schema refuses it`);
       const r = (await client.callTool({ name: op.name, arguments: args }, undefined, SLOW)) as Result;
       t.equal(r.isError, true, `${op.name}.${f.name}: a tool error`);
-      t.equal(r.structuredContent?.error?.field, f.name, `${op.name}.${f.name}: the error names the field`);
+      const protocol = JSON.parse(await session.request(JSON.stringify({ op: op.name, ...args })));
+      t.equal(protocol.error.field, f.name, `${op.name}.${f.name}: the protocol refuses it too`);
+      t.ok(texts(r)[0]!.includes(protocol.error.message), `${op.name}.${f.name}: in the same words (${texts(r)[0]})`);
       checked++;
     }
   }
+  const missing = (await client.callTool({ name: 'kernel', arguments: {} })) as Result;
+  t.match(texts(missing)[0], /`kernel` needs `kernel` \(a string\): the kernel id/, 'a missing field');
+  const extra = (await client.callTool({ name: 'status', arguments: { id: 7 } })) as Result;
+  t.match(texts(extra)[0], /`status` takes no field `id`; it takes no fields/, 'the envelope\'s fields are not arguments');
+  const near = (await client.callTool({ name: 'read', arguments: { fromat: 'png' } })) as Result;
+  t.match(texts(near)[0], /`read` takes no field `fromat`; did you mean `format`\?/, 'a near name');
   t.ok(checked > 30, `${checked} fields checked`);
 
   // The image cap of evaluate: a larger output is named, not attached; read still answers it.
@@ -136,6 +152,7 @@ t.test('in process: an error that a call mends says which, on its own line', asy
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => session.close());
   const door = new McpDoor(session);
+  t.teardown(() => door.close());
   const r = (await door.call('read', {})) as Result;
   t.equal(r.isError, true);
   t.match(texts(r)[0], /holds nothing computed yet[^\n]*\nrequest: \{"op":"evaluate"\}$/);
@@ -149,6 +166,7 @@ t.test('in process: evaluate on a scene with a 3-D output says why there is no p
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => session.close());
   const door = new McpDoor(session);
+  t.teardown(() => door.close());
   const composed = await door.call('compose', { edits: [{ output: 'voxels', text: 'output voxels <- build.voxels;' }] });
   t.notOk(composed.isError, JSON.stringify(composed.content).slice(0, 300));
   const e = (await door.call('evaluate', { outputs: ['image', 'voxels'] })) as Result;
@@ -161,15 +179,101 @@ t.test('in process: evaluate on a scene with a 3-D output says why there is no p
 t.test('in process: a session that did not open answers tool errors, not crashes', async (t) => {
   const failed = Promise.reject(new Error('the compile worker did not start'));
   failed.catch(() => undefined);
-  const door = new McpDoor(failed);
-  const client = new Client({ name: 'entelechy-test', version: '1' });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([door.server.connect(a), client.connect(b)]);
-  t.teardown(() => client.close());
+  const { client } = await inProcess(t, failed);
   t.equal((await client.listTools()).tools.length, OPERATION_NAMES.length, 'the tools are there without a session');
   const r = (await client.callTool({ name: 'status', arguments: {} }, undefined, SLOW)) as Result;
   t.equal(r.isError, true);
   t.same(r.structuredContent.error, { message: 'internal error in `status`: the compile worker did not start', internal: true });
+});
+
+t.test('in process: every operation answers through its tool, its structured content fitting its output schema', async (t) => {
+  const dir = copyExample('rings', 'mcp');
+  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => session.close());
+  const { client } = await inProcess(t, session);
+  const list = (await client.listTools()).tools;
+  const called = new Set<string>();
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const r = (await client.callTool({ name, arguments: args }, undefined, SLOW)) as Result;
+    t.notOk(r.isError, `${name} ${JSON.stringify(args).slice(0, 60)}: ${texts(r)[0]?.slice(0, 300)}`);
+    const out = ajv.getValidator(list.find((x) => x.name === name)!.outputSchema as object)(r.structuredContent);
+    t.ok(out.valid, `${name}: the answer fits the listed output schema (${out.errorMessage ?? 'valid'})`);
+    called.add(name);
+    return r.structuredContent;
+  };
+  await call('status');
+  await call('kernels');
+  const tint = await call('kernel', { kernel: 'demo.tint@1' });
+  await call('graph');
+  await call('document', { path: 'kernels.esn' });
+  await call('history');
+  await call('compose', { edits: [{ node: 'rings', member: 'count', text: 'count = 6.0;' }] });
+  await call('sync');
+  await call('prepare', { source: tint.source });
+  await call('publish', { source: tint.source });
+  await call('retire', { kernel: 'demo.tint@1' });
+  await call('param', { name: 'warmth', value: 0.7 });
+  await call('evaluate', { time: 0.25 });
+  await call('read', { output: 'result' });
+  await call('read', { format: 'f32', region: { x: 0, y: 0, width: 2, height: 2 } });
+  const snap = await call('snapshot');
+  await call('snapshot', { path: 'saved.snapshot.json' });
+  await call('restore', { data: snap.data });
+  await call('pause', { paused: true });
+  await call('pause', { paused: false });
+  await call('reset');
+  await call('help');
+  await call('help', { name: 'evaluate' });
+  await call('trace', { x: 3, y: 4 });
+  await call('pin', { node: 'rings' });
+  await call('unpin', { node: 'rings' });
+  await call('cancel');
+  // write needs state or an input: the life example has a board.
+  const lifeDir = copyExample('life', 'mcp');
+  const life = await Session.open(join(lifeDir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => life.close());
+  const lifeDoor = await inProcess(t, life);
+  const w = (await lifeDoor.client.callTool({ name: 'write', arguments: { node: 'board', port: 'cells', value: [1] } }, undefined, SLOW)) as Result;
+  t.notOk(w.isError, texts(w)[0]);
+  called.add('write');
+  await call('quit');
+  t.same(OPERATION_NAMES.filter((n) => !called.has(n)), [], 'every operation called');
+});
+
+t.test('in process: evaluate on a scene that does not check is a tool error saying how to mend it', async (t) => {
+  const dir = copyExample('rings', 'mcp');
+  const scenePath = join(dir, 'scene.esn');
+  writeFileSync(scenePath, readFileSync(scenePath, 'utf8').replace('warmth = warmth;', 'warmth = warmt;'));
+  const session = await Session.open(scenePath, { workers: 1 });
+  t.teardown(() => session.close());
+  const { client } = await inProcess(t, session);
+  const r = (await client.callTool({ name: 'evaluate', arguments: {} }, undefined, SLOW)) as Result;
+  t.equal(r.isError, true, 'not a frame of nothing');
+  t.match(texts(r)[0], /the scene is refused, so there is nothing to evaluate: .*warmt/);
+  t.match(texts(r)[0], /Mend it with `compose`/);
+  t.equal(r.structuredContent.error.refused, true);
+  t.same(r.structuredContent.error.request, { op: 'document', path: 'scene.esn' });
+  const status = JSON.parse(await session.request('{"op":"status"}')).ok;
+  t.equal(status.frame, 0, 'nothing was evaluated');
+  // Mended, it evaluates.
+  const mended = (await client.callTool({ name: 'compose', arguments: { edits: [{ node: 'tint', member: 'warmth', text: 'warmth = warmth;' }] } }, undefined, SLOW)) as Result;
+  t.notOk(mended.isError, texts(mended)[0]);
+  const e = (await client.callTool({ name: 'evaluate', arguments: {} }, undefined, SLOW)) as Result;
+  t.notOk(e.isError);
+  t.equal(images(e).length, 1);
+});
+
+t.test('the prompts name only tools there are', async (t) => {
+  let named = 0;
+  for (const [name, prompt] of Object.entries(PROMPTS)) {
+    const text = (prompt.text as (a: Record<string, string>) => string)({});
+    for (const m of text.matchAll(/`([a-z]+)`/g)) {
+      if (['edits', 'text', 'expect', 'documents', 'fix', 'unrun', 'refused', 'written', 'field'].includes(m[1]!)) continue;
+      t.ok(OPERATION_NAMES.includes(m[1]!), `${name}: \`${m[1]}\` is a tool`);
+      named++;
+    }
+  }
+  t.ok(named > 15, `${named} tool names`);
 });
 
 function goodValue(type: string): unknown {
@@ -208,16 +312,6 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
 
   t.equal(client.getServerVersion()?.name, 'entelechy');
   t.match(client.getInstructions(), /`status`/);
-
-  await t.test('tools/list: 24 tools whose schemas are the table\'s', async (t) => {
-    const { tools: listed } = await client.listTools();
-    t.same(listed.map((x) => x.name), OPERATION_NAMES);
-    for (const op of OPERATIONS) {
-      const tool = listed.find((x) => x.name === op.name)!;
-      t.same(tool.inputSchema.required ?? [], op.fields.filter((f) => f.required).map((f) => f.name), `${op.name}: required fields`);
-      t.ok(tool.description?.startsWith(op.summary));
-    }
-  });
 
   await t.test('status', async (t) => {
     const r = await call('status');
@@ -311,28 +405,14 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
     t.notOk(mended.isError, 'the fix, handed back, is accepted');
   });
 
-  await t.test('argument errors', async (t) => {
-    const extra = await call('status', { frame: 1 });
-    t.equal(extra.isError, true);
-    t.equal(extra.structuredContent.error.field, 'frame');
-    t.match(texts(extra)[0], /`status` takes no field `frame`/);
-    const type = await call('read', { format: 3 });
-    t.equal(type.structuredContent.error.field, 'format');
-    t.equal(type.structuredContent.error.expected, 'string');
-    const missing = await call('kernel', {});
-    t.equal(missing.structuredContent.error.field, 'kernel');
-    t.match(texts(missing)[0], /`kernel` needs `kernel`/);
-    const unknown = await call('statsu');
-    t.equal(unknown.isError, true);
-    t.match(texts(unknown)[0], /did you mean `status`\?/);
-    t.same(unknown.structuredContent.error.operations, OPERATION_NAMES);
-    const envelope = await call('status', { id: 7 });
-    t.equal(envelope.structuredContent.error.field, 'id', 'the envelope\'s fields are not arguments');
+  await t.test('errors of the operations keep their data', async (t) => {
     const param = await call('param', { name: 'count', value: 3 });
     t.same(param.structuredContent.error.fix, { node: 'rings', member: 'count', text: 'count = 3;' }, 'a fix for another tool');
     const noOutput = await call('evaluate', { outputs: ['nope'] });
     t.equal(noOutput.isError, true);
     t.equal(noOutput.structuredContent.error.field, 'outputs');
+    const unknown = await call('statsu');
+    t.equal(unknown.isError, true, 'a tool that is not there');
   });
 
   await t.test('the server ends when the client closes stdin, with status 0', async (t) => {
@@ -348,6 +428,15 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
     closed = true;
     t.notMatch(stderr, /internal error|at .*\.js:\d+/, 'no stack traces on stderr');
   });
+});
+
+t.test('entelechy mcp over stdio: tools, resources and their notifications, prompts', async (t) => {
+  const dir = copyExample('rings', 'mcp');
+  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', join(dir, 'scene.esn'), '--workers', '1'], cwd: ROOT, stderr: 'pipe' });
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  await mcpScenario(t, client, dir);
 });
 
 t.test('a scene that is not there yet: compose writes it; quit answers, then the server ends', async (t) => {

@@ -84,11 +84,13 @@ export async function mcp(scenePath: string, options: McpOptions = {}): Promise<
   try {
     session = await opening;
   } catch (e) {
+    door.close();
     await door.server.close();
     throw e;
   }
   if (session.refused) process.stderr.write(`entelechy: ${session.refused.message}\n(the session runs; mend the scene with compose)\n`);
   await ended;
+  door.close();
   await door.server.close();
   await session.close();
 }

@@ -1,44 +1,65 @@
-// The MCP tools, made from the operations table: one tool per operation, its input schema from the
-// operation's fields and its description from the summary and the answer. Nothing here names an
+// The MCP tools, made from the operations table: one tool per operation, its zod input schema from
+// the operation's fields (the SDK validates calls with it and lists it as JSON Schema), its output
+// schema from what the operation returns, its annotations from its effect. Nothing here names an
 // operation or a field, so a new operation or field in the table is a new tool or property.
 
-import { OPERATIONS, type OperationSpec } from '../protocol/operations.js';
+import * as z from 'zod';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { F32_MAX, missingField, unknownField, wrongType } from '../protocol/envelope.js';
+import { OPERATIONS, type FieldType, type OperationSpec } from '../protocol/operations.js';
 
-/** The JSON Schema subset the tools use. */
-export type JsonSchema = { [key: string]: unknown };
+/** A number a kernel can be given (the envelope's f32 check): finite, within ±3.4e38. */
+const f32 = () => z.number().min(-F32_MAX).max(F32_MAX);
 
 /**
- * A field type of the table as JSON Schema. The table's types are read as strings: a type this
- * map does not know yet is taken as any value (the session still validates it), so the door
- * keeps working when the table grows a type.
+ * The zod type of a field type of the table. A type this map does not know yet is any value (the
+ * session still validates it), so the door keeps working when the table grows a type.
  */
-export function typeSchema(type: string): JsonSchema {
+export function typeSchema(type: FieldType | string, error?: z.core.$ZodErrorMap): z.ZodType {
+  const e = error ? { error } : {};
   switch (type) {
     case 'string':
+      return z.string(e);
     case 'number':
+      return z.number(e).min(-F32_MAX, e).max(F32_MAX, e);
     case 'integer':
+      return z.int(e);
     case 'boolean':
+      return z.boolean(e);
     case 'object':
-      return { type };
-    // `items` is there for clients that refuse an array schema without one (any item: the session
-    // checks each item and says which is wrong).
+      return z.record(z.string(), z.unknown(), e);
     case 'array':
-      return { type: 'array', items: {} };
+      return z.array(z.unknown(), e);
     case 'string|null':
-      return { type: ['string', 'null'] };
+      return z.string(e).nullable();
     case 'number|array':
-      return { anyOf: [{ type: 'number' }, { type: 'array', items: { type: 'number' } }] };
+      return z.union([f32(), z.array(f32())], e);
     default:
-      return {};
+      return z.unknown();
   }
 }
 
-/** The input schema of one operation: its fields, which are required, and no others. */
-export function inputSchema(op: OperationSpec): JsonSchema & { type: 'object' } {
-  const properties: Record<string, JsonSchema> = {};
-  for (const f of op.fields) properties[f.name] = { ...typeSchema(f.type), description: f.meaning };
-  const required = op.fields.filter((f) => f.required).map((f) => f.name);
-  return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
+/**
+ * The input schema of one operation: its fields, which are required, and no others. A call that
+ * does not fit is refused with the message the protocol gives the same request (envelope.ts).
+ */
+export function inputSchema(op: OperationSpec): z.ZodObject {
+  const shape: Record<string, z.ZodType> = {};
+  for (const f of op.fields) {
+    const message: z.core.$ZodErrorMap = (issue) => (issue.input === undefined ? missingField(op, f) : wrongType(op, f)).message;
+    const type = typeSchema(f.type, message).describe(f.meaning);
+    shape[f.name] = f.required ? type : type.optional();
+  }
+  return z.strictObject(shape, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? unknownField(op, issue.keys[0]!).message : undefined),
+  });
+}
+
+/** The output schema: what `ok` may hold, each member optional, others allowed. */
+export function outputSchema(op: OperationSpec): z.ZodObject {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, type] of Object.entries(op.returns)) shape[name] = typeSchema(type).optional();
+  return z.looseObject(shape);
 }
 
 /** What a model reads about a tool: the summary and what it answers (fields are described in the schema). */
@@ -47,12 +68,27 @@ export function description(op: OperationSpec): string {
   return `${op.summary} Answers: ${answer}.`;
 }
 
+/**
+ * The table's effect as MCP's hints. Nothing reaches beyond the scene's folder and the running
+ * world (openWorldHint false); destructiveHint means something only when readOnlyHint is false.
+ */
+export function annotations(op: OperationSpec): ToolAnnotations {
+  return {
+    title: `${op.name} (${op.group})`,
+    readOnlyHint: op.effect === 'read',
+    destructiveHint: op.effect === 'destroy',
+    idempotentHint: op.idempotent,
+    openWorldHint: false,
+  };
+}
+
 export interface ToolDefinition {
   name: string;
   title: string;
   description: string;
-  inputSchema: JsonSchema & { type: 'object' };
-  annotations: { title: string; readOnlyHint: boolean; openWorldHint: boolean };
+  inputSchema: z.ZodObject;
+  outputSchema: z.ZodObject;
+  annotations: ToolAnnotations;
 }
 
 /** One tool per operation, in the table's order. */
@@ -62,8 +98,7 @@ export function tools(ops: readonly OperationSpec[] = OPERATIONS): ToolDefinitio
     title: `${op.name} (${op.group})`,
     description: description(op),
     inputSchema: inputSchema(op),
-    // Inspect operations only look; the rest may change the world or its documents. Nothing
-    // reaches beyond the scene's folder and the running world.
-    annotations: { title: `${op.name} (${op.group})`, readOnlyHint: op.group === 'Inspect', openWorldHint: false },
+    outputSchema: outputSchema(op),
+    annotations: annotations(op),
   }));
 }

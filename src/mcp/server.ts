@@ -1,22 +1,25 @@
-// The MCP door: the session's operations as Model Context Protocol tools. Each tool call becomes
-// one protocol request line through `session.request`, the path every other door takes, so a
-// tool answers what the operation answers and fails as it fails (same message, same data).
+// The MCP door: the session's operations as Model Context Protocol tools, its documents and outputs
+// as resources, and prompts for the common workflows, on the SDK's McpServer. Each tool call
+// becomes one protocol request line through `session.request`, the path every other door takes,
+// so a tool answers what the operation answers and fails as it fails (same message, same data).
 // What this module adds is presentation: the answer as text and structured content, errors as
 // tool errors a model can act on, and the pictures `read` and `evaluate` make as image content.
 
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Session } from '../main/session.js';
 import { VERSIONS } from '../protocol/handlers/inspect.js';
 import { plainReason } from '../protocol/envelope.js';
 import { operation } from '../protocol/operations.js';
 import { tools } from './schema.js';
+import { SceneResources } from './resources.js';
+import { registerPrompts } from './prompts.js';
 
 type Json = Record<string, unknown>;
 type Content = CallToolResult['content'][number];
 
 /** One protocol answer: `ok` or `error`, as the envelope writes them. */
-type Answer = { ok: Json; error?: undefined } | { error: Json; ok?: undefined };
+export type Answer = { ok: Json; error?: undefined } | { error: Json; ok?: undefined };
 
 export interface McpDoorOptions {
   /**
@@ -31,11 +34,9 @@ export interface McpDoorOptions {
 
 export const MAX_IMAGE_PIXELS = 1024 * 1024;
 
-/** Fields the envelope itself takes: a tool's arguments may not set them. */
-const ENVELOPE = ['id', 'op'];
-
 export class McpDoor {
-  readonly server: Server;
+  readonly server: McpServer;
+  readonly resources: SceneResources;
   private readonly maxImagePixels: number;
   /** Tool calls run one at a time, in order, as the requests of one connection of any door. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -44,30 +45,33 @@ export class McpDoor {
   private readonly conn = { kind: 'mcp', id: ++McpDoor.connections };
 
   /**
-   * `session` may still be opening: the server answers `initialize` and `tools/list` at once (the
-   * tools come from the table), and tool calls wait for the session.
+   * `session` may still be opening: the server answers `initialize` and the lists at once (the
+   * tools come from the table), and calls wait for the session.
    */
   constructor(
     private readonly session: Session | Promise<Session>,
     private readonly options: McpDoorOptions = {},
   ) {
     this.maxImagePixels = options.maxImagePixels ?? MAX_IMAGE_PIXELS;
-    // The low-level Server: the tools are data made from the operations table, not registered one
-    // by one with zod schemas (which McpServer wants).
-    this.server = new Server({ name: 'entelechy', title: 'Entelechy', version: VERSIONS.entelechy }, { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS });
-    const list = tools();
-    this.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: list }));
-    this.server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const { name, arguments: args } = request.params;
-      return this.serialised(async () => {
-        try {
-          return await this.call(name, args ?? {});
-        } catch (e) {
-          // The session answers its own failures; this is the door's (or a session that did not open).
-          return toolError({ message: `internal error in \`${name}\`: ${plainReason(e)}`, internal: true });
-        }
-      });
-    });
+    this.server = new McpServer(
+      { name: 'entelechy', title: 'Entelechy', version: VERSIONS.entelechy },
+      { capabilities: { tools: {}, resources: { subscribe: true }, prompts: {}, logging: {} }, instructions: INSTRUCTIONS },
+    );
+    for (const tool of tools()) {
+      const { name, ...config } = tool;
+      this.server.registerTool(name, config, (args: Json, extra) =>
+        this.serialised(async () => {
+          try {
+            return await this.call(name, args, extra.requestId);
+          } catch (e) {
+            // The session answers its own failures; this is the door's (or a session that did not open).
+            return toolError({ message: `internal error in \`${name}\`: ${plainReason(e)}`, internal: true });
+          }
+        }),
+      );
+    }
+    this.resources = new SceneResources(this.server, (op, fields) => this.ask(op, fields), Promise.resolve(session));
+    registerPrompts(this.server, (op, fields) => this.ask(op, fields));
   }
 
   private serialised<T>(f: () => Promise<T>): Promise<T> {
@@ -84,13 +88,11 @@ export class McpDoor {
     return answer.error !== undefined ? { error: answer.error as Json } : { ok: answer.ok as Json };
   }
 
-  /** A tool call: the operation of that name, answered as MCP content. */
-  async call(name: string, args: Json): Promise<CallToolResult> {
-    // `id` and `op` belong to the envelope; taken from the arguments they would change the request.
-    const reserved = Object.keys(args).find((k) => ENVELOPE.includes(k));
-    if (reserved !== undefined) {
-      const fields = operation(name)?.fields.map((f) => f.name) ?? [];
-      return toolError({ message: `\`${name}\` takes no field \`${reserved}\` (the tool's name is the operation)`, fields, field: reserved, expected: null });
+  /** A tool call (its arguments checked by its schema): the operation of that name, answered as MCP content. */
+  async call(name: string, args: Json, request?: RequestId): Promise<CallToolResult> {
+    if (name === 'evaluate') {
+      const refused = await this.refusedScene();
+      if (refused) return refused;
     }
     const answer = await this.ask(name, args);
     if (answer.error) return toolError(answer.error);
@@ -100,8 +102,27 @@ export class McpDoor {
     if (name === 'read') result = this.readResult(ok);
     else if (name === 'evaluate') result = await this.evaluateResult(ok, Array.isArray(args.outputs) && args.outputs.length > 0);
     else result = okResult(ok);
+    // What the call changed, told to subscribers before its result (so a client reads them in order).
+    if (operation(name)?.effect !== 'read') await this.resources.check({ outputs: name === 'evaluate', request });
     if (name === 'quit') setImmediate(() => this.options.onQuit?.());
     return result;
+  }
+
+  /**
+   * A scene that does not check runs an empty world: `evaluate` would answer a frame of nothing.
+   * It is a tool error instead, saying why and how to mend it. (A saved edit that was refused
+   * leaves the previous version running: that evaluates.)
+   */
+  private async refusedScene(): Promise<CallToolResult | undefined> {
+    const status = await this.ask('status', {});
+    const s = status.ok;
+    if (!s || !s.refused || (Array.isArray(s.outputs) && s.outputs.length > 0)) return undefined;
+    const reason = String((s.refused as Json).message);
+    return toolError({
+      message: `the scene is refused, so there is nothing to evaluate: ${reason}\nMend it with \`compose\` (\`edits\` of the statement named above, or the whole \`text\`): it checks the scene before writing and answers the diagnostics, often with a \`fix\` to hand back; \`document\` shows the text as it is.`,
+      refused: true,
+      request: { op: 'document', path: s.scene },
+    });
   }
 
   /**
@@ -152,6 +173,11 @@ export class McpDoor {
     }
     return result;
   }
+
+  /** Stop watching the scene (the server is closed by its host). */
+  close(): void {
+    this.resources.close();
+  }
 }
 
 /** How loud each event is in a client's log (an event not named here is info). */
@@ -187,5 +213,6 @@ export function toolError(error: Json): CallToolResult {
 const INSTRUCTIONS = [
   'Entelechy: a live engine for 2-D/3-D fields computed by kernels compiled to WebAssembly. This server runs one session on a scene: its documents on disk and the running world.',
   'Start with `status` (a scene that does not check shows in `refused`: mend it with `compose`) and `graph`; `help` describes any operation, type, builtin, grant or event. `compose` changes the scene\'s documents (checked and compiled before anything is written); `evaluate` runs a frame and shows the first output; `read` returns an output as a PNG image.',
+  'Resources: the scene\'s documents (entelechy://doc/scene.esn, ...; subscribe to hear when they change) and its outputs as PNG images (entelechy://output/NAME.png). Prompts: inspect-scene, change-look, write-replay-test.',
   'A failed call is a tool error: the message and, where there is one, a `fix` (often an edit to hand back to `compose`), then the error as JSON (line, column, node, fields).',
 ].join('\n');

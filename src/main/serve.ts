@@ -1,9 +1,11 @@
-// `entelechy serve`: the session behind its doors — stdin, and with --listen, TCP and WebSocket.
+// `entelechy serve`: the session behind its doors — stdin, and with --listen, TCP, WebSocket and
+// MCP over Streamable HTTP (/mcp).
 
 import { listen, parseListen, type Listener } from '../protocol/listen.js';
 import { serveStdio, type LineHandler } from '../protocol/transports.js';
 import { Session, type SessionOptions } from './session.js';
 import { applyParamOptions, type ParamOption } from './param-option.js';
+import { McpHttp } from '../mcp/http.js';
 
 /**
  * A session's params from --param. A scene that does not check has no params to set: that is said
@@ -54,8 +56,11 @@ export async function serve(scenePath: string, options: SessionOptions & { liste
   const handler = doorHandler(session);
   if (session.refused) process.stderr.write(`entelechy: ${session.refused.message}\n(the session runs; mend the scene with compose)\n`);
   let listener: Listener | undefined;
+  // The MCP door over Streamable HTTP at /mcp on the same port (src/mcp/http.ts).
+  const mcp = new McpHttp(session, options.allowedOrigins);
   try {
-    listener = address ? await listen(address, handler, { allowedOrigins: options.allowedOrigins }) : undefined;
+    listener = address ? await listen(address, handler, { allowedOrigins: options.allowedOrigins, http: mcp.handle }) : undefined;
+    mcp.bound = listener;
   } catch (e) {
     await session.close();
     throw e;
@@ -64,6 +69,7 @@ export async function serve(scenePath: string, options: SessionOptions & { liste
   // stdin ended or quit: without a listener the process ends; with one, a quit on stdin ends it too.
   if (listener) {
     if (!process.stdin.readableEnded) {
+      await mcp.close();
       await listener.close();
     } else {
       await new Promise<void>(() => undefined); // serve sockets until killed

@@ -6,6 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { doorHandler } from '../main/serve.js';
 import { Session, type SessionOptions } from '../main/session.js';
 import { listen, type Listener } from '../protocol/listen.js';
+import { McpHttp } from '../mcp/http.js';
 import { parseListen } from '../protocol/address.js';
 import { assetHandler } from './assets.js';
 import { servePage } from './pages.js';
@@ -45,9 +46,12 @@ export async function startPlayer(scenePath: string, options: PlayerOptions = {}
   const session = await Session.open(scenePath, options);
   const window = new PlayerWindow(session, options);
   let listener: Listener;
+  // MCP clients reach the session the window shows at /mcp (src/mcp/http.ts).
+  const mcp = new McpHttp(session);
+  const assets = assetHandler();
   try {
     listener = await listen(address, doorHandler(session), {
-      http: assetHandler(),
+      http: (req, res) => mcp.handle(req, res) || assets(req, res),
       webSocket: (req) => (new URL(req.url ?? '/', 'http://x').pathname === PLAYER_SOCKET_PATH ? (ws) => servePage(window, ws) : undefined),
       log: options.log,
     });
@@ -56,6 +60,7 @@ export async function startPlayer(scenePath: string, options: PlayerOptions = {}
     await session.close();
     throw new PlayerError((e as Error).message);
   }
+  mcp.bound = listener;
   const host = listener.host.includes(':') ? `[${listener.host}]` : listener.host === '0.0.0.0' ? '127.0.0.1' : listener.host;
   let closing: Promise<void> | undefined;
   return {
@@ -64,6 +69,7 @@ export async function startPlayer(scenePath: string, options: PlayerOptions = {}
     close: () =>
       (closing ??= (async () => {
         await window.close();
+        await mcp.close();
         await listener.close();
         await session.close();
       })()),

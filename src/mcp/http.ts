@@ -1,0 +1,102 @@
+// The MCP door over Streamable HTTP, at `/mcp` on the --listen port (src/protocol/listen.ts routes
+// plain HTTP requests here). Each MCP client that initializes gets an MCP session of its own (the
+// `mcp-session-id` header) with a door of its own on the one running session, as a TCP client gets
+// a connection. Browser origins are checked as the WebSocket door checks them: a page of another
+// origin is refused unless --allow-origin names it.
+
+import type http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Session } from '../main/session.js';
+import { originPolicy } from '../protocol/address.js';
+import { McpDoor } from './server.js';
+
+export const MCP_PATH = '/mcp';
+
+/** MCP sessions one server keeps at most: a client that never ends its own cannot grow it forever. */
+export const MAX_MCP_SESSIONS = 32;
+
+interface Open {
+  transport: StreamableHTTPServerTransport;
+  door: McpDoor;
+}
+
+export class McpHttp {
+  private readonly open = new Map<string, Open>();
+  private readonly originAllowed: (origin: string | undefined) => boolean;
+  /** The address the listener bound (set once it listens): the server's own origins are allowed. */
+  bound?: { host: string; port: number };
+
+  constructor(
+    private readonly session: Session | Promise<Session>,
+    allowedOrigins: string[] = [],
+  ) {
+    // Before the listener is bound nothing can arrive; an origin then would be refused.
+    this.originAllowed = originPolicy(allowedOrigins, () => this.bound ?? { host: '', port: -1 });
+  }
+
+  /** listen()'s HttpHandler: true when the request is this door's. */
+  readonly handle = (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== MCP_PATH) return false;
+    const origin = req.headers.origin;
+    if (!this.originAllowed(origin)) {
+      plain(res, 403, `MCP refused: origin ${origin} is not allowed; start the server with --allow-origin ${origin} to allow pages of that origin\n`);
+      return true;
+    }
+    this.serve(req, res).catch((err: unknown) => {
+      if (!res.headersSent) plain(res, 500, `MCP request failed: ${(err as Error)?.message ?? err}\n`);
+      else res.end();
+    });
+    return true;
+  };
+
+  private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const id = req.headers['mcp-session-id'];
+    if (typeof id === 'string') {
+      const open = this.open.get(id);
+      if (!open) return jsonRpcError(res, 404, `no MCP session \`${id}\` here (it ended, or the server restarted): initialize a new one`);
+      return open.transport.handleRequest(req, res);
+    }
+    if (req.method !== 'POST') return jsonRpcError(res, 400, 'no MCP session: POST an `initialize` request first (no `mcp-session-id` header)');
+    if (this.open.size >= MAX_MCP_SESSIONS)
+      return jsonRpcError(res, 503, `${MAX_MCP_SESSIONS} MCP sessions are open, the most this server keeps; end one (DELETE ${MCP_PATH} with its mcp-session-id) and try again`);
+    // A new MCP session: its transport answers `initialize` (or refuses what is not one).
+    let transport!: StreamableHTTPServerTransport;
+    const door = new McpDoor(this.session, { onQuit: () => void transport.close() });
+    transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sid) => {
+        this.open.set(sid, { transport, door });
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.open.delete(transport.sessionId);
+      door.close();
+    };
+    await door.server.connect(transport);
+    await transport.handleRequest(req, res);
+    if (!transport.sessionId) await door.server.close(); // it was not an initialize
+  }
+
+  /** End every MCP session (the listener is closing). */
+  async close(): Promise<void> {
+    await Promise.all([...this.open.values()].map(({ door }) => door.server.close().catch(() => undefined)));
+    this.open.clear();
+  }
+
+  /** MCP sessions open now. */
+  sessions(): number {
+    return this.open.size;
+  }
+}
+
+function plain(res: http.ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  res.end(text);
+}
+
+function jsonRpcError(res: http.ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}

@@ -1,0 +1,97 @@
+// The MCP door over Streamable HTTP: `entelechy serve --listen` spawned for real, the SDK's own
+// client on its port at /mcp (the scenario of test/mcp-scenario.ts: tools, resources and their
+// notifications, prompts), the origin check the WebSocket door makes, MCP sessions of their own
+// beside the protocol's TCP door on the same port, and the server ending with MCP sessions open.
+
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ROOT } from './helpers.js';
+import { copyExample } from './fixtures.js';
+import { mcpScenario, SLOW, type Result } from './mcp-scenario.js';
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0', id: 1, method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+/** POST an initialize to /mcp as a browser page of `origin` would. */
+async function initializeFrom(port: number, origin?: string): Promise<{ status: number; body: string; session: string | null }> {
+  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(origin ? { origin } : {}) },
+    body: INITIALIZE,
+  });
+  return { status: res.status, body: await res.text(), session: res.headers.get('mcp-session-id') };
+}
+
+t.test('entelechy serve --listen: MCP over Streamable HTTP at /mcp', async (t) => {
+  const dir = copyExample('rings', 'mcp-http');
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--listen', '127.0.0.1:0', '--workers', '1', '--allow-origin', 'http://localhost:5173'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill();
+  });
+  let stderr = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(stderr);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', () => reject(new Error(`serve ended: ${stderr}`)));
+  });
+
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+  await client.connect(transport);
+  t.ok(transport.sessionId, 'an MCP session of its own');
+  t.equal(client.getServerVersion()?.name, 'entelechy');
+
+  await mcpScenario(t, client, dir);
+
+  await t.test('origins: a foreign page is refused, the server\'s own and --allow-origin ones are not', async (t) => {
+    const foreign = await initializeFrom(port, 'http://evil.example:8000');
+    t.equal(foreign.status, 403);
+    t.match(foreign.body, /MCP refused: origin http:\/\/evil\.example:8000 is not allowed; start the server with --allow-origin http:\/\/evil\.example:8000/);
+    t.equal(foreign.session, null, 'no MCP session for it');
+    const own = await initializeFrom(port, `http://127.0.0.1:${port}`);
+    t.equal(own.status, 200, 'a page the server itself serves');
+    t.ok(own.session);
+    const allowed = await initializeFrom(port, 'http://localhost:5173');
+    t.equal(allowed.status, 200, '--allow-origin');
+    const none = await initializeFrom(port);
+    t.equal(none.status, 200, 'no Origin: not a browser');
+    const stale = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': 'no-such-session' }, body: INITIALIZE });
+    t.equal(stale.status, 404);
+    t.match(await stale.text(), /no MCP session `no-such-session` here[^"]*initialize a new one/);
+  });
+
+  await t.test('the protocol\'s TCP door on the same port sees what the MCP client did', async (t) => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write('{"id":1,"op":"document"}\n'));
+      let got = '';
+      socket.on('data', (d) => {
+        got += String(d);
+        if (got.includes('\n')) {
+          socket.end();
+          resolve(got.trim());
+        }
+      });
+      socket.on('error', reject);
+    });
+    t.match(JSON.parse(answer).ok.text, /count = 3\.0;/, 'the compose the MCP client made');
+    const r = (await client.callTool({ name: 'status', arguments: {} }, undefined, SLOW)) as Result;
+    t.notOk(r.isError, 'the MCP session goes on');
+  });
+
+  await t.test('quit on stdin ends the server with MCP sessions open, status 0', async (t) => {
+    child.stdin.end('{"op":"quit"}\n');
+    t.equal(await exited, 0);
+    t.notMatch(stderr, /internal error|\n\s+at /, 'no stack traces');
+  });
+  await client.close().catch(() => undefined);
+});

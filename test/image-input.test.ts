@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
@@ -13,8 +13,13 @@ import { ROOT } from './helpers.js';
 
 const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
 
+/** Run the CLI; `input` is given as a file on stdin (a script of requests: its end cancels nothing). */
 function cli(args: string[], input = '', cwd = ROOT) {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), ...args], { cwd, input, encoding: 'utf8', timeout: 300_000, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
+  const file = join(mkdtempSync(join(tmpdir(), 'entelechy-input-requests-')), 'requests.jsonl');
+  writeFileSync(file, input);
+  const fd = openSync(file, 'r');
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), ...args], { cwd, stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8', timeout: 300_000, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
+  closeSync(fd);
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, ended: `status ${r.status}${r.signal ? `, signal ${r.signal}` : ''}\n${r.stderr}` };
 }
 

@@ -3,6 +3,7 @@
 
 import { listen, parseListen, type Listener } from '../protocol/listen.js';
 import { serveStdio, type LineHandler } from '../protocol/transports.js';
+import { stdinIsFile } from '../protocol/stdio.js';
 import { Session, type SessionOptions } from './session.js';
 import { applyParamOptions, type ParamOption } from './param-option.js';
 import { McpHttp } from '../mcp/http.js';
@@ -65,7 +66,9 @@ export async function serve(scenePath: string, options: SessionOptions & { liste
     await session.close();
     throw e;
   }
-  await serveStdio(handler);
+  // The end of a pipe or terminal is the client going away: what it asked to evaluate stops (the
+  // end of a file of requests is not: every request of it is answered).
+  await serveStdio(handler, process.stdin, process.stdout, undefined, { endCancels: !stdinIsFile() });
   // stdin ended or quit: without a listener the process ends; with one, a quit on stdin ends it too.
   if (listener) {
     if (!process.stdin.readableEnded) {

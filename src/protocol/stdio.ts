@@ -1,5 +1,6 @@
 // The stdin door: request lines on standard input, answers on standard output.
 
+import { fstatSync } from 'node:fs';
 import { Door, DoorLimits, LineHandler, LineSplitter, fullLimits } from './door.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -7,15 +8,32 @@ import { Door, DoorLimits, LineHandler, LineSplitter, fullLimits } from './door.
 // ---------------------------------------------------------------------------------------------
 
 /**
+ * Whether standard input is a regular file (`entelechy serve scene.esn < requests.jsonl`): its end
+ * is the end of a script, not a client going away.
+ */
+export function stdinIsFile(): boolean {
+  try {
+    return fstatSync(0).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Serves request lines from `input` (default process.stdin), answers to `output` (default
  * process.stdout). Resolves when the input ends (after the queued requests are answered), when a
  * `quit` closes the connection, or when the output fails (EPIPE). It does not end `output`.
+ *
+ * `endCancels`: the end of the input is the client going away (a pipe or terminal closed, as a
+ * TCP FIN is): the evaluations its requests run or queue are cancelled (cancel.ts), and the
+ * requests still queued are answered.
  */
 export function serveStdio(
   handler: LineHandler,
   input: NodeJS.ReadableStream = process.stdin,
   output: NodeJS.WritableStream = process.stdout,
   limits?: DoorLimits,
+  options: { endCancels?: boolean } = {},
 ): Promise<void> {
   const lim = fullLimits(limits);
   return new Promise<void>((resolve) => {
@@ -84,6 +102,7 @@ export function serveStdio(
     function onEnd() {
       if (door.closed) return;
       splitter.end();
+      if (options.endCancels) door.peerClosed();
       door.inputEnd();
     }
     function onInputError() {

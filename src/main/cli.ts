@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 import type { Backend } from './engine.js';
 import { SceneFolder } from './files.js';
 import { parseMemory } from './budget.js';
-import { videoCrf } from './video.js';
+import { isVideoFile, videoCrf } from './video.js';
 import { checkParamOptions, parseParamOptions } from './param-option.js';
 import type { PipelineName } from '../../bench/reference/measurement.js';
 
@@ -111,6 +111,7 @@ function sceneName(scenePath: string): string {
 async function renderCommand(argv: {
   scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean;
   frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[]; input?: string[]; memory?: string; tile?: string;
+  shard?: string; overwrite: boolean;
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
   const paramOptions = parseParamOptions(argv.param);
@@ -122,6 +123,7 @@ async function renderCommand(argv: {
   const tile = argv.tile === undefined ? undefined : parseTile(String(argv.tile));
   if (tile && !Array.isArray(tile)) throw new UserError(tile.problem);
   const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
+  const shard = argv.shard !== undefined ? await shardOption(argv.shard, frames, argv.out) : undefined;
   // An input whose size the scene leaves open takes its image's: read before the scene is checked.
   const { checkInputOptions, inputImageSizes, parseInputOptions } = await import('./input-feed.js');
   const inputs = parseInputOptions(argv.input);
@@ -148,8 +150,16 @@ async function renderCommand(argv: {
   const crf = videoCrf(file, argv.crf);
   await render(scene, {
     output, file, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, memory: memoryOption(argv.memory), tile, backend: argv.backend as Backend, fuse: argv.fuse,
-    json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY),
+    json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY), shard, resume: Boolean(shard) && !argv.overwrite,
   });
+}
+
+/** --shard: with --frames and numbered files only (a video cannot be written in pieces). */
+async function shardOption(text: string, frames: unknown, out: string | undefined) {
+  const { parseShard } = await import('./shard.js');
+  if (!frames) throw new UserError('--shard splits a range of frames: give --frames FIRST:LAST too');
+  if (out && isVideoFile(out)) throw new UserError(`--shard writes numbered images: give -o out/%04d.png (and join them into ${out} with ffmpeg once every shard is done)`);
+  return parseShard(text);
 }
 
 async function check(argv: { scene: string; json: boolean; dump?: PassName }): Promise<number> {
@@ -215,7 +225,9 @@ export async function main(args: string[]): Promise<number> {
           .option('tile', { type: 'string', describe: 'WIDTHxHEIGHT: render in tiles of this size (default: in tiles only when the fields do not fit --memory, of whole rows)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON line per frame (frame, file, millis) and a summary, for pipelines' })
           .option('backend', { choices: ['jit', 'interp'], default: 'jit', describe: 'compiled WebAssembly, or the reference interpreter' })
-          .option('fuse', { type: 'boolean', default: true, describe: 'fuse pointwise chains into one loop' }),
+          .option('fuse', { type: 'boolean', default: true, describe: 'fuse pointwise chains into one loop' })
+          .option('shard', { type: 'string', describe: 'INDEX/COUNT: render only this shard\'s run of --frames (from 0); auto/COUNT takes the index from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID, auto also the count from SLURM_ARRAY_TASK_COUNT. Frames already written whole are skipped (docs/distributed.md)' })
+          .option('overwrite', { type: 'boolean', default: false, describe: 'with --shard: render every frame again, even those already written' }),
       (argv) => renderCommand(argv as never),
     )
     .command(
@@ -347,7 +359,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 /** Errors that are the user's to mend: printed as a message, never with a stack trace. */
-const USER_ERRORS = new Set(['TileError', 'VideoError', 'UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
+const USER_ERRORS = new Set(['ShardError', 'TileError', 'VideoError', 'UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
 
 export function isUserError(e: unknown): e is Error {
   return e instanceof Error && USER_ERRORS.has(e.name);

@@ -18,6 +18,7 @@ import { isVideoFile, requireFfmpeg, VideoFile } from './video.js';
 import { InputFeed, type InputOption } from './input-feed.js';
 import { InputImageError } from './image-input.js';
 import { markPrinted } from './cli.js';
+import { isCompletePng, shardFrames, type Shard } from './shard.js';
 
 export class RenderError extends Error {
   override name = 'RenderError';
@@ -53,6 +54,10 @@ export interface RenderOptions {
   json: boolean;
   /** Show a progress bar (on a terminal). */
   progress: boolean;
+  /** Render only this shard's share of the frames (shard.ts). */
+  shard?: Shard;
+  /** Skip frames whose file is already a whole PNG of the output's size (a re-run resumes). */
+  resume?: boolean;
 }
 
 /** `A:B` (inclusive) or `N` (one frame). */
@@ -117,12 +122,21 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   }
   const out = (line: object) => options.json && process.stdout.write(JSON.stringify(line) + '\n');
   const stateful = scene.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state'));
-  const first = frames?.first ?? 0;
-  const last = frames?.last ?? 0;
+  const range = frames && options.shard ? shardFrames(frames, options.shard) : frames;
+  const first = range?.first ?? 0;
+  const last = range?.last ?? 0;
+  // Frames already written whole are skipped; a stateful scene still runs them for its state.
+  const [width, height] = outputSize(scene, options.output);
+  const done = new Set<number>();
+  if (frames && options.resume) for (let f = first; f <= last; f++) if (isCompletePng(frameFile(options.file, f), width, height)) done.add(f);
+  let end = last;
+  while (end >= first && done.has(end)) end--;
   // State evolves frame by frame: a stateful scene runs from frame 0 even when writing from later.
   const start = frames && stateful ? 0 : first;
+  if (options.shard && stateful && start < first && end >= first && !options.json)
+    process.stderr.write(`note: the scene has state, made frame by frame: shard ${options.shard.index}/${options.shard.count} runs frames ${start}-${first - 1} too, to write ${first}-${last}\n`);
   const bar = options.progress && frames ? new cliProgress.SingleBar({ format: 'rendering [{bar}] {value}/{total} frames | {eta_formatted} left', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
-  bar?.start(last - first + 1, 0);
+  bar?.start(Math.max(0, last - first + 1), 0);
   const started = performance.now();
   const reported = (w: FrameFile & { millis: number }) => {
     out({ frame: w.frame, file: w.file, millis: w.millis });
@@ -130,7 +144,16 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   };
   const writer = video ? new VideoWriter(options, reported) : new FrameWriter(frames ? workers : 0, reported);
   try {
-    for (let frame = start; frame <= last; frame++) {
+    // Nothing left to write: nothing to evaluate either, not even a stateful scene's lead-in.
+    const evaluateTo = end >= first ? end : start - 1;
+    for (let frame = start; frame <= evaluateTo; frame++) {
+      const file = frames && !video ? frameFile(options.file, frame) : options.file;
+      if (done.has(frame)) {
+        await writer.drain(); // reported in order
+        out({ frame, file, skipped: true });
+        bar?.increment();
+        if (!stateful) continue;
+      }
       const t0 = performance.now();
       const time = frames ? options.time + frame / options.fps : options.time;
       try {
@@ -142,21 +165,24 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
         if (e instanceof InputImageError) throw new RenderError(frames ? `frame ${frame}: ${e.message}` : e.message, frame);
         throw e;
       }
-      if (frame < first) continue;
+      if (frame < first || done.has(frame)) continue;
       const field = run.outputField(options.output)!;
       // A range of frames hands each frame's pixels to a thread; one frame is encoded from the
       // field, strip by strip (the field stays as it is until the write is done: drain below).
       const pixels = frames || video ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output);
-      const file = frames && !video ? frameFile(options.file, frame) : options.file;
       await writer.write({ frame, file, t0, width: field.width, height: field.height }, pixels);
     }
     await writer.drain();
+    for (let frame = end + 1; frame <= last; frame++) {
+      out({ frame, file: frameFile(options.file, frame), skipped: true });
+      bar?.increment();
+    }
     await writer.complete();
     const millis = performance.now() - started;
-    out({ done: true, frames: writer.written, ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: pool?.workers ?? 1, events: run.events });
+    out({ done: true, frames: writer.written, ...(done.size ? { skipped: done.size } : {}), ...(options.shard ? { shard: { ...options.shard, first, last } } : {}), ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: pool?.workers ?? 1, events: run.events });
     bar?.stop();
     if (writer instanceof VideoWriter && writer.padded && !options.json) process.stderr.write(`note: ${writer.padded}\n`);
-    if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frames to ${options.file} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
+    if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frames to ${options.file}${done.size ? ` (${done.size} already there skipped)` : ''} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
     else if (!options.json) {
       const field = run.outputField(options.output)!;
       process.stderr.write(`wrote ${options.file} (${field.width} x ${field.height}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${pool ? pool.workers : 1} worker${pool && pool.workers > 1 ? 's' : ''})\n`);
@@ -173,6 +199,12 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     run.dispose();
     await Promise.all([pool?.destroy(), writer.close()]);
   }
+}
+
+/** The size of an output's field: its node's domain. */
+export function outputSize(scene: Scene, output: string): number[] {
+  const o = scene.outputs.find((x) => x.name === output);
+  return scene.nodes.find((n) => n.name === o?.node)?.domain ?? [];
 }
 
 interface FrameFile {

@@ -111,7 +111,7 @@ function sceneName(scenePath: string): string {
 async function renderCommand(argv: {
   scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean;
   frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[]; input?: string[]; memory?: string; tile?: string;
-  shard?: string; overwrite: boolean;
+  shard?: string; overwrite: boolean; farm?: string;
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
   const paramOptions = parseParamOptions(argv.param);
@@ -124,6 +124,7 @@ async function renderCommand(argv: {
   if (tile && !Array.isArray(tile)) throw new UserError(tile.problem);
   const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
   const shard = argv.shard !== undefined ? await shardOption(argv.shard, frames, argv.out) : undefined;
+  if (shard && argv.farm !== undefined) throw new UserError('--shard and --farm are two ways to split a render: give one');
   // An input whose size the scene leaves open takes its image's: read before the scene is checked.
   const { checkInputOptions, inputImageSizes, parseInputOptions } = await import('./input-feed.js');
   const inputs = parseInputOptions(argv.input);
@@ -148,10 +149,15 @@ async function renderCommand(argv: {
     throw new UserError(`${argv.scene} has no output \`${output}\`; its outputs: ${scene.outputs.map((o) => o.name).join(', ')}`);
   const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
   const crf = videoCrf(file, argv.crf);
-  await render(scene, {
+  const options = {
     output, file, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, memory: memoryOption(argv.memory), tile, backend: argv.backend as Backend, fuse: argv.fuse,
-    json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY), shard, resume: Boolean(shard) && !argv.overwrite,
-  });
+    json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY), shard, resume: (Boolean(shard) || argv.farm !== undefined) && !argv.overwrite,
+  };
+  if (argv.farm !== undefined) {
+    const { farmRender } = await import('../farm/submit.js');
+    return farmRender(scene, { ...options, farm: argv.farm, size });
+  }
+  await render(scene, options);
 }
 
 /** --shard: with --frames and numbered files only (a video cannot be written in pieces). */
@@ -227,8 +233,28 @@ export async function main(args: string[]): Promise<number> {
           .option('backend', { choices: ['jit', 'interp'], default: 'jit', describe: 'compiled WebAssembly, or the reference interpreter' })
           .option('fuse', { type: 'boolean', default: true, describe: 'fuse pointwise chains into one loop' })
           .option('shard', { type: 'string', describe: 'INDEX/COUNT: render only this shard\'s run of --frames (from 0); auto/COUNT takes the index from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID, auto also the count from SLURM_ARRAY_TASK_COUNT. Frames already written whole are skipped (docs/distributed.md)' })
-          .option('overwrite', { type: 'boolean', default: false, describe: 'with --shard: render every frame again, even those already written' }),
+          .option('farm', { type: 'string', describe: 'redis://HOST:PORT: render --frames on the farm\'s workers (entelechy farm worker), writing each frame here as it comes back; frames already written whole are skipped (docs/distributed.md)' })
+          .option('overwrite', { type: 'boolean', default: false, describe: 'with --shard or --farm: render every frame again, even those already written' }),
       (argv) => renderCommand(argv as never),
+    )
+    .command(
+      'farm <role>',
+      'farm worker --redis URL: render frames for `render --farm` from a queue in Redis (docs/distributed.md)',
+      (y) =>
+        y
+          .positional('role', { choices: ['worker'], demandOption: true, describe: 'worker: take frames from the queue' })
+          .option('redis', { type: 'string', demandOption: 'give the farm\'s Redis: --redis redis://HOST:PORT', describe: 'the Redis URL, e.g. redis://127.0.0.1:6379' })
+          .option('concurrency', { type: 'number', default: 1, describe: 'frames rendered at once' })
+          .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation threads per frame (default: one per core)' })
+          .option('memory', { type: 'string', describe: 'the memory budget for fields per frame in flight, e.g. 512M or 2G' })
+          .option('stall-ms', { type: 'number', default: 30000, describe: 'how long a frame\'s lock lasts unrenewed: a worker that dies mid-frame loses it to another after this (BullMQ\'s lockDuration and stalledInterval)' })
+          .option('json', { type: 'boolean', default: false, describe: 'one JSON line per event (ready, started, done, failed)' }),
+      async (argv) => {
+        for (const [name, v, least] of [['--concurrency', argv.concurrency, 1], ['--workers', argv.workers, 1], ['--stall-ms', argv.stallMs, 100]] as const)
+          if (!(Number.isInteger(v) && v >= least)) throw new UserError(`${name} must be a whole number of at least ${least}; got ${v}`);
+        const { farmWorker } = await import('../farm/worker.js');
+        await farmWorker({ redis: String(argv.redis), concurrency: argv.concurrency, workers: argv.workers, memory: memoryOption(argv.memory), stallMs: argv.stallMs, json: argv.json });
+      },
     )
     .command(
       'check <scene>',
@@ -359,7 +385,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 /** Errors that are the user's to mend: printed as a message, never with a stack trace. */
-const USER_ERRORS = new Set(['ShardError', 'TileError', 'VideoError', 'UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
+const USER_ERRORS = new Set(['FarmError', 'ShardError', 'TileError', 'VideoError', 'UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
 
 export function isUserError(e: unknown): e is Error {
   return e instanceof Error && USER_ERRORS.has(e.name);

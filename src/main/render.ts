@@ -201,6 +201,19 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   }
 }
 
+/**
+ * An engine for a scene, its modules from the disk cache where they are (a scene rendered before
+ * loads no compiler), the others compiled here first. Its compileMillis counts both.
+ */
+export async function openEngine(scene: Scene, options: { backend: Backend; fuse: boolean; memory: FieldMemory; pool?: EvalPool }): Promise<{ engine: Engine; read: number }> {
+  const t0 = performance.now();
+  const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir)) : { compiled: 0, read: 0 };
+  const preparing = performance.now() - t0;
+  const engine = new Engine(scene, { ...options, prepared: options.backend === 'jit' });
+  engine.compileMillis += preparing;
+  return { engine, read: modules.read };
+}
+
 /** The size of an output's field: its node's domain. */
 export function outputSize(scene: Scene, output: string): number[] {
   const o = scene.outputs.find((x) => x.name === output);

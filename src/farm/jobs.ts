@@ -1,0 +1,82 @@
+// What the render farm's submitter and workers share: the queue, a frame job's data, the keys
+// beside BullMQ's own, and the Redis connection.
+//
+// BullMQ does the queueing (jobs, retries with backoff, stalled-job recovery, concurrency, events).
+// Two things it does not do are here: a job's result is a PNG of megabytes, kept under a key of
+// its own rather than as the job's return value (which BullMQ also copies into its event stream);
+// and a render's submitter keeps a key alive while it waits, so that the jobs of a submitter that
+// died without removing them are dropped by the workers instead of rendered for nobody.
+
+import { Redis } from 'ioredis';
+
+/** The queue every farm worker takes frames from. */
+export const QUEUE = 'entelechy-frames';
+
+export class FarmError extends Error {
+  override name = 'FarmError';
+}
+
+/** One document of the scene, as the submitter read it. */
+export interface JobDocument {
+  path: string;
+  text: string;
+  /** sha256 of the text, hex: what the worker's engine cache is keyed by, with the rest of the scene. */
+  digest: string;
+}
+
+/** A frame to render: everything the worker needs, so it needs no shared filesystem. */
+export interface FrameJob {
+  render: string;
+  /** The entry document's path (among `documents`). */
+  entry: string;
+  documents: JobDocument[];
+  /** sha256 over the documents' digests, the size, output, backend and fusion: one engine's worth. */
+  scene: string;
+  size?: number[];
+  params: { name: string; value: number[] }[];
+  output: string;
+  backend: 'jit' | 'interp';
+  fuse: boolean;
+  frame: number;
+  time: number;
+}
+
+/** A job's return value (the PNG itself is under resultKey). */
+export interface FrameResult {
+  bytes: number;
+  millis: number;
+  worker: string;
+}
+
+export const jobId = (render: string, frame: number) => `${render}-${frame}`;
+export const frameOfJob = (render: string, id: string | undefined): number | undefined => {
+  if (!id?.startsWith(`${render}-`)) return undefined;
+  const n = Number(id.slice(render.length + 1));
+  return Number.isInteger(n) ? n : undefined;
+};
+/** The PNG bytes of a finished job, until its submitter takes them (or they expire). */
+export const resultKey = (id: string) => `entelechy:result:${id}`;
+/** Exists while the render's submitter is there to take its frames. */
+export const aliveKey = (render: string) => `entelechy:render:${render}:alive`;
+/** How long a result waits for its submitter, in seconds. */
+export const RESULT_SECONDS = 3600;
+
+/**
+ * A connection to Redis, connected: a URL that cannot be reached is a FarmError at once. Once
+ * connected, a lost connection is retried for as long as it takes (a Redis restart), and commands
+ * wait for it (BullMQ's workers need maxRetriesPerRequest null).
+ */
+export async function connect(url: string): Promise<Redis> {
+  if (!/^rediss?:\/\//.test(url)) throw new FarmError(`--redis/--farm takes a Redis URL such as redis://127.0.0.1:6379; got \`${url}\``);
+  const client = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
+  let lastError: Error | undefined;
+  // Errors while reconnecting are expected (ioredis retries); the last one explains a failed start.
+  client.on('error', (e: Error) => (lastError = e));
+  try {
+    await client.connect();
+  } catch (e) {
+    client.disconnect();
+    throw new FarmError(`cannot reach Redis at ${url}: ${(lastError ?? (e as Error)).message} (is redis-server running there?)`);
+  }
+  return client;
+}

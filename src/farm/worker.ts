@@ -1,0 +1,151 @@
+// `entelechy farm worker`: takes frames from the farm's queue in Redis (a BullMQ Worker), renders
+// each from the documents its job carries, and leaves the PNG under the job's result key for the
+// submitter.
+//
+// Each of the --concurrency slots has its own field memory, evaluation pool and engines, kept by
+// the scene's digest: the next frame of a render reuses the engine (and the modules, cached by
+// the digest of their IR on disk and in memory). Frames are evaluated on the pool's threads,
+// never on this one, so BullMQ can renew a job's lock while it runs (a worker whose event loop is
+// blocked past the lock looks dead, and its job is given to another).
+
+import { hostname } from 'node:os';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { loadScene, type Scene } from '../ir/check/scene.js';
+import { formatDiagnostic } from '../ir/check/report.js';
+import { LineIndex } from '../ir/syntax/position.js';
+import { defaultMemoryBudget } from '../main/budget.js';
+import { EvaluationError, type Engine } from '../main/engine.js';
+import { fieldRgbaRows } from '../main/image.js';
+import { FieldMemory } from '../main/memory.js';
+import { encodePng } from '../main/png.js';
+import { openEngine } from '../main/render.js';
+import { EvalPool } from '../workers/pool.js';
+import { aliveKey, connect, QUEUE, RESULT_SECONDS, resultKey, type FrameJob, type FrameResult } from './jobs.js';
+
+export interface FarmWorkerOptions {
+  redis: string;
+  /** Frames rendered at once. */
+  concurrency: number;
+  /** Evaluation threads per frame. */
+  workers: number;
+  memory?: number;
+  /** BullMQ's lockDuration and stalledInterval: how soon the job of a worker that died is given to another. */
+  stallMs: number;
+  json: boolean;
+}
+
+/** Engines a slot keeps, the last used: a worker serving a few renders at once does not compile again for each frame. */
+const ENGINES_PER_SLOT = 3;
+
+/** What one concurrent job renders with. */
+class Slot {
+  readonly memory: FieldMemory;
+  readonly pool: EvalPool;
+  private readonly engines = new Map<string, { scene: Scene; engine: Engine }>();
+
+  constructor(options: FarmWorkerOptions) {
+    this.memory = new FieldMemory(options.memory ?? defaultMemoryBudget());
+    this.pool = new EvalPool(this.memory.memory, { workers: options.workers, lazy: true });
+  }
+
+  /** The engine for a job's scene: kept from an earlier frame, or loaded from its documents. */
+  async engine(data: FrameJob): Promise<{ scene: Scene; engine: Engine }> {
+    let hit = this.engines.get(data.scene);
+    if (hit) {
+      this.engines.delete(data.scene); // to the end: the last used
+    } else {
+      const texts = new Map(data.documents.map((d) => [d.path, d.text]));
+      const scene = loadScene(data.entry, { read: (p) => texts.get(p), size: data.size });
+      if (scene.diagnostics.length) throw new UnrecoverableError(scene.diagnostics.slice(0, 5).map(formatDiagnostic).join('\n'));
+      const { engine } = await openEngine(scene, { backend: data.backend, fuse: data.fuse, memory: this.memory, pool: this.pool });
+      hit = { scene, engine };
+      while (this.engines.size >= ENGINES_PER_SLOT) {
+        const [key, old] = this.engines.entries().next().value!;
+        old.engine.dispose();
+        this.engines.delete(key);
+      }
+    }
+    this.engines.set(data.scene, hit);
+    return hit;
+  }
+
+  async destroy(): Promise<void> {
+    for (const { engine } of this.engines.values()) engine.dispose();
+    this.engines.clear();
+    await this.pool.destroy();
+  }
+}
+
+export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
+  const connection = await connect(options.redis);
+  const name = `${hostname()}:${process.pid}`;
+  const say = (line: object, text: string) => (options.json ? process.stdout.write(JSON.stringify(line) + '\n') : process.stderr.write(text + '\n'));
+  const free: Slot[] = [];
+  const slots: Slot[] = [];
+
+  const render = async (job: Job<FrameJob, FrameResult>): Promise<FrameResult> => {
+    const data = job.data;
+    // The submitter is gone (it exited without removing this job): nobody takes the frame.
+    if (!(await connection.exists(aliveKey(data.render)))) throw new UnrecoverableError(`render ${data.render} was abandoned: its submitter is gone`);
+    say({ started: job.id, render: data.render, frame: data.frame, attempt: job.attemptsMade + 1 }, `frame ${data.frame} of render ${data.render}: started`);
+    const t0 = performance.now();
+    const slot = free.pop() ?? new Slot(options);
+    if (!slots.includes(slot)) slots.push(slot);
+    try {
+      const { scene, engine } = await slot.engine(data);
+      for (const [param, p] of scene.params) engine.params.set(param, [...p.value]);
+      for (const { name: param, value } of data.params) engine.params.set(param, value);
+      try {
+        await engine.evaluate({ time: data.time });
+      } catch (e) {
+        // The scene's own failure (a loop out of fuel): the same on every worker, so not retried.
+        if (e instanceof EvaluationError) throw new UnrecoverableError(`${nodePlace(scene, e.node)}frame ${data.frame}: ${e.message}`);
+        throw e;
+      }
+      const field = engine.outputField(data.output)!;
+      const png = await encodePng(field.width, field.height, fieldRgbaRows(engine.memory, field, data.output));
+      await connection.set(resultKey(job.id!), png, 'EX', RESULT_SECONDS);
+      const millis = Math.round((performance.now() - t0) * 1000) / 1000;
+      say({ done: job.id, render: data.render, frame: data.frame, millis }, `frame ${data.frame} of render ${data.render}: done in ${millis.toFixed(0)} ms`);
+      return { bytes: png.length, millis, worker: name };
+    } finally {
+      free.push(slot);
+    }
+  };
+
+  const worker = new Worker<FrameJob, FrameResult>(QUEUE, render, {
+    connection,
+    concurrency: options.concurrency,
+    lockDuration: options.stallMs,
+    stalledInterval: options.stallMs,
+    // A frame whose worker died twice is given a third chance before it fails.
+    maxStalledCount: 2,
+    autorun: false,
+  });
+  worker.on('failed', (job, e) => job && say({ failed: job.id, frame: job.data.frame, message: e.message }, `frame ${job.data.frame} of render ${job.data.render}: failed: ${e.message}`));
+  // Lost connections are retried by ioredis; BullMQ reports them here as well.
+  worker.on('error', () => {});
+  const stop = async () => {
+    await worker.close(); // waits for the frames in hand
+    await Promise.all(slots.map((s) => s.destroy()));
+    connection.disconnect();
+  };
+  const stopped = new Promise<void>((resolve) => {
+    const onSignal = () => void stop().then(resolve);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+  void worker.run();
+  await worker.waitUntilReady();
+  say({ ready: true, worker: name, queue: QUEUE, concurrency: options.concurrency }, `farm worker ${name}: taking frames from ${options.redis} (${options.concurrency} at once)`);
+  await stopped;
+}
+
+/** `path:line:column: ` of a node's statement, or nothing for an unknown node. */
+function nodePlace(scene: Scene, node: string | undefined): string {
+  const n = scene.nodes.find((x) => x.name === node);
+  const doc = n && scene.documents.find((d) => d.path === n.path);
+  if (!n || !doc) return '';
+  const { line, column } = new LineIndex(doc.text).positionAt(n.statement.span.start);
+  return `${doc.path}:${line}:${column}: `;
+}

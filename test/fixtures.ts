@@ -102,3 +102,25 @@ export const hangsAtFrame = (n: number) => `kernel t.hang@1 {
 node hang: t.hang@1 { size = 8 x 8; }
 output r <- hang.r;
 `;
+
+/**
+ * A scene whose frames take a while (a loop of `n` per element, n = 20000; `--size` makes it
+ * lighter), each frame different through `frame`.
+ */
+export const SLOW_SCENE = `kernel t.slow@1 {
+  grants time.read;
+  in n: i32 = 1000;
+  out r: field2<vec4>;
+  each (x, y) {
+    let a = f32(frame) * 0.1;
+    let i = 0;
+    while (i < n) {
+      a = a + sin(a + f32(x) * 0.01 + f32(y) * 0.02) * 0.5;
+      i++;
+    }
+    r = vec4(fract(a), fract(a * 3.0), f32(frame) * 0.05, 1.0);
+  }
+}
+node slow: t.slow@1 { size = 64 x 64; n = 20000; }
+output r <- slow.r;
+`;

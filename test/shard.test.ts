@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseShard, shardFrames } from '../src/main/shard.js';
 import { ROOT } from './helpers.js';
+import { SLOW_SCENE } from './fixtures.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
 const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
@@ -55,9 +56,12 @@ t.test('--shard reads the index (and count) from the scheduler\'s environment', 
 });
 
 t.test('the union of 3 shards is the unsharded render, stateless and stateful', async (t) => {
-  for (const [scene, size] of [['rings', '64x48'], ['life', '48x40']]) {
+  const frameScene = join(mkdtempSync(join(tmpdir(), 'entelechy-shard-')), 'frames.esn');
+  writeFileSync(frameScene, SLOW_SCENE);
+  // rings: time only; frames.esn: the frame number; life: state.
+  for (const [scene, size] of [['examples/rings/scene.esn', '64x48'], [frameScene, '8x8'], ['examples/life/scene.esn', '48x40']]) {
     const dir = mkdtempSync(join(tmpdir(), 'entelechy-shard-'));
-    const base = ['render', `examples/${scene}/scene.esn`, '--size', size, '--frames', '0:7', '--workers', '1', '--json'];
+    const base = ['render', scene, '--size', size, '--frames', '0:7', '--workers', '1', '--json'];
     const whole = cli([...base, '-o', join(dir, 'whole', '%04d.png')]);
     t.equal(whole.status, 0, whole.ended);
     const written: number[][] = [];

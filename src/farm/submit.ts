@@ -130,6 +130,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
       stopSignal = () => reject(new RenderError('interrupted: the render\'s jobs were removed from the farm'));
       process.once('SIGINT', stopSignal);
       process.once('SIGTERM', stopSignal);
+      out({ submitted: render, frames: todo.size, queue: QUEUE });
       void queue.addBulk([...todo].map(job)).catch(reject);
     });
     const millis = performance.now() - started;

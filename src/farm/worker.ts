@@ -57,7 +57,8 @@ class Slot {
       const texts = new Map(data.documents.map((d) => [d.path, d.text]));
       const scene = loadScene(data.entry, { read: (p) => texts.get(p), size: data.size });
       if (scene.diagnostics.length) throw new UnrecoverableError(scene.diagnostics.slice(0, 5).map(formatDiagnostic).join('\n'));
-      const { engine } = await openEngine(scene, { backend: data.backend, fuse: data.fuse, memory: this.memory, pool: this.pool });
+      // No frame is taken from the last one's cache: that is keyed by time, not frame number.
+      const { engine } = await openEngine(scene, { backend: data.backend, fuse: data.fuse, memory: this.memory, pool: this.pool, cacheFrames: false });
       hit = { scene, engine };
       while (this.engines.size >= ENGINES_PER_SLOT) {
         const [key, old] = this.engines.entries().next().value!;
@@ -95,6 +96,7 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
       const { scene, engine } = await slot.engine(data);
       for (const [param, p] of scene.params) engine.params.set(param, [...p.value]);
       for (const { name: param, value } of data.params) engine.params.set(param, value);
+      engine.frame = data.frame;
       try {
         await engine.evaluate({ time: data.time });
       } catch (e) {
@@ -122,7 +124,7 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
     maxStalledCount: 2,
     autorun: false,
   });
-  worker.on('failed', (job, e) => job && say({ failed: job.id, frame: job.data.frame, message: e.message }, `frame ${job.data.frame} of render ${job.data.render}: failed: ${e.message}`));
+  worker.on('failed', (job, e) => job && say({ failed: job.id, render: job.data.render, frame: job.data.frame, message: e.message }, `frame ${job.data.frame} of render ${job.data.render}: failed: ${e.message}`));
   // Lost connections are retried by ioredis; BullMQ reports them here as well.
   worker.on('error', () => {});
   const stop = async () => {

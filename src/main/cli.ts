@@ -368,7 +368,7 @@ export async function main(args: string[]): Promise<number> {
         status = await replayFiles(paths?.length ? paths : ['examples'], grants);
       },
     )
-    .demandCommand(1, 'name a command: render, check, serve, mcp, help, test or bench (entelechy --help lists them)')
+    .demandCommand(1, 'name a command: render, check, serve, mcp, farm, help, test or bench (entelechy --help lists them)')
     .strict()
     .recommendCommands()
     .help()

@@ -158,6 +158,8 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       const time = frames ? options.time + frame / options.fps : options.time;
       try {
         await feed.fill(frame);
+        // `frame` is the frame's number in the render, however the range is split (shards, farm).
+        run.frame = frame;
         await run.evaluate({ time });
       } catch (e) {
         await writer.drain(); // the frames before this one are written and reported first
@@ -205,7 +207,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
  * An engine for a scene, its modules from the disk cache where they are (a scene rendered before
  * loads no compiler), the others compiled here first. Its compileMillis counts both.
  */
-export async function openEngine(scene: Scene, options: { backend: Backend; fuse: boolean; memory: FieldMemory; pool?: EvalPool }): Promise<{ engine: Engine; read: number }> {
+export async function openEngine(scene: Scene, options: { backend: Backend; fuse: boolean; memory: FieldMemory; pool?: EvalPool; cacheFrames?: boolean }): Promise<{ engine: Engine; read: number }> {
   const t0 = performance.now();
   const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir)) : { compiled: 0, read: 0 };
   const preparing = performance.now() - t0;

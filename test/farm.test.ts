@@ -1,0 +1,118 @@
+// render --farm with real processes: a redis-server of this test's own, `entelechy farm worker`s
+// and submitters. The frames are the local render's, byte for byte; two renders at once keep to
+// their own frames; a scene's error fails the render at once, not retried, with file:line:column;
+// a submitter that goes away takes its jobs with it.
+
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hangsAtFrame } from './fixtures.js';
+import { CACHE, entelechy, eventually, redisInstalled, RedisServer, SLOW_SCENE, startWorker, stopWorker, type Proc } from './farm-processes.js';
+import { ROOT } from './helpers.js';
+
+if (!redisInstalled()) throw new Error('these tests need redis-server (Debian\'s redis-server package; .ci/run installs it)');
+
+const redis = await RedisServer.start();
+const workers: Proc[] = [await startWorker(redis.url), await startWorker(redis.url)];
+t.teardown(async () => {
+  await Promise.all(workers.map(stopWorker));
+  await redis.stop();
+});
+
+function localRender(args: string[]) {
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'render', ...args, '--workers', '1'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
+  if (r.status !== 0) throw new Error(r.stderr);
+}
+
+function files(dir: string): Map<string, Buffer> {
+  return new Map(readdirSync(dir).sort().map((n) => [n, readFileSync(join(dir, n))]));
+}
+
+function sameFiles(a: string, b: string): boolean {
+  const [fa, fb] = [files(a), files(b)];
+  return fa.size > 0 && [...fa.keys()].join() === [...fb.keys()].join() && [...fa].every(([n, bytes]) => bytes.equals(fb.get(n)!));
+}
+
+const frameLines = (p: Proc) => p.lines.filter((l) => 'frame' in l);
+
+t.test('frames rendered on two workers are the local render, byte for byte; a re-run skips them', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const args = ['examples/mandelbrot/scene.esn', '--size', '96x64', '--frames', '0:11', '--param', 'zoom=2'];
+  localRender([...args, '-o', join(dir, 'local', '%04d.png')]);
+  const farm = entelechy(['render', ...args, '--farm', redis.url, '--json', '-o', join(dir, 'farm', '%04d.png')]);
+  t.same(await farm.exited, { code: 0, signal: null }, farm.stderr);
+  t.same(frameLines(farm).map((l) => l.frame).sort((a, b) => a - b), [...Array(12).keys()], 'each frame reported once');
+  t.ok(sameFiles(join(dir, 'local'), join(dir, 'farm')), 'the same files, byte for byte');
+  t.equal(farm.lines.at(-1).done, true);
+  t.same(await redis.counts(), { waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 0, failed: 0 }, 'no job left in Redis');
+
+  rmSync(join(dir, 'farm', '0005.png'));
+  const again = entelechy(['render', ...args, '--farm', redis.url, '--json', '-o', join(dir, 'farm', '%04d.png')]);
+  t.same(await again.exited, { code: 0, signal: null }, again.stderr);
+  t.same(frameLines(again).filter((l) => !l.skipped).map((l) => l.frame), [5], 'only the missing frame rendered again');
+  t.ok(sameFiles(join(dir, 'local'), join(dir, 'farm')));
+});
+
+t.test('two renders at once: each writes its own frames only', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  writeFileSync(join(dir, 'frames.esn'), SLOW_SCENE); // reads the frame number
+  const a = [join(dir, 'frames.esn'), '--size', '16x16', '--frames', '0:9'];
+  const b = ['examples/mandelbrot/scene.esn', '--size', '80x60', '--frames', '0:9', '--param', 'zoom=3'];
+  localRender([...a, '-o', join(dir, 'a-local', '%04d.png')]);
+  localRender([...b, '-o', join(dir, 'b-local', '%04d.png')]);
+  const [fa, fb] = [entelechy(['render', ...a, '--farm', redis.url, '--json', '-o', join(dir, 'a', '%04d.png')]), entelechy(['render', ...b, '--farm', redis.url, '--json', '-o', join(dir, 'b', '%04d.png')])];
+  t.same(await fa.exited, { code: 0, signal: null }, fa.stderr);
+  t.same(await fb.exited, { code: 0, signal: null }, fb.stderr);
+  t.ok(sameFiles(join(dir, 'a-local'), join(dir, 'a')), 'the first render has its frames (each reading its frame number)');
+  t.ok(sameFiles(join(dir, 'b-local'), join(dir, 'b')), 'the mandelbrot render has the mandelbrot frames');
+  t.not(fa.lines.at(-1).farm.render, fb.lines.at(-1).farm.render, 'two renders');
+});
+
+t.test('a scene error fails at once: on the submitter before any job, or on a worker, not retried', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  writeFileSync(join(dir, 'broken.esn'), 'kernel k@1 {\n  out r: field2<f32>;\n  each (x, y) { r = nope; }\n}\nnode n: k@1 { size = 8 x 8; }\noutput r <- n.r;\n');
+  const broken = entelechy(['render', join(dir, 'broken.esn'), '--frames', '0:3', '--farm', redis.url, '-o', join(dir, 'b', '%d.png')]);
+  t.equal((await broken.exited).code, 1);
+  t.match(broken.stderr, /broken\.esn:3:\d+: error: .*nope/, 'the diagnostic, with file:line:column');
+
+  writeFileSync(join(dir, 'hang.esn'), hangsAtFrame(2));
+  const hang = entelechy(['render', join(dir, 'hang.esn'), '--frames', '0:5', '--farm', redis.url, '--json', '-o', join(dir, 'h', '%d.png')]);
+  t.equal((await hang.exited).code, 1, hang.stderr);
+  t.match(hang.stderr, /hang\.esn:\d+:\d+: frame 2: node `hang` ran out of fuel/, 'the worker\'s error, with the node\'s file:line:column');
+  t.notMatch(hang.stderr, /internal error|at .*\.js:\d+/);
+  t.match(hang.lines.at(-1).error.message, /frame 2: node `hang` ran out of fuel/);
+  const render = hang.lines[0].submitted;
+  const seen = () => workers.flatMap((w) => w.lines).filter((l) => l.render === render);
+  await eventually(async () => seen().some((l) => l.failed), Boolean);
+  t.same(seen().filter((l) => l.frame === 2).map((l) => Object.keys(l)[0]), ['started', 'failed'], 'frame 2 ran once and failed: not retried');
+  const left = await eventually(() => redis.counts(), (c) => c.active === 0);
+  t.equal(left.waiting + left.delayed, 0, 'the render\'s other jobs were removed');
+});
+
+t.test('a submitter that stops removes its jobs; one killed outright has them dropped', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
+  const args = ['render', join(dir, 'slow.esn'), '--size', '32x32', '--frames', '0:39', '--farm', redis.url, '--json'];
+
+  const stopped = entelechy([...args, '-o', join(dir, 'a', '%d.png')]);
+  await stopped.line((l) => 'frame' in l);
+  stopped.kill('SIGTERM');
+  t.equal((await stopped.exited).code, 1);
+  t.match(stopped.stderr, /interrupted: the render's jobs were removed from the farm/);
+  const left = await redis.counts();
+  t.equal(left.waiting + left.delayed, 0, 'no job of it waits once it has exited');
+
+  const killed = entelechy([...args, '-o', join(dir, 'b', '%d.png')], { ENTELECHY_FARM_ALIVE_MS: '1500' });
+  await killed.line((l) => 'frame' in l);
+  killed.kill('SIGKILL');
+  await killed.exited;
+  const render = killed.lines[0].submitted;
+  await eventually(() => redis.counts(), (c) => c.waiting + c.active + c.delayed === 0);
+  const seen = workers.flatMap((w) => w.lines).filter((l) => l.render === render);
+  const rendered = seen.filter((l) => l.done).length;
+  const dropped = seen.filter((l) => l.failed && /render \w+ was abandoned: its submitter is gone/.test(l.message)).length;
+  t.ok(dropped > 0, `workers dropped the jobs of the submitter that was killed (${rendered} of 40 rendered, ${dropped} dropped)`);
+  t.equal(rendered + dropped, 40, 'each of its 40 jobs was rendered (before its key expired) or dropped, none left');
+});

@@ -91,6 +91,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
     timer = setInterval(() => void keepAlive().catch(() => {}), ALIVE_MS / 3);
     connection.on('ready', onReady);
     onReady();
+    let ended = false;
     await new Promise<void>((resolve, reject) => {
       if (todo.size === 0) return resolve();
       let chain = Promise.resolve();
@@ -99,8 +100,9 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
         const frame = frameOfJob(render, id);
         if (frame === undefined || !todo.has(frame)) return;
         chain = chain.then(async () => {
-          if (!todo.has(frame)) return;
+          if (ended || !todo.has(frame)) return; // written already, or the render failed
           const png = await connection.getBuffer(resultKey(id));
+          if (ended) return;
           if (!png) return void (await queue.add(job(frame).name, job(frame).data, job(frame).opts)); // lost with a restarted Redis
           const file = frameFile(options.file, frame);
           try {
@@ -132,7 +134,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
       process.once('SIGTERM', stopSignal);
       out({ submitted: render, frames: todo.size, queue: QUEUE });
       void queue.addBulk([...todo].map(job)).catch(reject);
-    });
+    }).finally(() => (ended = true));
     const millis = performance.now() - started;
     bar?.stop();
     out({ done: true, frames: written, ...(skipped.length ? { skipped: skipped.length } : {}), farm: { render }, millis: Math.round(millis) });

@@ -69,4 +69,5 @@ t.test('Redis restarted (empty) mid-render: everyone reconnects and the render c
   t.ok(sameFiles(join(dir, 'local'), join(dir, 'farm')), 'the frames are the local render\'s, byte for byte');
   t.ok(worker.lines.filter((l) => l.done).length >= 12 - before, 'the worker rendered after the restart');
   t.equal(worker.child.exitCode, null, 'the worker is still running');
+  t.notMatch(farm.stderr, /Error|ECONNREFUSED/, 'the submitter printed no error while Redis was away');
 });

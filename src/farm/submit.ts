@@ -68,8 +68,12 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   const queue = new Queue<FrameJob, FrameResult>(QUEUE, { connection });
   // Events from now on (Redis's clock, as stream ids are), so none of this render's is missed.
   const [seconds, micros] = await connection.time();
-  const events = new QueueEvents(QUEUE, { connection: connection.duplicate({ maxRetriesPerRequest: null }), lastEventId: `${Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)}-0` });
-  events.on('error', () => {}); // lost connections are retried
+  const eventsConnection = connection.duplicate({ maxRetriesPerRequest: null });
+  const events = new QueueEvents(QUEUE, { connection: eventsConnection, lastEventId: `${Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)}-0` });
+  // Lost connections are retried (ioredis): their errors are no news.
+  eventsConnection.on('error', () => {});
+  events.on('error', () => {});
+  queue.on('error', () => {});
   const keepAlive = () => connection.set(aliveKey(render), '1', 'PX', ALIVE_MS);
   const bar = options.progress ? new cliProgress.SingleBar({ format: 'rendering on the farm [{bar}] {value}/{total} frames | {eta_formatted} left', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
   bar?.start(frames.last - frames.first + 1, skipped.length);
@@ -159,6 +163,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
     await connection.del(aliveKey(render)).catch(() => 0);
     await events.close();
     await queue.close();
+    eventsConnection.disconnect();
     connection.disconnect();
   }
 }

@@ -109,7 +109,9 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     if (!run!) {
       const reason = options.tile ? `--tile ${options.tile.join('x')}` : `whole, ${whole!.replace(/\. Use a smaller size.*$/, '')}`;
       const { renderTiled } = await import('./tiles/render-tiled.js');
-      return await renderTiled(scene, options, { memory, pool, reason, cachedModules, compileMillis: preparing });
+      // A shard's frames only (a re-run renders them again: tiled renders do not resume yet).
+      const own = frames && options.shard ? { ...options, frames: shardFrames(frames, options.shard) } : options;
+      return await renderTiled(scene, own, { memory, pool, reason, cachedModules, compileMillis: preparing });
     }
     run.compileMillis += preparing;
     for (const { name, value } of options.params ?? []) run.params.set(name, value);

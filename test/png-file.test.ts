@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodePng, encodePng } from '../src/main/image.js';
-import { PngEncoder } from '../src/main/png.js';
+import { deflateStrips, PngEncoder, PngJoiner } from '../src/main/png.js';
 import { PngFile, PngWriteError } from '../src/main/png-file.js';
 import { xorshift } from './helpers.js';
 
@@ -74,4 +74,26 @@ t.test('a folder that cannot be made is a PngWriteError naming the file', async 
   const e = await PngFile.create(file, 4, 4).catch((e: unknown) => e);
   t.ok(e instanceof PngWriteError, 'a PngWriteError');
   t.match((e as Error).message, /cannot write `.*a-file\/out.png`: a file is in the way of its folder/);
+});
+
+t.test('strips deflated apart (a farm worker\'s tiles) join into the PNG encoded in one piece', async (t) => {
+  const [w, h] = [4096, 700]; // strips of 255 rows: 0, 255, 510
+  const rgba = picture(w, h, 3);
+  const rows = (y0: number, y1: number) => rgba.subarray(y0 * w * 4, y1 * w * 4);
+  const join = async (cuts: number[]) => {
+    const pieces: Buffer[] = [];
+    const joiner = new PngJoiner(w, h, (b) => void pieces.push(b));
+    for (let i = 0; i + 1 < cuts.length; i++) for (const s of await deflateStrips(rows(cuts[i], cuts[i + 1]), w, cuts[i], h)) await joiner.add(s);
+    await joiner.end();
+    return Buffer.concat(pieces);
+  };
+  const whole = await encodePng(w, h, rgba);
+  t.ok((await join([0, 510, 700])).equals(whole), 'jobs cut on strip boundaries: the same bytes');
+  const uneven = await join([0, 300, 301, 700]);
+  t.notOk(uneven.equals(whole), 'jobs cut elsewhere make other strips');
+  t.ok(Buffer.from(decodePng(uneven).rgba).equals(Buffer.from(rgba)), 'which decode to the same pixels (one zlib stream, its checksum combined)');
+  const joiner = new PngJoiner(w, h, () => {});
+  const late = await deflateStrips(rows(300, 400), w, 300, h);
+  await t.rejects(joiner.add(late[0]), /rows from 300 came when 0 was next: strips join in order/);
+  await t.rejects(joiner.end(), /0 of 700 rows joined/);
 });

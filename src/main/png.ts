@@ -183,13 +183,7 @@ export class PngEncoder {
     this.rowsPerStrip = stripRows(width);
     this.rowBytes = width * 4;
     this.strips = Math.ceil(height / this.rowsPerStrip);
-    const header = Buffer.alloc(13);
-    header.writeUInt32BE(width, 0);
-    header.writeUInt32BE(height, 4);
-    header[8] = 8; // bits per channel
-    header[9] = 6; // colour type: RGBA
-    // compression 0 (deflate), filter method 0, no interlace: bytes 10-12 stay 0
-    this.written = this.put(Buffer.concat([SIGNATURE, chunk('IHDR', header), chunk('IDAT', ZLIB_HEADER)]));
+    this.written = this.put(Buffer.concat([SIGNATURE, chunk('IHDR', ihdr(width, height)), chunk('IDAT', ZLIB_HEADER)]));
   }
 
   /** Rows next in order: whole rows of RGBA bytes (a multiple of width * 4 bytes). */
@@ -247,4 +241,108 @@ export async function encodePng(width: number, height: number, pixels: Pixels): 
   for (let y0 = 0; y0 < height; y0 += step) await encoder.rows(rowsOf(y0, Math.min(height, y0 + step)));
   await encoder.end();
   return Buffer.concat(pieces);
+}
+
+/**
+ * Rows deflated where they were made, to be joined into a PNG elsewhere in order (a farm
+ * worker's tile, sent back to the submitter): one raw deflate piece, byte-aligned and not final
+ * unless it ends the picture, with the Adler-32 and length of its filtered bytes.
+ */
+export interface DeflatedStrip {
+  /** The first row and the number of rows. */
+  y0: number;
+  rows: number;
+  bytes: Buffer;
+  adler: number;
+  length: number;
+}
+
+/**
+ * Rows [y0, y0 + n) of a picture `height` high, filtered and deflated in the strips PngEncoder
+ * makes (every stripRows(width) rows from row 0): joined in order by PngJoiner, strips that start
+ * on those boundaries give the bytes of the PNG encoded in one piece.
+ */
+export async function deflateStrips(rgba: Uint8Array, width: number, y0: number, height: number): Promise<DeflatedStrip[]> {
+  const rowBytes = width * 4;
+  if (rgba.length % rowBytes !== 0) throw new Error(`deflateStrips: ${rgba.length} bytes are not whole rows of ${width} RGBA pixels`);
+  const n = rgba.length / rowBytes;
+  if (y0 < 0 || y0 + n > height) throw new Error(`deflateStrips: rows [${y0}, ${y0 + n}) are not inside a picture ${height} high`);
+  const step = stripRows(width);
+  const words = asWords(rgba);
+  const pieces: Promise<DeflatedStrip>[] = [];
+  for (let y = y0; y < y0 + n; ) {
+    const end = Math.min(y0 + n, (Math.floor(y / step) + 1) * step);
+    const filter = new SubFilter(width);
+    const out = Buffer.allocUnsafe((end - y) * (rowBytes + 1));
+    for (let r = y; r < end; r++) filter.filter(words, (r - y0) * width, out, (r - y) * (rowBytes + 1));
+    const first = y;
+    const finish = end === height ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH;
+    pieces.push(deflateRaw(out, { level: LEVEL, finishFlush: finish }).then((bytes) => ({ y0: first, rows: end - first, bytes, adler: ((filter.b << 16) | filter.a) >>> 0, length: out.length })));
+    y = end;
+  }
+  return Promise.all(pieces);
+}
+
+/** The Adler-32 of two runs of bytes joined, from each run's (as zlib's adler32_combine). */
+export function adlerCombine(a1: number, a2: number, length2: number): number {
+  const rem = length2 % ADLER_MOD;
+  let sum1 = a1 & 0xffff;
+  let sum2 = (rem * sum1) % ADLER_MOD;
+  sum1 += (a2 & 0xffff) + ADLER_MOD - 1;
+  sum2 += (a1 >>> 16) + (a2 >>> 16) + ADLER_MOD - rem;
+  if (sum1 >= ADLER_MOD) sum1 -= ADLER_MOD;
+  if (sum1 >= ADLER_MOD) sum1 -= ADLER_MOD;
+  if (sum2 >= 2 * ADLER_MOD) sum2 -= 2 * ADLER_MOD;
+  if (sum2 >= ADLER_MOD) sum2 -= ADLER_MOD;
+  return ((sum2 << 16) | sum1) >>> 0;
+}
+
+/**
+ * A PNG joined from deflated strips given in order (deflateStrips, made anywhere): each goes to
+ * the sink as it comes; `end` once the last row has come. Nothing is deflated or held here.
+ */
+export class PngJoiner {
+  /** Rows joined so far. */
+  given = 0;
+  private adler = 1;
+  private ended = false;
+  private written: Promise<void>;
+
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    private readonly sink: PngSink,
+  ) {
+    this.written = Promise.resolve(sink(Buffer.concat([SIGNATURE, chunk('IHDR', ihdr(width, height)), chunk('IDAT', ZLIB_HEADER)])));
+  }
+
+  async add(strip: DeflatedStrip): Promise<void> {
+    if (strip.y0 !== this.given) throw new Error(`PngJoiner: rows from ${strip.y0} came when ${this.given} was next: strips join in order`);
+    if (strip.y0 + strip.rows > this.height) throw new Error(`PngJoiner: rows to ${strip.y0 + strip.rows} for a picture ${this.height} high`);
+    this.given += strip.rows;
+    this.adler = adlerCombine(this.adler, strip.adler, strip.length);
+    await this.written;
+    this.written = Promise.resolve(this.sink(chunk('IDAT', strip.bytes)));
+    await this.written;
+  }
+
+  async end(): Promise<void> {
+    if (this.given !== this.height) throw new Error(`PngJoiner: ${this.given} of ${this.height} rows joined`);
+    if (this.ended) return;
+    this.ended = true;
+    const adler = Buffer.alloc(4);
+    adler.writeUInt32BE(this.adler, 0);
+    await this.written;
+    await this.sink(Buffer.concat([chunk('IDAT', adler), chunk('IEND', Buffer.alloc(0))]));
+  }
+}
+
+function ihdr(width: number, height: number): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 8; // bits per channel
+  header[9] = 6; // colour type: RGBA
+  // compression 0 (deflate), filter method 0, no interlace: bytes 10-12 stay 0
+  return header;
 }

@@ -89,7 +89,7 @@ output o <- b.result;
 `;
 }
 
-t.test('random kernels: jit = interpreter, fused = unfused', async (t) => {
+t.test('random kernels: jit = interpreter, fused = unfused, fast tier = optimised tier', async (t) => {
   const cases = 60;
   let failures = 0;
   for (let seed = 1; seed <= cases; seed++) {
@@ -103,11 +103,13 @@ t.test('random kernels: jit = interpreter, fused = unfused', async (t) => {
     const interp = await run(scene, { backend: 'interp', fuse: false });
     const jit = await run(scene, { backend: 'jit', fuse: true });
     const unfused = await run(scene, { backend: 'jit', fuse: false });
+    const fast = await run(scene, { backend: 'jit', fuse: true, tier: 'fast' });
     const d1 = firstDifference(jit, interp);
     const d2 = firstDifference(jit, unfused);
-    if (d1 || d2) {
+    const d3 = firstDifference(fast, interp);
+    if (d1 || d2 || d3) {
       failures++;
-      t.fail(`seed ${seed}: ${d1 ?? d2}\n${source}`);
+      t.fail(`seed ${seed}: ${d1 ?? d2 ?? `fast tier: ${d3}`}\n${source}`);
     }
     if (failures > 3) break;
   }

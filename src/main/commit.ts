@@ -22,6 +22,7 @@ import { Engine } from './engine.js';
 import type { FieldMemory } from './memory.js';
 import type { EvalPool } from '../workers/pool.js';
 import { nextRegistry, order, type World, type WorldEvent } from './world.js';
+import { withTiers } from './optimiser.js';
 
 export interface Change {
   /** What changes the world: compose, disk, publish, retire, restore, pin, unpin, open. */
@@ -47,6 +48,11 @@ export interface Change {
    * a migration running on the pool is ended, and nothing changes.
    */
   signal?: AbortSignal;
+  /**
+   * The optimised tier swapped in for the fast one (optimiser.ts): the same scene, so it waits
+   * for a running frame instead of stopping it, and keeps the revision.
+   */
+  tierSwap?: boolean;
 }
 
 /** What commit needs of the session. */
@@ -103,11 +109,13 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
   const scene = site.check(change.texts, published);
   if (scene.diagnostics.length) throw new CheckFailed(change.refusal, scene.diagnostics);
   change.check?.(scene);
+  const preparing = performance.now();
   await site.prepareScene(scene, [...pins]);
   await site.prepare(migrationIrs(published, old.scene, scene));
+  const prepare_ms = performance.now() - preparing;
   throwIfCancelled(change.signal);
   // A frame of the old world still running is not waited for: it stops and commits nothing.
-  site.interrupt(`a change swapped the world (revision ${old.revision + 1}) while it ran`);
+  if (!change.tierSwap) site.interrupt(`a change swapped the world (revision ${old.revision + 1}) while it ran`);
   return site.frame(async () => {
     // 2. Build, carry, write: no frame runs meanwhile, so the state carried is the last frame's.
     const events: WorldEvent[] = [];
@@ -132,8 +140,8 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
     for (const e of engine.events) events.push({ ...e });
     const tell = change.reason !== 'open';
     const { registry, events: generations } = nextRegistry(old, scene, published, tell);
-    events.push(...generations);
-    const world: World = { scene, engine, texts: change.texts, published, registry, pins, revision: old.revision + 1 };
+    events.push(...withTiers(generations, { engine, scene }, prepare_ms));
+    const world: World = { scene, engine, texts: change.texts, published, registry, pins, revision: old.revision + (change.tierSwap ? 0 : 1) };
     swap(world);
     if (tell && JSON.stringify(order(old.scene)) !== JSON.stringify(order(scene))) events.push({ kind: 'routed', order: order(scene) });
     events.push({ kind: 'scene_loaded', revision: world.revision });

@@ -191,6 +191,11 @@ export class Engine {
     return instantiate(module, this.memory.memory);
   }
 
+  /** Each group's nodes, IR and the tier of the module it runs (jit: none for the interpreter). */
+  groupTiers(): { nodes: string[]; ir: IrFunction; digest: string; tier: Tier }[] {
+    return this.modules.map((m, gi) => ({ nodes: this.groups[gi].nodes.map((n) => n.name), ir: this.groups[gi].ir, digest: m.digest, tier: m.tier }));
+  }
+
   private alloc(size: number[], comps: ReturnType<typeof components>, what: string): Field {
     const bytes = fieldBytes(size, comps.length);
     if (bytes > this.largeBytes)

@@ -26,6 +26,7 @@ import { Cancelled, Evaluations, deadlineProblem, throwIfCancelled, untilCancell
 import { CheckFailed, commit, diagnosticsData, diagnosticsMessage, type Change } from './commit.js';
 import { defaultMemoryBudget } from './budget.js';
 import { CompileWorker } from './compiler.js';
+import { BackgroundOptimiser } from './optimiser.js';
 import { syncDisk } from './disk-sync.js';
 import { JOURNAL_NAME, PathError, versionOf } from './documents.js';
 import { Engine, EvaluationError, sceneGroups, type FrameReport } from './engine.js';
@@ -46,6 +47,8 @@ export interface SessionOptions {
   memory?: number;
   /** The folder of compiled modules (modules.ts cacheDir), or null for none: the benchmark times compiles. */
   cacheDir?: string | null;
+  /** Milliseconds an optimised compile may take before it is abandoned (optimiser.ts; default 2000). */
+  optimiseBudget?: number;
 }
 
 export type SessionEvent = WorldEvent;
@@ -91,6 +94,8 @@ export class Session {
   readonly memory: FieldMemory;
   readonly pool?: EvalPool;
   readonly compiler?: CompileWorker;
+  /** Compiles the optimised tier of what runs on the fast one, and swaps it in (none inline). */
+  readonly optimiser?: BackgroundOptimiser;
   readonly fuse: boolean;
   /** Every version of each document the session has seen. */
   readonly history = new Map<string, DocumentVersion[]>();
@@ -128,6 +133,8 @@ export class Session {
     // --workers 1, one thread, started when a frame first needs it).
     this.pool = new EvalPool(this.memory.memory, { workers: Math.max(1, workers), lazy: workers <= 1 });
     if (!options.inline) this.compiler = new CompileWorker();
+    // Changes go live on the fast tier; the optimised one follows in the background (optimiser.ts).
+    if (!options.inline) this.optimiser = new BackgroundOptimiser(this, options.optimiseBudget);
   }
 
   /**
@@ -211,14 +218,14 @@ export class Session {
    * disk cache, or compiled on the compile worker (here, with an inline session).
    */
   async prepare(irs: IrFunction[]): Promise<void> {
-    const { compiled, read } = await prepareModules(irs, this.compiler?.compile ?? compileHere, this.cacheDir);
+    const { compiled, read } = await prepareModules(irs, this.compiler?.compile ?? compileHere, this.cacheDir, this.optimiser ? 'fast' : 'optimised');
     this.modules.compiled += compiled;
     this.modules.read += read;
   }
 
   /** Modules this session compiled, and read from the disk cache. */
   readonly modules = { compiled: 0, read: 0 };
-  private readonly cacheDir: string | null;
+  readonly cacheDir: string | null;
 
   /** Prepare the modules an engine of the scene runs (this session's pins and fusion unless given). */
   prepareScene(scene: Scene, pins = [...this.pins], fuse = this.fuse): Promise<void> {
@@ -327,6 +334,7 @@ export class Session {
         this.lastFrame = undefined;
         for (const w of change.writes ?? []) this.remember(w.path, w.text, 'compose');
       });
+      if (!change.tierSwap) this.optimiser?.schedule();
       return events;
     } catch (e) {
       if (change.reason === 'compose' && e instanceof CheckFailed) {
@@ -336,6 +344,21 @@ export class Session {
       throw e;
     }
   }
+
+  /** Swap in the optimised modules now prepared (optimiser.ts): a change of its own, between frames, after the changes before it. */
+  swapTiers(): Promise<void> {
+    return this.change(async () => {
+      if (this.closing) return;
+      await this.commit({ reason: 'optimise', texts: this.texts, refusal: 'the scene no longer checks', tierSwap: true });
+    });
+  }
+
+  /** Tell an event now (the Player) and at the next `sync`. */
+  tell(event: SessionEvent): void {
+    this.pending.push(event);
+  }
+
+  private closing = false;
 
   /** Stop the frame running now (commit.ts: a change about to swap the world does not wait for it); it commits nothing. */
   interrupt(why: string): void {
@@ -410,6 +433,8 @@ export class Session {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    await this.optimiser?.close();
     await this.frames;
     this.current?.engine.dispose();
     await this.pool?.destroy();

@@ -187,7 +187,9 @@ const eventTable = <K extends string>(list: { kind: K; meaning: string }[]) => l
 /** The events answers carry, for help and docs. */
 const EVENT_TABLE = eventTable([
   { kind: 'preparing', meaning: 'a saved edit was read and is compiling on the compile worker' },
-  { kind: 'published', meaning: 'a kernel or scene change now runs (with its generation)' },
+  { kind: 'published', meaning: 'a kernel or scene change now runs (with its generation, the compiled tier it runs on and compile_ms)' },
+  { kind: 'optimised', meaning: 'the optimised modules of these nodes replaced the fast tier between frames (compile_ms; results are the same bits)' },
+  { kind: 'optimise_abandoned', meaning: 'an optimised compile went past its budget (budget_ms) or failed: the fast tier keeps running' },
   { kind: 'rejected', meaning: 'a change did not check or compile: the previous version keeps running (diagnostics say why)' },
   { kind: 'retired', meaning: 'a kernel published over the protocol was withdrawn' },
   { kind: 'scene_loaded', meaning: 'the scene (re)loaded: a new revision runs' },

@@ -26,6 +26,8 @@ export async function status(s: Session) {
     outputs: s.scene.outputs.map((o) => o.name), params: Object.fromEntries(e.params), pins: [...s.pins],
     refused: s.refused, revision: s.revision, scene: s.entry, versions: VERSIONS, workers: s.pool?.workers ?? 1,
     memory: { bytes: s.memory.bytes, allocated: s.memory.allocatedBytes },
+    // Which compiled tier runs each group: `fast` until the optimised one is swapped in.
+    tiers: e.groupTiers().map((g) => ({ nodes: g.nodes, tier: g.tier })),
   };
 }
 

@@ -1,0 +1,145 @@
+// The optimised tier, in the background (docs/architecture.md, Tiers). A change is made live with
+// modules of the fast tier (compiled in milliseconds); then this compiles the optimised modules
+// of the groups that run fast ones, on a compile worker of its own (so the next edit's fast
+// compile never waits behind it), and has the session swap them in as a change of its own,
+// between frames. Both tiers compute the same bits: the swap changes only timings.
+//
+// A compile past the budget (default 2 s) is abandoned: its worker is ended (binaryen cannot be
+// interrupted otherwise), the fast tier keeps running, and an event says so; those groups are not
+// tried again in this session.
+
+import type { IrFunction } from '../ir/ir.js';
+import { CompileWorker } from './compiler.js';
+import { prepareModules } from './modules.js';
+import type { World, WorldEvent } from './world.js';
+
+export const DEFAULT_OPTIMISE_BUDGET_MS = 2000;
+
+/** What the optimiser needs of the session. */
+export interface OptimiserSite {
+  readonly world: World;
+  readonly cacheDir: string | null;
+  /** Swap the world's modules for the optimised ones now in the cache (a change: commit.ts). */
+  swapTiers(): Promise<void>;
+  /** Tell an event (the session's pending list: `sync`, and the Player as it happens). */
+  tell(event: WorldEvent): void;
+}
+
+export class BackgroundOptimiser {
+  private worker?: CompileWorker;
+  /** The compile running now, if any: one at a time. */
+  private running?: Promise<void>;
+  /** Asked again while one ran: look again when it ends. */
+  private again = false;
+  /** Digests whose optimised compile went past the budget: not tried again. */
+  private readonly abandoned = new Set<string>();
+  private closed = false;
+
+  constructor(
+    private readonly site: OptimiserSite,
+    readonly budgetMs = DEFAULT_OPTIMISE_BUDGET_MS,
+  ) {}
+
+  /** Look at the running world: optimise the groups that run the fast tier (call after every change). */
+  schedule(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    const todo = this.site.world.engine.groupTiers().filter((g) => g.tier === 'fast' && !this.abandoned.has(g.digest));
+    if (!todo.length) return;
+    this.running = this.optimise(todo).finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.schedule();
+      }
+    });
+  }
+
+  /** Resolves when nothing is compiling (tests and the benchmark wait for the swap). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Optimise each group in turn (each within the budget), then swap in what was done. */
+  private async optimise(groups: { nodes: string[]; ir: IrFunction; digest: string }[]): Promise<void> {
+    const done: { nodes: string[]; digest: string }[] = [];
+    let compile_ms = 0;
+    for (const g of groups) {
+      if (this.closed) return;
+      const ms = await this.compileOne(g);
+      if (ms === undefined) continue;
+      done.push(g);
+      compile_ms += ms;
+    }
+    if (this.closed || !done.length) return;
+    compile_ms = Math.round(compile_ms);
+    // The world may have changed meanwhile: swap only where it still runs a fast module now optimised.
+    const optimised = new Set(done.map((g) => g.digest));
+    if (!this.site.world.engine.groupTiers().some((g) => g.tier === 'fast' && optimised.has(g.digest))) return;
+    try {
+      await this.site.swapTiers();
+    } catch (e) {
+      // Nothing escapes a background task: the fast tier keeps running, and the event says why.
+      if (!this.closed) this.site.tell({ kind: 'optimise_abandoned', nodes: done.flatMap((g) => g.nodes), message: `the optimised modules of ${done.flatMap((g) => g.nodes).join(', ')} were not swapped in; the fast tier keeps running: ${(e as Error)?.message ?? e}` });
+      return;
+    }
+    const now = this.site.world.engine.groupTiers().filter((g) => optimised.has(g.digest) && g.tier === 'optimised');
+    if (now.length) this.site.tell({ kind: 'optimised', nodes: now.flatMap((g) => g.nodes), compile_ms, revision: this.site.world.revision });
+  }
+
+  /** The optimised module of one group into the cache, within the budget: its milliseconds, or undefined (and told). */
+  private async compileOne(g: { nodes: string[]; ir: IrFunction; digest: string }): Promise<number | undefined> {
+    this.worker ??= new CompileWorker();
+    const worker = this.worker;
+    await worker.ready.catch(() => undefined);
+    if (this.closed) return undefined;
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.budgetMs);
+      timer.unref();
+    });
+    try {
+      const result = await Promise.race([prepareModules([g.ir], worker.compile, this.site.cacheDir, 'optimised').then(() => 'done' as const), late]);
+      if (result === 'done') return performance.now() - started;
+      this.worker = undefined;
+      void worker.close();
+      if (!this.closed)
+        this.site.tell({
+          kind: 'optimise_abandoned', nodes: g.nodes, budget_ms: this.budgetMs,
+          message: `the optimised compile of ${g.nodes.join(' + ')} took more than ${this.budgetMs} ms and was abandoned; the fast tier keeps running it (same results, slower frames)`,
+        });
+    } catch (e) {
+      if (!this.closed) this.site.tell({ kind: 'optimise_abandoned', nodes: g.nodes, message: `the optimised compile of ${g.nodes.join(' + ')} failed; the fast tier keeps running it: ${(e as Error)?.message ?? e}` });
+    } finally {
+      clearTimeout(timer);
+    }
+    this.abandoned.add(g.digest);
+    return undefined;
+  }
+
+  /** Stop: a compile running is abandoned with its worker (nothing is swapped after this). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.worker?.close();
+  }
+}
+
+/**
+ * The `published` events of a change with the tier each kernel now runs (`fast` if any group
+ * holding one of its nodes does) and the milliseconds its modules took to prepare.
+ */
+export function withTiers(events: WorldEvent[], world: Pick<World, 'engine' | 'scene'>, compile_ms: number): WorldEvent[] {
+  const tiers = world.engine.groupTiers();
+  if (!tiers.length) return events;
+  return events.map((e) => {
+    if (e.kind !== 'published' || typeof e.kernel !== 'string') return e;
+    const nodes = new Set(world.scene.nodes.filter((n) => n.kernel.id === e.kernel).map((n) => n.name));
+    const groups = tiers.filter((g) => g.nodes.some((n) => nodes.has(n)));
+    if (!groups.length) return e;
+    return { ...e, tier: groups.some((g) => g.tier === 'fast') ? 'fast' : 'optimised', compile_ms: Math.round(compile_ms) };
+  });
+}

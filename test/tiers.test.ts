@@ -1,0 +1,103 @@
+// Two compiled tiers (docs/architecture.md, Tiers): every scene of the compile corpus computes the
+// same bits on the fast tier, the optimised tier and the interpreter; a session makes a change
+// live on the fast tier and swaps the optimised modules in between frames, with events and
+// status saying which tier runs; an optimised compile past its budget is abandoned and the fast
+// tier keeps running.
+
+import t from 'tap';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { corpus } from '../bench/compile.js';
+import { loadScene } from '../src/ir/check/scene.js';
+import { loadCompiler } from '../src/main/modules.js';
+import { Session } from '../src/main/session.js';
+import { readField } from '../src/main/field.js';
+import { bits, firstDifference, run, ROOT, sameBytes } from './helpers.js';
+
+t.before(loadCompiler);
+
+t.test('every corpus scene: fast tier = optimised tier = interpreter, bit for bit', async (t) => {
+  for (const c of corpus()) {
+    // Small 2-D domains (the interpreter is slow); modules do not depend on the size.
+    const scene = loadScene(basename(c.path), { read: (p) => readFileSync(join(dirname(c.path), p), 'utf8'), size: [21, 9] });
+    t.equal(scene.diagnostics.length, 0, `${c.name} checks`);
+    const interp = await run(scene, { backend: 'interp' }, 2);
+    const fast = await run(scene, { backend: 'jit', tier: 'fast' }, 2);
+    const optimised = await run(scene, { backend: 'jit', tier: 'optimised' }, 2);
+    t.equal(firstDifference(fast, interp), undefined, `${c.name}: fast tier = interpreter`);
+    t.equal(firstDifference(optimised, interp), undefined, `${c.name}: optimised tier = interpreter`);
+  }
+});
+
+/**
+ * A copy of a scene with a constant changed: modules are cached per process by their IR, and the
+ * first test compiled the corpus's own.
+ */
+function copyScene(file: string, from: string, to: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-tiers-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const text = readFileSync(file, 'utf8');
+  if (!text.includes(from)) throw new Error(`${file} has no \`${from}\``);
+  writeFileSync(join(dir, 'scene.esn'), text.replace(from, to));
+  return join(dir, 'scene.esn');
+}
+
+async function ask(s: Session, req: object): Promise<any> {
+  const answer = JSON.parse(await s.request(JSON.stringify(req)));
+  if (!answer.ok) throw new Error(answer.error.message);
+  return answer.ok;
+}
+
+const output = (s: Session) => readField(s.memory, s.engine.outputField(s.scene.outputs[0].name)!).map(bits);
+
+t.test('a session runs the fast tier first, then swaps in the optimised one between frames', async (t) => {
+  const path = copyScene(join(ROOT, 'examples', 'mandelbrot', 'scene.esn'), '<= 16.0', '<= 17.0');
+  // A budget no machine reaches: this test is about the swap, not the budget.
+  const s = await Session.open(path, { workers: 1, cacheDir: null, optimiseBudget: 600_000 });
+  t.teardown(() => s.close());
+  const first = await ask(s, { op: 'evaluate', time: 0.5 });
+  const before = output(s);
+  // The optimised module may be swapped in before this first frame: a tier swap waits only for frames running.
+  const optimisedYet = s.pending.some((e) => e.kind === 'optimised');
+  if (!optimisedYet) t.same(first.placements.map((p: any) => p.tier), ['fast'], 'the first frame ran on the fast tier');
+  await s.optimiser!.idle();
+  const told = s.pending.find((e) => e.kind === 'optimised');
+  t.ok(told, 'an `optimised` event told the swap');
+  t.same(told!.nodes, ['fractal']);
+  t.type(told!.compile_ms, 'number');
+  t.equal(s.revision, 1, 'the swap keeps the revision: the scene is the same');
+  const status = await ask(s, { op: 'status' });
+  t.same(status.tiers, [{ nodes: ['fractal'], tier: 'optimised' }], 'status names the tier');
+  const second = await ask(s, { op: 'evaluate', time: 0.5 });
+  t.same(second.placements.map((p: any) => p.tier), ['optimised'], 'the next frame runs the optimised module');
+  const after = output(s);
+  t.ok(before.every((plane, i) => sameBytes(plane, after[i])), 'the same picture, bit for bit');
+
+  // An edit goes live on the fast tier, its published event says so, and the optimised one follows.
+  const text = readFileSync(path, 'utf8');
+  const kernel = text.slice(text.indexOf('kernel fractal'), text.indexOf('\nnode')).trim();
+  const composed = await ask(s, { op: 'compose', edits: [{ kernel: 'fractal.mandelbrot@1', text: kernel.replace('<= 17.0', '<= 15.0') }] });
+  const published = composed.events.find((e: any) => e.kind === 'published');
+  t.equal(published?.tier, 'fast', 'published: on the fast tier');
+  t.type(published?.compile_ms, 'number');
+  await s.optimiser!.idle();
+  t.equal(s.pending.filter((e) => e.kind === 'optimised').length, 2, 'then optimised again');
+  t.same((await ask(s, { op: 'status' })).tiers.map((g: any) => g.tier), ['optimised']);
+});
+
+t.test('an optimised compile past its budget is abandoned; the fast tier keeps running', async (t) => {
+  const path = copyScene(join(ROOT, 'bench', 'corpus', 'raymarch.esn'), 'alpha < 0.97', 'alpha < 0.96');
+  // 1 ms: no machine compiles the ray marcher's optimised modules that fast (hundreds of ms).
+  const s = await Session.open(path, { workers: 1, cacheDir: null, optimiseBudget: 1 });
+  t.teardown(() => s.close());
+  await s.optimiser!.idle();
+  const abandoned = s.pending.filter((e) => e.kind === 'optimise_abandoned');
+  // (the density field's module is the corpus's own, optimised by the first test: only the view is new)
+  t.same(abandoned.map((e) => e.nodes), [['view']], 'the group abandoned, told');
+  t.equal(abandoned[0].budget_ms, 1);
+  t.match(String(abandoned[0].message), /abandoned; the fast tier keeps running/);
+  t.notOk(s.pending.some((e) => e.kind === 'optimised'));
+  const frame = await ask(s, { op: 'evaluate', time: 0.5 });
+  t.equal(frame.placements.find((p: any) => p.node === 'view').tier, 'fast', 'frames run it on the fast tier');
+});

@@ -435,11 +435,11 @@ export async function runOnce(memory: FieldMemory, ir: IrFunction, domain: numbe
   const args = memory.alloc(ARGS.size(ir.fields.length, ir.uniforms.length), 'an argument block');
   try {
     throwIfCancelled(options.signal);
-    const { module, digest } = compileModule(ir, { prepared: true });
+    const { module, key } = compileModule(ir, { prepared: true });
     writeArgs(memory.memory, args, ir, { width, height, depth }, fields.map(placement), []);
     if (!options.pool) return instantiate(module, memory.memory)(args, 0, height * depth);
     try {
-      await options.pool.run(module, digest, args, height * depth, DEFAULT_BAND_ROWS, options.signal);
+      await options.pool.run(module, key, args, height * depth, DEFAULT_BAND_ROWS, options.signal);
     } catch (e) {
       if (!(e instanceof PoolTrap)) throw e;
       const meta = moduleMeta(module);

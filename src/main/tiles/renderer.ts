@@ -65,7 +65,7 @@ export class TiledRenderer {
   version = 0;
   readonly memory: FieldMemory;
   private readonly runners: Runner[];
-  private readonly modules: { module: WebAssembly.Module; digest: string }[];
+  private readonly modules: { module: WebAssembly.Module; key: string }[];
   private readonly args: number[] = [];
   private readonly pool?: EvalPool;
   private readonly outputPort: { node: string; port: string };
@@ -87,7 +87,7 @@ export class TiledRenderer {
     if (domain.length !== 2) throw new TileError(`output \`${options.output}\` is a ${domain.length}-D field: tiles cover 2-D pictures`);
     [this.width, this.height] = domain;
     const compiled = (gi: number) => this.plan.needed[gi] && !interp;
-    this.modules = this.groups.map((g, gi) => (compiled(gi) ? compileModule(g.ir, { prepared: options.prepared ?? false }) : { module: undefined!, digest: '' }));
+    this.modules = this.groups.map((g, gi) => (compiled(gi) ? compileModule(g.ir, { prepared: options.prepared ?? false }) : { module: undefined!, key: '' }));
     this.runners = this.groups.map((g, gi) =>
       compiled(gi) ? instantiate(this.modules[gi].module, this.memory.memory) : (args: number, r0: number, r1: number) => interpret(g.ir, this.memory.memory, args, r0, r1),
     );
@@ -205,8 +205,9 @@ export class TiledRenderer {
   private async run(gi: number, r0: number, r1: number, columns: number): Promise<void> {
     try {
       if (this.pool && (r1 - r0) * columns >= POOL_THRESHOLD) {
-        const { module, digest } = this.modules[gi];
-        await this.pool.run(module, digest, this.args[gi], r1 - r0, DEFAULT_BAND_ROWS, undefined, r0);
+        // The pool keeps instances by the module's key: its IR's digest and its tier (modules.ts).
+        const { module, key } = this.modules[gi];
+        await this.pool.run(module, key, this.args[gi], r1 - r0, DEFAULT_BAND_ROWS, undefined, r0);
         return;
       }
       // In bands, as the engine runs a large domain: V8 moves to optimised code only at a call.

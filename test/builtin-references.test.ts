@@ -11,6 +11,7 @@ import { BUILTIN_FUNCTIONS } from '../src/ir/builtins.js';
 import { MATH_ACCURACY } from '../src/ir/mathref.js';
 import { Engine, type Backend } from '../src/main/engine.js';
 import { textScene, xorshift } from './helpers.js';
+import { hash, noise } from './references.js';
 
 const fr = Math.fround;
 const EPS = 2 ** -24; // half an ulp of 1 in f32: one rounding's relative error
@@ -80,33 +81,6 @@ const roundTiesEven = (x: number) => {
 const INT_EDGES: [number, number, number][] = [[0, 0, 0], [-1, 1, 0], [2147483647, -2147483648, 0], [-2147483648, 2147483647, 0], [-2147483647, 5, 0], [7, -7, 0]];
 const ints = () => args(RANDOM, () => [((rnd() * 2 ** 32) | 0), ((rnd() * 2 ** 32) | 0), 0], INT_EDGES, (x) => x | 0);
 
-/** The hash of src/ir/builtins.ts written again with JavaScript's integer operations. */
-function hash(...coords: number[]): number {
-  let h = 0x9e3779b9 | 0;
-  const primes = [0x27d4eb2d, 0x165667b1, 0x1b873593];
-  coords.forEach((c, i) => {
-    h ^= Math.imul(c | 0, primes[i]);
-    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
-    h = Math.imul(h ^ (h >>> 12), 0x297a2d39);
-    h ^= h >>> 15;
-  });
-  return (h >>> 8) / 16777216;
-}
-/** Value noise in double precision: hashes at the lattice corners, blended with smoothstep. */
-function noise(p: number[]): number {
-  const cell = p.map(Math.floor);
-  const t = p.map((x, i) => {
-    const f = x - cell[i];
-    return f * f * (3 - 2 * f);
-  });
-  const blend = (axis: number, bits: number): number => {
-    if (axis < 0) return hash(...cell.map((c, i) => ((bits >> i) & 1 ? c + 1 : c)));
-    const lo = blend(axis - 1, bits);
-    const hi = blend(axis - 1, bits | (1 << axis));
-    return lo + (hi - lo) * t[axis];
-  };
-  return blend(p.length - 1, 0);
-}
 const i32sat = (x: number) => (Number.isNaN(x) ? 0 : x >= 2 ** 31 ? 2147483647 : x <= -(2 ** 31) ? -2147483648 : Math.trunc(x));
 
 const CASES: Case[] = [

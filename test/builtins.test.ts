@@ -249,6 +249,8 @@ t.test('each builtin checks its arguments, with a message that says what it take
   t.match(refusal('atan2(a)'), /^atan2 takes 2 arguments: .*; got 1$/);
   const refusals: [string, string][] = [
     ['sin(true)', 'sin takes numbers or vectors, not a bool'],
+    // bool(n) is a bool, not the integer 0 or 1: a builtin taking numbers refuses it.
+    ['sin(bool(a))', 'sin takes numbers or vectors, not a bool'],
     ['mix(vec2(a), vec3(a), 0.5), 1.0', 'mix: argument 1 is a vec2 but another is a vec3'],
     ['dot(vec2(a), vec3(a)), 0.0, 0.0, 0.0', 'dot takes two values of one type; got vec2, vec3'],
     ['cross(vec2(a), vec2(a)), 0.0, 0.0', 'cross takes two vec3; got vec2, vec2'],

@@ -4,11 +4,12 @@
 // user or a corrupted disk left. test/compose.test.ts covers the crash points through compose.
 
 import t from 'tap';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { JOURNAL_NAME, PathError, resolveUnder, versionOf } from '../src/main/documents.js';
 import { recoverJournal, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
+import { can, diskBytes, fill, tmpfs } from './disk.js';
 
 function folder(): string {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-documents-'));
@@ -153,6 +154,24 @@ t.test('writeDocuments: a set it cannot take is refused before anything is writt
     t.equal(readFileSync(join(root, 'scene.esn'), 'utf8'), 'old');
     t.same(listing(root), ['alias', 'scene.esn'], 'nothing written');
   }
+});
+
+t.test('a disk that fills up mid-write: the temps and the journal already written are removed', { skip: can.tmpfs }, async (t) => {
+  const { dir } = tmpfs(t, '256k');
+  writeFileSync(join(dir, 'scene.esn'), 'old');
+  fill(dir);
+  // Room for the journal and a small temp file (a page each), not for a 64 KiB one.
+  const filler = join(dir, 'filler.bin');
+  truncateSync(filler, statSync(filler).size - 4 * 4096);
+  const before = diskBytes(dir);
+  const write = writeDocuments(dir, [{ path: 'scene.esn', text: 'new' }, { path: 'big.esn', text: 'x'.repeat(65536) }]);
+  await t.rejects(write, { name: 'WriteError', code: 'ENOSPC', path: 'big.esn' }, 'the second temp file does not fit');
+  t.same(diskBytes(dir), before, 'no temp file, no journal: every byte as it was');
+  // Full to the last page: the journal itself cannot be written, and its temp file is removed.
+  fill(dir);
+  const full = diskBytes(dir);
+  await t.rejects(writeDocuments(dir, [{ path: 'scene.esn', text: 'new' }]), { name: 'WriteError', code: 'ENOSPC', path: JOURNAL_NAME });
+  t.same(diskBytes(dir), full, 'no journal temp file left');
 });
 
 t.test('names too long for a temp file beside them are refused before anything is written', async (t) => {

@@ -59,6 +59,12 @@ kernel k.pair@1 {
   out r: field2<f32>;
   each (x, y) { r = a + b; }
 }
+kernel k.mixed@1 {
+  in a: field2<f32>;
+  in c: field2<vec4>;
+  out r: field2<vec4>;
+  each (x, y) { r = c * a; }
+}
 `;
 
 const LINES = KERNELS.split('\n').length - 1; // the scene's own statements start after the kernels
@@ -81,7 +87,7 @@ function clean(t: Test, scene: string, options: Partial<SceneOptions> = {}): Sce
 
 t.test('the kernels the tests wire check clean', async (t) => {
   const s = clean(t, '');
-  t.equal(s.kernels.size, 9);
+  t.equal(s.kernels.size, 10);
 });
 
 t.test('a node running an unknown kernel: the nearest id as the fix, else none', async (t) => {
@@ -140,6 +146,10 @@ t.test('edges: the node and its port must exist (nearest as the fix), of the sam
   t.same(diags('node a: k.src3@1 {}\nnode b: k.read@1 { s <- a.v; }\n'), [[2, 20, '`s` of node `b` is a field2<f32>, but `a.v` is a field3<f32>']]);
   t.same(diags('node a: k.line@1 {}\nnode b: k.read@1 { s <- a.r; }\n'), [[2, 20, '`s` of node `b` is a field2<f32>, but `a.r` is a field1<f32>']]);
   t.same(diags('node a: k.color@1 { bias = 0.0; }\nnode b: k.read@1 { s <- a.c; }\n'), [[2, 20, '`s` of node `b` is a field2<f32>, but `a.c` is a field2<vec4>']]);
+  // Each edge is checked against its own port: the second of two field ports of other types.
+  const two = 'node a: k.src2@1 {}\nnode col: k.color@1 { bias = 0.0; }\n';
+  clean(t, `${two}node m: k.mixed@1 { a <- a.r; c <- col.c; }\n`);
+  t.same(diags(`${two}node m: k.mixed@1 { a <- a.r; c <- a.r; }\n`), [[3, 31, '`c` of node `m` is a field2<vec4>, but `a.r` is a field2<f32>']]);
 });
 
 t.test('an edge naming only a node reads its out port (a state port when it has none)', async (t) => {
@@ -235,8 +245,8 @@ t.test('grants: a kernel needing one the session lacks is refused where it is de
   // Granted, or no grants given (a session's default: all), they run.
   t.match(check(scene, { grants: ['time.read', 'input.read'] }).diagnostics[0].message, /\(its grants: time\.read, input\.read\)/);
   t.equal(check(scene, { grants: ['field.read', 'field.write', 'time.read'] }).diagnostics.length, 0);
-  t.equal(check(scene, { grants: ALL_GRANTS }).kernels.size, 9);
-  t.equal(check(scene).kernels.size, 9);
+  t.equal(check(scene, { grants: ALL_GRANTS }).kernels.size, 10);
+  t.equal(check(scene).kernels.size, 10);
 });
 
 t.test('the grants table: four names, each known to isGrant, nothing else', async (t) => {

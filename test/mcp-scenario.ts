@@ -19,10 +19,9 @@ export const images = (r: Result) => r.content.filter((c) => c.type === 'image')
 /** The first call waits for the scene to compile: on a busy machine past the SDK's 60 s default. */
 export const SLOW = { timeout: 600_000 };
 
-/** Notifications a client receives, and a promise for the next one that matches. */
+/** The resource notifications a client receives. */
 export class Heard {
   private readonly seen: { method: string; uri?: string }[] = [];
-  private waiting: { match: (n: { method: string; uri?: string }) => boolean; resolve: () => void }[] = [];
 
   constructor(client: Client) {
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => this.push({ method: n.method, uri: n.params.uri }));
@@ -31,12 +30,6 @@ export class Heard {
 
   private push(n: { method: string; uri?: string }): void {
     this.seen.push(n);
-    this.waiting = this.waiting.filter((w) => (w.match(n) ? (w.resolve(), false) : true));
-  }
-
-  /** Resolves when a notification of `method` (for `uri`) arrives after now. */
-  next(method: string, uri?: string): Promise<void> {
-    return new Promise((resolve) => this.waiting.push({ match: (n) => n.method === method && (uri === undefined || n.uri === uri), resolve }));
   }
 
   count(method: string, uri?: string): number {
@@ -101,24 +94,25 @@ export async function mcpScenario(t: Test, client: Client, dir: string): Promise
     t.equal((doc.contents[0] as { text: string }).text, readFileSync(join(dir, 'scene.esn'), 'utf8'), 'the scene\'s text');
 
     await client.subscribeResource({ uri: 'entelechy://doc/scene.esn' });
-    const updated = heard.next('notifications/resources/updated', 'entelechy://doc/scene.esn');
     const composed = await call('compose', { edits: [{ node: 'rings', member: 'count', text: 'count = 3.0;' }] });
     t.notOk(composed.isError, texts(composed)[0]);
-    await updated;
+    // A change a call makes is told before its result: no waiting here.
+    t.equal(heard.count('notifications/resources/updated', 'entelechy://doc/scene.esn'), 1, 'the subscribed document is told it changed, before the result');
     t.equal(heard.count('notifications/resources/updated', 'entelechy://doc/kernels.esn'), 0, 'a document that did not change is not told');
     const after = await client.readResource({ uri: 'entelechy://doc/scene.esn' });
     t.match((after.contents[0] as { text: string }).text, /count = 3\.0;/, 'the resource reads the new text');
 
-    const listChanged = heard.next('notifications/resources/list_changed');
+    const lists = heard.count('notifications/resources/list_changed');
     const added = await call('compose', { edits: [{ output: 'extra', text: 'output extra <- rings.result;' }] });
     t.notOk(added.isError, texts(added)[0]);
-    await listChanged;
+    t.equal(heard.count('notifications/resources/list_changed'), lists + 1, 'a new output: the list changed');
+    t.equal(heard.count('notifications/resources/updated', 'entelechy://doc/scene.esn'), 2, 'and the scene\'s text');
     t.ok((await client.listResources()).resources.some((r) => r.uri === 'entelechy://output/extra.png'), 'a new output is listed');
 
     await client.subscribeResource({ uri: 'entelechy://output/result.png' });
-    const frame = heard.next('notifications/resources/updated', 'entelechy://output/result.png');
     t.notOk((await call('evaluate', { time: 0.5 })).isError);
-    await frame;
+    t.equal(heard.count('notifications/resources/updated', 'entelechy://output/result.png'), 1, 'a subscribed output is told after a frame');
+    t.equal(heard.count('notifications/resources/updated', 'entelechy://output/extra.png'), 0, 'one not subscribed is not');
     const out = await client.readResource({ uri: 'entelechy://output/result.png' });
     const blob = out.contents[0] as { blob: string; mimeType: string };
     t.equal(blob.mimeType, 'image/png');

@@ -39,6 +39,11 @@ export class SceneResources {
   private chain: Promise<void>;
   /** A comparison asked for by the disk or an event and not started yet (more such asks join it). */
   private queued = false;
+  /**
+   * The door's tool call running now, if any: a look the disk or an event asks for meanwhile
+   * waits for it, so what the call changed is told by the call's own look, with its answer.
+   */
+  private calling: Promise<void> = Promise.resolve();
   private watcher?: FSWatcher;
   private observer?: () => void;
   private closed = false;
@@ -125,17 +130,30 @@ export class SceneResources {
     return run;
   }
 
-  /** A check once the change the session is making now (if any) is done: for the disk and events. */
+  /** Run a tool call of the door (see `calling`). */
+  async during<T>(call: () => Promise<T>): Promise<T> {
+    let done!: () => void;
+    this.calling = new Promise<void>((resolve) => (done = resolve));
+    try {
+      return await call();
+    } finally {
+      done();
+    }
+  }
+
+  /** A check once the door's call and the change the session is making now (if any) are done: for the disk and events. */
   private soon(s: Session): void {
     if (this.queued || this.closed) return;
     this.queued = true;
-    this.chain = this.chain
-      .then(async () => {
-        this.queued = false;
-        await s.change(async () => undefined);
-        await this.compare({});
-      })
-      .catch(() => undefined);
+    void this.calling.then(() => {
+      this.chain = this.chain
+        .then(async () => {
+          this.queued = false;
+          await s.change(async () => undefined);
+          await this.compare({});
+        })
+        .catch(() => undefined);
+    });
   }
 
   private async compare(options: Told): Promise<void> {

@@ -62,7 +62,7 @@ export class McpDoor {
       this.server.registerTool(name, config, (args: Json, extra) =>
         this.serialised(async () => {
           try {
-            return await this.call(name, args, extra.requestId);
+            return await this.resources.during(() => this.call(name, args, extra.requestId));
           } catch (e) {
             // The session answers its own failures; this is the door's (or a session that did not open).
             return toolError({ message: `internal error in \`${name}\`: ${plainReason(e)}`, internal: true });

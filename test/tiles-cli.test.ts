@@ -6,7 +6,7 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
@@ -54,6 +54,20 @@ t.test('a stateful scene in tiles: its state computed whole, frames as the whole
   t.equal(k.status, 0, k.ended);
   t.match(k.stderr, /computed whole: board/);
   for (const f of ['02', '03', '04']) t.equal(hash(join(dir, 'tiled', `${f}.png`)), hash(join(dir, 'whole', `${f}.png`)), `frame ${f}: the same bytes`);
+});
+
+t.test('a scene that reads `frame`, from a later frame on: the frames of the whole render', async (t) => {
+  const scene = join(dir, 'count.esn');
+  writeFileSync(scene, `kernel t.count@1 { grants time.read; out result: field2<vec4>; each (x, y) { result = vec4(fract(f32(frame) * 0.1 + x * 0.01), y * 0.01, 0.5, 1.0); } }
+node count: t.count@1 { size = 50 x 40; }
+output result <- count.result;
+`);
+  const r = cli(['render', scene, '--frames', '3:5', '-o', join(dir, 'count-whole/%d.png')]);
+  t.equal(r.status, 0, r.ended);
+  const k = cli(['render', scene, '--frames', '3:5', '-o', join(dir, 'count-tiled/%d.png'), '--tile', '17x9']);
+  t.equal(k.status, 0, k.ended);
+  for (const f of [3, 4, 5]) t.equal(hash(join(dir, 'count-tiled', `${f}.png`)), hash(join(dir, 'count-whole', `${f}.png`)), `frame ${f}: the same bytes`);
+  t.not(hash(join(dir, 'count-tiled', '3.png')), hash(join(dir, 'count-tiled', '4.png')), 'the frames differ');
 });
 
 t.test('what tiles cannot do is said plainly', async (t) => {

@@ -66,6 +66,8 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
       png = frame >= first ? await PngFile.create(file, renderer.width, renderer.height) : undefined;
       try {
         await feed.fill(frame);
+        // `frame` is the frame's number in the render, as the whole render has it (render.ts).
+        renderer.frame = frame;
         await renderer.render(tw, th, { time }, async (rgba) => {
           if (!png) return;
           await png.rows(rgba);

@@ -69,7 +69,7 @@ export function entelechy(args: string[], env: Record<string, string> = {}): Pro
 
 /** A farm worker, once it says it is taking frames. */
 export async function startWorker(url: string, args: string[] = []): Promise<Proc> {
-  const w = entelechy(['farm', 'worker', '--redis', url, '--json', '--workers', '1', ...args]);
+  const w = entelechy(['farm', 'worker', '--redis', url, '--json', ...(args.includes('--workers') ? [] : ['--workers', '1']), ...args]);
   await w.line((l) => l.ready);
   return w;
 }

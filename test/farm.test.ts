@@ -55,6 +55,19 @@ t.test('frames rendered on two workers are the local render, byte for byte; a re
   t.ok(sameFiles(join(dir, 'local'), join(dir, 'farm')));
 });
 
+t.test('one picture in bands over the farm, in tiles: the local render\'s file, byte for byte', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  // 2048 wide: strips of 511 rows, bands of 2 strips: rows 0-1021 and 1022-1099.
+  const args = ['examples/mandelbrot/scene.esn', '--size', '2048x1100'];
+  const local = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'render', ...args, '-o', join(dir, 'local.png'), '--workers', '1'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
+  t.equal(local.status, 0, local.stderr);
+  const farm = entelechy(['render', ...args, '--tile', '700x300', '--farm', redis.url, '--json', '-o', join(dir, 'farm.png')]);
+  t.same(await farm.exited, { code: 0, signal: null }, farm.stderr);
+  t.same(farm.lines.filter((l) => 'band' in l).map((l) => l.rows).sort((a, b) => a[0] - b[0]), [[0, 1022], [1022, 1100]], 'two bands of whole strips');
+  t.ok(readFileSync(join(dir, 'farm.png')).equals(readFileSync(join(dir, 'local.png'))), 'the same file, byte for byte');
+  t.same(readdirSync(dir).sort(), ['farm.png', 'local.png'], 'no temporary file left');
+});
+
 t.test('two renders at once: each writes its own frames only', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
   writeFileSync(join(dir, 'frames.esn'), SLOW_SCENE); // reads the frame number

@@ -39,6 +39,8 @@ export interface FrameJob {
   fuse: boolean;
   frame: number;
   time: number;
+  /** Rows [y0, y1) of one huge picture (bands.ts), rendered in tiles (of `tile`, or as memory allows). */
+  band?: { y0: number; y1: number; tile?: [number, number] };
 }
 
 /** A job's return value (the PNG itself is under resultKey). */

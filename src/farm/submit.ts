@@ -11,7 +11,10 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { writeProblem } from '../main/png-file.js';
+import { adlerCombine, bandsOf, pngHead, pngTail } from './bands.js';
 import { Queue, QueueEvents } from 'bullmq';
 import cliProgress from 'cli-progress';
 import type { Scene } from '../ir/check/scene.js';
@@ -20,6 +23,65 @@ import { markPrinted } from '../main/cli.js';
 import { frameFile, outputSize, RenderError, type RenderOptions } from '../main/render.js';
 import { isCompletePng } from '../main/shard.js';
 import { aliveKey, connect, FarmError, frameOfJob, jobId, QUEUE, resultKey, type FrameJob, type FrameResult, type JobDocument } from './jobs.js';
+
+/**
+ * One picture written from its bands as they come back, in order: the bands after a missing one
+ * wait (held encoded) until it comes. A temporary file beside it, renamed into place when whole.
+ */
+class PictureFile {
+  private next = 0;
+  private readonly waiting = new Map<number, Buffer>();
+  private sums = { a: 1, b: 0 };
+
+  private constructor(
+    private readonly file: string,
+    private readonly tmp: string,
+    private readonly handle: FileHandle,
+    private readonly count: number,
+  ) {}
+
+  static async create(file: string, width: number, height: number, count: number): Promise<PictureFile> {
+    const tmp = join(dirname(file) || '.', `.${basename(file)}.${process.pid}.tmp`);
+    try {
+      mkdirSync(dirname(file) || '.', { recursive: true });
+      const handle = await open(tmp, 'w');
+      await handle.write(pngHead(width, height));
+      return new PictureFile(file, tmp, handle, count);
+    } catch (e) {
+      throw new RenderError(writeProblem(file, e));
+    }
+  }
+
+  /** A band's result: its sums (a, b, length as 32-bit words), then its IDAT chunks. */
+  async band(index: number, result: Buffer): Promise<void> {
+    this.waiting.set(index, result);
+    for (let r; (r = this.waiting.get(this.next)); this.next++) {
+      this.waiting.delete(this.next);
+      this.sums = adlerCombine(this.sums, { a: r.readUInt32BE(0), b: r.readUInt32BE(4), length: r.readUInt32BE(8) });
+      await this.write(r.subarray(12));
+    }
+  }
+
+  async finish(): Promise<void> {
+    if (this.next !== this.count) throw new RenderError(`internal: ${this.next} of ${this.count} bands written`);
+    await this.write(pngTail(this.sums));
+    await this.handle.close();
+    await rename(this.tmp, this.file);
+  }
+
+  async abort(): Promise<void> {
+    await this.handle.close().catch(() => {});
+    await rm(this.tmp, { force: true });
+  }
+
+  private async write(bytes: Buffer): Promise<void> {
+    try {
+      await this.handle.write(bytes);
+    } catch (e) {
+      throw new RenderError(writeProblem(this.file, e));
+    }
+  }
+}
 
 export interface FarmOptions {
   /** The Redis URL. */
@@ -35,8 +97,7 @@ const ATTEMPTS = 3;
 
 export async function farmRender(scene: Scene, options: RenderOptions & FarmOptions): Promise<void> {
   const frames = options.frames;
-  if (!frames) throw new RenderError('--farm renders a range of frames: give --frames FIRST:LAST and -o out/%04d.png');
-  if (!/%0?\d*d/.test(options.file)) throw new RenderError(`-o ${options.file}: the farm writes one PNG per frame: name them with a frame number pattern, e.g. -o out/%04d.png`);
+  if (frames && !/%0?\d*d/.test(options.file)) throw new RenderError(`-o ${options.file}: the farm writes one PNG per frame: name them with a frame number pattern, e.g. -o out/%04d.png`);
   if (options.inputs?.length) throw new RenderError('--farm cannot send --input images to the workers yet: render scenes with inputs locally');
   const state = scene.nodes.find((n) => n.kernel.ports.some((p) => p.kind === 'state'));
   if (state)
@@ -44,13 +105,21 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
 
   const out = (line: object) => options.json && process.stdout.write(JSON.stringify(line) + '\n');
   const [width, height] = outputSize(scene, options.output);
+  // The jobs' units: frames, or without --frames the bands of one picture (bands.ts).
   const todo = new Set<number>();
   const skipped: number[] = [];
-  for (let f = frames.first; f <= frames.last; f++) {
-    if (options.resume && isCompletePng(frameFile(options.file, f), width, height)) skipped.push(f);
-    else todo.add(f);
+  const bands = frames ? [] : bandsOf(width, height);
+  if (frames) {
+    for (let f = frames.first; f <= frames.last; f++) {
+      if (options.resume && isCompletePng(frameFile(options.file, f), width, height)) skipped.push(f);
+      else todo.add(f);
+    }
+  } else {
+    bands.forEach((_, i) => todo.add(i));
   }
   for (const frame of skipped) out({ frame, file: frameFile(options.file, frame), skipped: true });
+  const units = frames ? 'frames' : 'bands';
+  let picture: PictureFile | undefined;
 
   const render = randomBytes(6).toString('hex');
   const documents: JobDocument[] = scene.documents.map((d) => ({ path: d.path, text: d.text, digest: sha256(d.text) }));
@@ -58,10 +127,10 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
     render, entry: scene.entry, documents, size: options.size, params: options.params ?? [], output: options.output, backend: options.backend, fuse: options.fuse,
     scene: sha256(JSON.stringify([scene.entry, documents.map((d) => [d.path, d.digest]), options.size, options.output, options.backend, options.fuse])),
   };
-  const job = (frame: number) => ({
-    name: 'frame',
-    data: { ...base, frame, time: options.time + frame / options.fps } satisfies FrameJob,
-    opts: { jobId: jobId(render, frame), attempts: ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: true },
+  const job = (unit: number) => ({
+    name: frames ? 'frame' : 'band',
+    data: (frames ? { ...base, frame: unit, time: options.time + unit / options.fps } : { ...base, frame: 0, time: options.time, band: { ...bands[unit], tile: options.tile } }) satisfies FrameJob,
+    opts: { jobId: jobId(render, unit), attempts: ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: true },
   });
 
   const connection = await connect(options.farm);
@@ -75,8 +144,8 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   events.on('error', () => {});
   queue.on('error', () => {});
   const keepAlive = () => connection.set(aliveKey(render), '1', 'PX', ALIVE_MS);
-  const bar = options.progress ? new cliProgress.SingleBar({ format: 'rendering on the farm [{bar}] {value}/{total} frames | {eta_formatted} left', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
-  bar?.start(frames.last - frames.first + 1, skipped.length);
+  const bar = options.progress ? new cliProgress.SingleBar({ format: 'rendering on the farm [{bar}] {value}/{total} ${units} | {eta_formatted} left', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
+  bar?.start(frames ? frames.last - frames.first + 1 : bands.length, skipped.length);
   const started = performance.now();
   let written = 0;
   let pixels = 0;
@@ -90,6 +159,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   };
 
   try {
+    if (!frames) picture = await PictureFile.create(options.file, width, height, bands.length);
     await events.waitUntilReady();
     await keepAlive();
     timer = setInterval(() => void keepAlive().catch(() => {}), ALIVE_MS / 3);
@@ -108,43 +178,58 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
           const png = await connection.getBuffer(resultKey(id));
           if (ended) return;
           if (!png) return void (await queue.add(job(frame).name, job(frame).data, job(frame).opts)); // lost with a restarted Redis
-          const file = frameFile(options.file, frame);
-          try {
-            mkdirSync(dirname(file) || '.', { recursive: true });
-            writeFileAtomic(file, png);
-          } catch (e) {
-            throw new RenderError(`cannot write \`${file}\`: ${(e as Error).message}`, frame);
+          const millis = Math.round((performance.now() - started) * 1000) / 1000;
+          if (picture) {
+            await picture.band(frame, png);
+            out({ band: frame, rows: [bands[frame].y0, bands[frame].y1], millis });
+          } else {
+            const file = frameFile(options.file, frame);
+            try {
+              mkdirSync(dirname(file) || '.', { recursive: true });
+              writeFileAtomic(file, png);
+            } catch (e) {
+              throw new RenderError(`cannot write \`${file}\`: ${(e as Error).message}`, frame);
+            }
+            written++;
+            pixels += width * height;
+            out({ frame, file, millis });
           }
           await connection.del(resultKey(id));
           todo.delete(frame);
-          written++;
-          pixels += width * height;
-          out({ frame, file, millis: Math.round((performance.now() - started) * 1000) / 1000 });
           bar?.increment();
           if (todo.size === 0) resolve();
         }).catch(reject);
       });
       events.on('failed', ({ jobId: id, failedReason }) => {
         const frame = frameOfJob(render, id);
-        if (frame !== undefined && todo.has(frame)) reject(new RenderError(failedReason.includes(`frame ${frame}: `) ? failedReason : `frame ${frame}: ${failedReason}`, frame));
+        if (frame === undefined || !todo.has(frame)) return;
+        if (picture) reject(new RenderError(`${failedReason} (rows ${bands[frame].y0}-${bands[frame].y1 - 1})`));
+        else reject(new RenderError(failedReason.includes(`frame ${frame}: `) ? failedReason : `frame ${frame}: ${failedReason}`, frame));
       });
       events.on('stalled', ({ jobId: id }) => {
         const frame = frameOfJob(render, id);
-        if (frame !== undefined && todo.has(frame)) out({ frame, stalled: true });
+        if (frame !== undefined && todo.has(frame)) out({ [picture ? 'band' : 'frame']: frame, stalled: true });
       });
       // Interrupted: the jobs go with it (finally, below).
       stopSignal = () => reject(new RenderError('interrupted: the render\'s jobs were removed from the farm'));
       process.once('SIGINT', stopSignal);
       process.once('SIGTERM', stopSignal);
-      out({ submitted: render, frames: todo.size, queue: QUEUE });
+      out({ submitted: render, [units]: todo.size, queue: QUEUE });
       void queue.addBulk([...todo].map(job)).catch(reject);
     }).finally(() => (ended = true));
+    await picture?.finish();
     const millis = performance.now() - started;
     bar?.stop();
+    if (picture) {
+      out({ done: true, file: options.file, width, height, bands: bands.length, farm: { render }, millis: Math.round(millis) });
+      if (!options.json) process.stderr.write(`wrote ${options.file} (${width} x ${height}, in ${bands.length} bands from the farm) in ${(millis / 1000).toFixed(2)} s\n`);
+      return;
+    }
     out({ done: true, frames: written, ...(skipped.length ? { skipped: skipped.length } : {}), farm: { render }, millis: Math.round(millis) });
     if (!options.json) process.stderr.write(`wrote ${written} frames to ${options.file} from the farm${skipped.length ? ` (${skipped.length} already there skipped)` : ''} in ${(millis / 1000).toFixed(2)} s (${(pixels / millis / 1000).toFixed(1)} Mpix/s)\n`);
   } catch (e) {
     bar?.stop();
+    await picture?.abort();
     if (e instanceof RenderError && options.json) {
       out({ error: { message: e.message, frame: e.frame } });
       markPrinted(e);

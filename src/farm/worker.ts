@@ -19,6 +19,10 @@ import { fieldRgbaRows } from '../main/image.js';
 import { FieldMemory } from '../main/memory.js';
 import { encodePng } from '../main/png.js';
 import { openEngine } from '../main/render.js';
+import { prepareModules } from '../main/modules.js';
+import { TileError, TiledRenderer } from '../main/tiles/renderer.js';
+import { sceneGroups } from '../main/engine.js';
+import { BandEncoder } from './bands.js';
 import { EvalPool } from '../workers/pool.js';
 import { aliveKey, connect, QUEUE, RESULT_SECONDS, resultKey, type FrameJob, type FrameResult } from './jobs.js';
 
@@ -42,6 +46,7 @@ class Slot {
   readonly memory: FieldMemory;
   readonly pool: EvalPool;
   private readonly engines = new Map<string, { scene: Scene; engine: Engine }>();
+  private readonly renderers = new Map<string, { scene: Scene; renderer: TiledRenderer }>();
 
   constructor(options: FarmWorkerOptions) {
     this.memory = new FieldMemory(options.memory ?? defaultMemoryBudget());
@@ -54,9 +59,7 @@ class Slot {
     if (hit) {
       this.engines.delete(data.scene); // to the end: the last used
     } else {
-      const texts = new Map(data.documents.map((d) => [d.path, d.text]));
-      const scene = loadScene(data.entry, { read: (p) => texts.get(p), size: data.size });
-      if (scene.diagnostics.length) throw new UnrecoverableError(scene.diagnostics.slice(0, 5).map(formatDiagnostic).join('\n'));
+      const scene = sceneOf(data);
       // No frame is taken from the last one's cache: that is keyed by time, not frame number.
       const { engine } = await openEngine(scene, { backend: data.backend, fuse: data.fuse, memory: this.memory, pool: this.pool, cacheFrames: false });
       hit = { scene, engine };
@@ -70,9 +73,37 @@ class Slot {
     return hit;
   }
 
+  /** A tiled renderer for a job's scene (a band of a huge picture), kept as engines are. */
+  async tiled(data: FrameJob): Promise<{ scene: Scene; renderer: TiledRenderer }> {
+    let hit = this.renderers.get(data.scene);
+    if (hit) {
+      this.renderers.delete(data.scene);
+    } else {
+      const scene = sceneOf(data);
+      if (data.backend === 'jit') await prepareModules(sceneGroups(scene, [], data.fuse).map((g) => g.ir));
+      let renderer: TiledRenderer;
+      try {
+        renderer = new TiledRenderer(scene, { output: data.output, memory: this.memory, pool: this.pool, prepared: data.backend === 'jit', backend: data.backend, fuse: data.fuse });
+      } catch (e) {
+        if (e instanceof TileError) throw new UnrecoverableError(e.message);
+        throw e;
+      }
+      hit = { scene, renderer };
+      while (this.renderers.size >= ENGINES_PER_SLOT) {
+        const [key, old] = this.renderers.entries().next().value!;
+        old.renderer.dispose();
+        this.renderers.delete(key);
+      }
+    }
+    this.renderers.set(data.scene, hit);
+    return hit;
+  }
+
   async destroy(): Promise<void> {
     for (const { engine } of this.engines.values()) engine.dispose();
+    for (const { renderer } of this.renderers.values()) renderer.dispose();
     this.engines.clear();
+    this.renderers.clear();
     await this.pool.destroy();
   }
 }
@@ -93,6 +124,13 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
     const slot = free.pop() ?? new Slot(options);
     if (!slots.includes(slot)) slots.push(slot);
     try {
+      if (data.band) {
+        const result = await renderBand(slot, data as FrameJob & { band: NonNullable<FrameJob['band']> });
+        await connection.set(resultKey(job.id!), result, 'EX', RESULT_SECONDS);
+        const millis = Math.round((performance.now() - t0) * 1000) / 1000;
+        say({ done: job.id, render: data.render, band: data.band, millis }, `rows ${data.band.y0}-${data.band.y1 - 1} of render ${data.render}: done in ${millis.toFixed(0)} ms`);
+        return { bytes: result.length, millis, worker: name };
+      }
       const { scene, engine } = await slot.engine(data);
       for (const [param, p] of scene.params) engine.params.set(param, [...p.value]);
       for (const { name: param, value } of data.params) engine.params.set(param, value);
@@ -141,6 +179,37 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
   await worker.waitUntilReady();
   say({ ready: true, worker: name, queue: QUEUE, concurrency: options.concurrency }, `farm worker ${name}: taking frames from ${options.redis} (${options.concurrency} at once)`);
   await stopped;
+}
+
+/** A job's scene, from the documents it carries; its errors fail the job without retries. */
+function sceneOf(data: FrameJob): Scene {
+  const texts = new Map(data.documents.map((d) => [d.path, d.text]));
+  const scene = loadScene(data.entry, { read: (p) => texts.get(p), size: data.size });
+  if (scene.diagnostics.length) throw new UnrecoverableError(scene.diagnostics.slice(0, 5).map(formatDiagnostic).join('\n'));
+  return scene;
+}
+
+/** A band of a huge picture, in tiles: its sums (a, b, length as 32-bit words) and its IDAT chunks (bands.ts). */
+async function renderBand(slot: Slot, data: FrameJob & { band: NonNullable<FrameJob['band']> }): Promise<Buffer> {
+  const { scene, renderer } = await slot.tiled(data);
+  for (const [param, p] of scene.params) renderer.params.set(param, [...p.value]);
+  for (const { name, value } of data.params) renderer.params.set(name, value);
+  renderer.frame = data.frame;
+  const { y0, y1, tile } = data.band;
+  const [tw, th] = renderer.tileSize(tile);
+  const encoder = new BandEncoder(renderer.width, renderer.height, y0, y1);
+  try {
+    await renderer.render(tw, th, { time: data.time }, (rgba) => encoder.add(rgba), { x0: 0, x1: renderer.width, y0, y1 });
+  } catch (e) {
+    if (e instanceof EvaluationError) throw new UnrecoverableError(`${nodePlace(scene, e.node)}frame ${data.frame}: ${e.message}`);
+    throw e;
+  }
+  const band = await encoder.end();
+  const head = Buffer.alloc(12);
+  head.writeUInt32BE(band.a, 0);
+  head.writeUInt32BE(band.b, 4);
+  head.writeUInt32BE(band.length >>> 0, 8);
+  return Buffer.concat([head, band.chunks]);
 }
 
 /** `path:line:column: ` of a node's statement, or nothing for an unknown node. */

@@ -21,22 +21,22 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 
-const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+export const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 /** The Sub filter's number, the first byte of each filtered row. */
 const SUB = 1;
 /** zlib's fastest level: renders are written for pipelines, speed first. */
-const LEVEL = 1;
+export const LEVEL = 1;
 const HIGH_BITS = 0x80808080 | 0;
 /** Bytes of filtered rows per strip, each deflated apart. */
 const STRIP_BYTES = 4 << 20;
-const ADLER_MOD = 65521;
+export const ADLER_MOD = 65521;
 /**
  * Pixels whose Adler-32 sums stay within int32 before they are reduced: over n pixels
  * a < 65521 + 1020 n and b < n (4 a + 2550), under 2^31 for n = 512.
  */
 const ADLER_PIXELS = 512;
 /** zlib's header: deflate with a 32 KiB window, the fastest level (the check bits make it % 31). */
-const ZLIB_HEADER = Buffer.from([0x78, 0x01]);
+export const ZLIB_HEADER = Buffer.from([0x78, 0x01]);
 /** Threads zlib deflates on (libuv's pool, UV_THREADPOOL_SIZE, default 4). */
 const THREADS = Number(process.env.UV_THREADPOOL_SIZE) || 4;
 
@@ -67,7 +67,7 @@ interface Strip {
  * The Sub filter, row by row, with the zlib stream's Adler-32 of the filtered bytes summed as
  * they are made (sums a and b, each byte's part computed from the pixel's word).
  */
-class SubFilter {
+export class SubFilter {
   a = 1;
   b = 0;
   private readonly row: Uint32Array;
@@ -110,7 +110,7 @@ class SubFilter {
 }
 
 /** Whole pixels as words: rows are word-aligned only when they start on a word. */
-function asWords(rgba: Uint8Array): Uint32Array {
+export function asWords(rgba: Uint8Array): Uint32Array {
   const aligned = rgba.byteOffset % 4 === 0 ? rgba : rgba.slice();
   return new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.length >> 2);
 }
@@ -134,7 +134,7 @@ export function* subFiltered(pixels: Pixels, width: number, height: number): Gen
   }
 }
 
-function chunk(type: string, data: Buffer): Buffer {
+export function chunk(type: string, data: Buffer): Buffer {
   const head = Buffer.alloc(8);
   head.writeUInt32BE(data.length, 0);
   head.write(type, 4, 'latin1');

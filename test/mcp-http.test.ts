@@ -9,6 +9,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startPlayer } from '../src/player/start.js';
 import { ROOT } from './helpers.js';
 import { copyExample } from './fixtures.js';
 import { mcpScenario, SLOW, type Result } from './mcp-scenario.js';
@@ -88,10 +89,40 @@ t.test('entelechy serve --listen: MCP over Streamable HTTP at /mcp', async (t) =
     t.notOk(r.isError, 'the MCP session goes on');
   });
 
+  await t.test('an MCP session the client ends (DELETE /mcp) is gone; the others go on', async (t) => {
+    const other = new Client({ name: 'entelechy-test-2', version: '1' });
+    const otherTransport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+    await other.connect(otherTransport);
+    const id = otherTransport.sessionId!;
+    t.not(id, transport.sessionId, 'a session of its own');
+    await otherTransport.terminateSession();
+    const gone = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    t.equal(gone.status, 404, 'the ended session is not served');
+    await other.close();
+    const r = (await client.callTool({ name: 'status', arguments: {} }, undefined, SLOW)) as Result;
+    t.notOk(r.isError, 'the first session goes on');
+  });
+
   await t.test('quit on stdin ends the server with MCP sessions open, status 0', async (t) => {
     child.stdin.end('{"op":"quit"}\n');
     t.equal(await exited, 0);
     t.notMatch(stderr, /internal error|\n\s+at /, 'no stack traces');
   });
   await client.close().catch(() => undefined);
+});
+
+t.test('the Player serves MCP at /mcp on its port too, on the session its window shows', async (t) => {
+  const dir = copyExample('rings', 'mcp-http');
+  const player = await startPlayer(join(dir, 'scene.esn'), { listen: '127.0.0.1:0', workers: 1, log: () => undefined });
+  t.teardown(() => player.close());
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${player.url}mcp`)));
+  t.teardown(() => client.close());
+  const r = (await client.callTool({ name: 'param', arguments: { name: 'warmth', value: 0.25 } }, undefined, SLOW)) as Result;
+  t.notOk(r.isError);
+  t.same(player.session.engine.params.get('warmth'), [0.25], 'the window\'s session took it');
+  const doc = await client.readResource({ uri: 'entelechy://doc/scene.esn' });
+  t.match((doc.contents[0] as { text: string }).text, /node tint: demo\.tint@1/);
+  const foreign = await fetch(`${player.url}mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', origin: 'http://evil.example' }, body: INITIALIZE });
+  t.equal(foreign.status, 403, 'a foreign page is refused here too');
 });

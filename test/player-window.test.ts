@@ -197,6 +197,17 @@ t.test('a dropped image needs the grant write needs (field.write), and names a b
     t.same(await dropImage(granted, { name: 'photo.jpg', bytes }), { input: 'photo', width: 240, height: 160 });
     const read = JSON.parse(await granted.request(JSON.stringify({ op: 'read', input: 'photo', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })));
     t.ok(read.ok && Buffer.from(read.ok.data, 'base64').readFloatLE(0) > 0, 'the photograph is in the input');
+    // A publication that leaves the input's declaration as it was keeps what was dropped into it.
+    const corner = async () => {
+      const r = JSON.parse(await granted.request(JSON.stringify({ op: 'read', input: 'photo', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })));
+      return Buffer.from(r.ok.data, 'base64').readFloatLE(0);
+    };
+    const before = await corner();
+    const grade = await granted.call('compose', { edits: [{ param: 'warmth', text: 'param warmth: f32 = 0.6 range 0..1;' }] });
+    t.ok(grade.events.some((e) => e.kind === 'scene_loaded'), 'a new world is published');
+    t.equal(await corner(), before, 'the dropped photograph is still in the input');
+    await granted.call('compose', { edits: [{ input: 'photo', text: 'input photo: field2<vec4> size 120 x 80;' }] });
+    t.equal(await corner(), 0, 'an input redeclared starts from its declaration');
   } finally {
     await granted.close();
   }

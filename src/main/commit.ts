@@ -124,6 +124,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
       engine.frame = old.engine.frame;
       engine.time = old.engine.time;
       for (const [name, value] of old.engine.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
+      engine.keepInputs(old.engine);
       const carried = await carryState(site.memory, published, old.engine, engine, { pool: site.pool, signal: change.signal });
       const adjusted = change.adjust?.(engine) ?? [];
       throwIfCancelled(change.signal);

@@ -383,6 +383,21 @@ export class Engine {
   }
 
   /**
+   * Take the values of `old`'s inputs whose declaration is unchanged (type, size, value): what was
+   * written into them (`write`, an image dropped on the Player) stays across a publication. An
+   * input added or redeclared starts from its declaration (changedInputs).
+   */
+  keepInputs(old: Engine): void {
+    const changed = new Set(changedInputs(old.scene, this.scene));
+    for (const name of this.scene.inputs.keys()) {
+      const from = old.fields.input(name);
+      const to = this.fields.input(name);
+      if (changed.has(name) || !from || !to || from.planeBytes !== to.planeBytes || from.comps.length !== to.comps.length) continue;
+      copyField(this.memory, from, to);
+    }
+  }
+
+  /**
    * Set `copy` (an engine of the same scene) up to run this engine's last frame again: the state
    * that frame started from, its clock, frame number and params; returns that frame's input. With
    * no frame to replay (none ran, or the last one failed), `copy` starts from the current state
@@ -464,4 +479,15 @@ function neededNodes(scene: Scene, pins: string[]): SceneNode[] {
   for (const o of scene.outputs) visit(o.node);
   for (const p of pins) visit(p);
   return scene.nodes.filter((n) => need.has(n.name));
+}
+
+/** Inputs `next` adds or declares differently from `running` (type, size or value). */
+export function changedInputs(running: Scene, next: Scene): string[] {
+  const same = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+  return [...next.inputs.values()]
+    .filter((i) => {
+      const was = running.inputs.get(i.name);
+      return !was || was.type.name !== i.type.name || !same(was.size, i.size) || !same(was.value, i.value);
+    })
+    .map((i) => i.name);
 }

@@ -7,6 +7,7 @@ import type { Scene } from '../../ir/check/scene.js';
 import type { Grant } from '../../ir/grants.js';
 import type { Session } from '../../main/session.js';
 import { ProtocolError } from '../envelope.js';
+import { changedInputs } from '../../main/engine.js';
 
 /** Refuse `what` (a phrase: "`write` into input `canvas`") unless the session holds `grant`. */
 export function needGrant(s: Session, grant: Grant, what: string, about: Record<string, unknown> = {}): void {
@@ -26,13 +27,5 @@ export function inputWritesGranted(s: Session, what: string): (next: Scene) => v
   };
 }
 
-/** Inputs `next` adds or declares differently from the running scene: a compose sets their fields, as `write` would. */
-export function changedInputs(running: Scene, next: Scene): string[] {
-  const same = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
-  return [...next.inputs.values()]
-    .filter((i) => {
-      const was = running.inputs.get(i.name);
-      return !was || was.type.name !== i.type.name || !same(was.size, i.size) || !same(was.value, i.value);
-    })
-    .map((i) => i.name);
-}
+// Inputs a change adds or redeclares: src/main/engine.ts (a publication keeps the others' values).
+export { changedInputs };

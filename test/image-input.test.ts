@@ -148,3 +148,25 @@ t.test('examples/photo grades its photograph from the command line', async (t) =
   const centre = (120 + 80 * 240) * 4;
   t.ok(graded[centre] > plain[centre] && graded[centre + 2] < graded[centre] - 40, 'half a stop brighter at the centre, and warm');
 });
+
+t.test('serve and mcp take --input NAME=FILE: the image is in the input from the start, as write with file puts it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  writePng(join(dir, 'in.png'), 6, 4, gradient);
+  const scene = passScene(dir, 'vec4', ' size 6 x 4');
+  const lines = [{ op: 'read', input: 'img', id: 1 }, { op: 'write', input: 'img', file: 'in.png', id: 2 }, { op: 'read', input: 'img', id: 3 }, { op: 'quit', id: 4 }];
+  const r = cli(['serve', scene, '--input', `img=${join(dir, 'in.png')}`, '--workers', '1'], lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  t.equal(r.status, 0, r.ended);
+  const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const [first, , again] = answers.map((a) => a.ok?.data && decodePng(Buffer.from(a.ok.data, 'base64')));
+  const want = new Uint8Array(6 * 4 * 4);
+  for (let y = 0; y < 4; y++) for (let x = 0; x < 6; x++) want.set(gradient(x, y), (y * 6 + x) * 4);
+  t.same(Array.from(first.rgba), Array.from(want), 'read of the input gives the image back, byte for byte');
+  t.same(Array.from(again.rgba), Array.from(first.rgba), 'the same as write with file');
+  const sequence = cli(['serve', scene, '--input', `img=${join(dir, '%04d.png')}`], '');
+  t.equal(sequence.status, 1);
+  t.match(sequence.stderr, /^entelechy: --input img=.*%04d\.png: a file per frame is for `render --frames A:B`; a session takes one image/);
+  const missing = cli(['mcp', scene, '--input', `img=${join(dir, 'none.png')}`], '');
+  t.equal(missing.status, 1);
+  t.match(missing.stderr, /cannot read `.*none\.png`: no such file/);
+  t.notMatch(missing.stderr, /internal error|\n\s+at /, 'no stack trace');
+});

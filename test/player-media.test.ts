@@ -10,10 +10,12 @@ import sharp from 'sharp';
 import type { Browser, Page } from 'playwright-core';
 import { decodePng } from '../src/main/image.js';
 import { BYTE_TO_LINEAR } from '../src/main/srgb.js';
+import { ROOT } from './helpers.js';
 import { canvasPixels, frameOf, launchChromium, openPlayer, startPlayerProcess, until, type PlayerProcess } from './player-harness.js';
 
 let browser: Browser;
-const started = { rings: startPlayerProcess('rings'), photo: startPlayerProcess('photo') };
+const PHOTO = join(ROOT, 'examples', 'photo', 'photo.jpg');
+const started = { rings: startPlayerProcess('rings'), photo: startPlayerProcess('photo', ['--input', `photo=${PHOTO}`]) };
 for (const p of Object.values(started)) p.catch(() => undefined);
 
 t.before(async () => {
@@ -92,6 +94,10 @@ async function dropFile(page: Page, name: string, bytes: Buffer): Promise<void> 
 t.test('photo: a PNG dropped on the canvas fills the input, sRGB-decoded as --input does; the page shows it as read does', async (t) => {
   const photo = await player('photo');
   const page = await openPlayer(browser, photo.url);
+  // Started with --input photo=photo.jpg: the photograph is there before anything is dropped.
+  const started = decodePng(Buffer.from((await photo.ask({ op: 'read', input: 'photo' })).ok.data, 'base64'));
+  const jpeg = await sharp(PHOTO).ensureAlpha().raw().toBuffer();
+  t.ok(started.width === 240 && Buffer.from(started.rgba).equals(jpeg), '--input put the photograph in, as sharp decodes it');
   const { png, rgba } = await testPng();
   await dropFile(page, 'gradient.png', png);
   const dropped = await until(page, 'the drop taken', () => (window as any).player.dropped);

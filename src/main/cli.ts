@@ -14,6 +14,7 @@ import { SceneFolder } from './files.js';
 import { parseMemory } from './budget.js';
 import { isVideoFile, videoCrf } from './video.js';
 import { checkParamOptions, parseParamOptions } from './param-option.js';
+import { parseInputOptions } from './input-feed.js';
 import type { PipelineName } from '../../bench/reference/measurement.js';
 
 // The commands that compile load binaryen (about a second): they are imported when they run, so
@@ -126,7 +127,7 @@ async function renderCommand(argv: {
   const shard = argv.shard !== undefined ? await shardOption(argv.shard, frames, argv.out) : undefined;
   if (shard && argv.farm !== undefined) throw new UserError('--shard and --farm are two ways to split a render: give one');
   // An input whose size the scene leaves open takes its image's: read before the scene is checked.
-  const { checkInputOptions, inputImageSizes, parseInputOptions } = await import('./input-feed.js');
+  const { checkInputOptions, inputImageSizes } = await import('./input-feed.js');
   const inputs = parseInputOptions(argv.input);
   const inputSizes = await inputImageSizes(inputs, frames?.first ?? 0);
   const { scene } = loadSceneFile(argv.scene, { size, inputSizes });
@@ -312,6 +313,7 @@ export async function main(args: string[]): Promise<number> {
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
+          .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG), resized to it (repeatable)' })
           .option('allow-origin', { type: 'array', string: true, describe: 'a browser origin whose pages may open a WebSocket (e.g. http://localhost:5173; loopback pages of this port always may)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' })
           .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' }),
@@ -324,7 +326,8 @@ export async function main(args: string[]): Promise<number> {
         for (const o of allowedOrigins)
           if (o !== '*' && !/^https?:\/\/[^/\s]+$/i.test(o)) throw new UserError(`--allow-origin takes an origin such as http://localhost:5173 (scheme, host and port, no path); got \`${o}\``);
         const params = parseParamOptions(argv.param as string[] | undefined);
-        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, params, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory) });
+        const inputs = parseInputOptions(argv.input as string[] | undefined);
+        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, params, inputs, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory) });
       },
     )
     .command(
@@ -336,12 +339,14 @@ export async function main(args: string[]): Promise<number> {
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
+          .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG), resized to it (repeatable)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' })
           .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' }),
       async (argv) => {
         const { mcp } = await import('../mcp/run.js');
         const params = parseParamOptions(argv.param as string[] | undefined);
-        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, params, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory) });
+        const inputs = parseInputOptions(argv.input as string[] | undefined);
+        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, params, inputs, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory) });
       },
     )
     .command(

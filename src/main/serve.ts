@@ -7,6 +7,8 @@ import { stdinIsFile } from '../protocol/stdio.js';
 import { Session, type SessionOptions } from './session.js';
 import { applyParamOptions, type ParamOption } from './param-option.js';
 import { McpHttp } from '../mcp/http.js';
+import { checkInputOptions, InputOptionError, type InputOption } from './input-feed.js';
+import { readImageInto } from './image-input.js';
 
 /**
  * A session's params from --param. A scene that does not check has no params to set: that is said
@@ -16,6 +18,27 @@ export function startParams(session: Session, params: ParamOption[] | undefined,
   if (!params?.length) return;
   if (session.refused) process.stderr.write(`${command}: --param ${params.map((p) => p.text).join(' ')}: not set, the scene does not check\n`);
   else applyParamOptions(session.scene, session.engine.params, params);
+}
+
+/**
+ * A session's inputs from --input NAME=FILE (serve, mcp, entelechy-player): each image read into
+ * its input as `write` with `file` reads it (resized to the field). A session has no frame range,
+ * so an image sequence (`in/%04d.png`) is `render --frames`'s alone.
+ */
+export async function startInputs(session: Session, inputs: InputOption[] | undefined, command: string): Promise<void> {
+  if (!inputs?.length) return;
+  if (session.refused) {
+    process.stderr.write(`${command}: --input ${inputs.map((i) => `${i.name}=${i.file}`).join(' ')}: not read, the scene does not check\n`);
+    return;
+  }
+  checkInputOptions(session.scene, inputs, session.entry);
+  for (const i of inputs) {
+    if (i.sequence) throw new InputOptionError(`--input ${i.name}=${i.file}: a file per frame is for \`render --frames A:B\`; a session takes one image (it stays until written again)`);
+    await session.frame(async () => {
+      await readImageInto(session.memory, session.engine.fields.input(i.name)!, i.name, i.file);
+      session.engine.version++;
+    });
+  }
 }
 
 /** The handler every door uses: the session answers; `quit` closes the door it came through. */
@@ -45,11 +68,12 @@ export function isCancel(line: string): boolean {
   }
 }
 
-export async function serve(scenePath: string, options: SessionOptions & { listen?: string; allowedOrigins?: string[]; params?: ParamOption[] }): Promise<void> {
+export async function serve(scenePath: string, options: SessionOptions & { listen?: string; allowedOrigins?: string[]; params?: ParamOption[]; inputs?: InputOption[] }): Promise<void> {
   const address = options.listen !== undefined ? parseListen(options.listen) : undefined; // a bad one fails before the session opens
   const session = await Session.open(scenePath, options);
   try {
     startParams(session, options.params, 'entelechy');
+    await startInputs(session, options.inputs, 'entelechy');
   } catch (e) {
     await session.close();
     throw e;

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Session } from '../main/session.js';
 import { McpDoor } from './server.js';
+import type { InputOption } from '../main/input-feed.js';
 import type { ParamOption } from '../main/param-option.js';
 
 export interface McpOptions {
@@ -17,6 +18,8 @@ export interface McpOptions {
   memory?: number;
   /** --param NAME=VALUE, read; checked against the scene once it opens. */
   params?: ParamOption[];
+  /** --input NAME=FILE: images read into inputs at the start. */
+  inputs?: InputOption[];
 }
 
 /** A mistake in the command: cli.ts shows a UserError as a message, not a stack trace. */
@@ -32,10 +35,11 @@ class CommandError extends Error {
 async function openSession(scenePath: string, options: McpOptions): Promise<Session> {
   const { sessionGrants } = await import('../main/tools.js');
   const { Session } = await import('../main/session.js');
-  const { startParams } = await import('../main/serve.js');
+  const { startParams, startInputs } = await import('../main/serve.js');
   const session = await Session.open(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers, memory: options.memory });
   try {
     startParams(session, options.params, 'entelechy');
+    await startInputs(session, options.inputs, 'entelechy');
   } catch (e) {
     await session.close();
     throw e;

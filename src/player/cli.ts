@@ -3,7 +3,8 @@
 import { parseMemory } from '../main/budget.js';
 import yargs from 'yargs';
 import { serveStdio } from '../protocol/transports.js';
-import { doorHandler, startParams } from '../main/serve.js';
+import { doorHandler, startInputs, startParams } from '../main/serve.js';
+import { parseInputOptions } from '../main/input-feed.js';
 import { parseParamOptions } from '../main/param-option.js';
 import { PlayerError, startPlayer } from './start.js';
 
@@ -12,7 +13,7 @@ export async function runPlayer(args: string[]): Promise<void> {
     await main(args);
   } catch (e) {
     const err = e as Error;
-    if (err?.name === 'PlayerError' || err?.name === 'UserError' || err?.name === 'ToolError') process.stderr.write(`entelechy-player: ${err.message}\n`);
+    if (['PlayerError', 'UserError', 'ToolError', 'ImageError'].includes(err?.name)) process.stderr.write(`entelechy-player: ${err.message}\n`);
     else {
       process.stderr.write(`entelechy-player: internal error: ${err?.message ?? err}\n(this is a bug in entelechy, not in your scene; set ENTELECHY_DEBUG=1 for details)\n`);
       if (process.env.ENTELECHY_DEBUG) process.stderr.write(`${err?.stack}\n`);
@@ -35,6 +36,7 @@ async function main(args: string[]): Promise<void> {
     .option('workers', { type: 'number', describe: 'evaluation workers (default: one per core)' })
     .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
     .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0)' })
+    .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG), resized to it (repeatable)' })
     .strict()
     .help()
     .fail((msg, err) => {
@@ -47,11 +49,13 @@ async function main(args: string[]): Promise<void> {
   const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
   const workers = argv.workers === undefined ? undefined : Math.max(1, argv.workers);
   const params = parseParamOptions(argv.param as string[] | undefined);
+  const inputs = parseInputOptions(argv.input as string[] | undefined);
   const memory = argv.memory === undefined ? undefined : parseMemory(String(argv.memory));
   if (memory !== undefined && typeof memory !== 'number') throw new PlayerError(memory.problem);
   const player = await startPlayer(String(argv.scene), { listen: argv.listen, grants, ...(workers ? { workers } : {}), ...(memory ? { memory } : {}) });
   try {
     startParams(player.session, params, 'entelechy-player');
+    await startInputs(player.session, inputs, 'entelechy-player');
   } catch (e) {
     await player.close();
     throw e;

@@ -107,10 +107,27 @@ function wrong(type: string): unknown {
   return ({ string: 42, number: 'x', integer: 1.5, boolean: 'yes', object: [1], array: { a: 1 }, 'string|null': 7, 'number|array': 'x' } as Record<string, unknown>)[type];
 }
 
+// The in-process tests on examples/rings share one session, in this order (the first reads before any frame).
+let rings: Promise<Session> | undefined;
+const ringsSession = (): Promise<Session> => (rings ??= Session.open(join(copyExample('rings', 'mcp'), 'scene.esn'), { workers: 1 }));
+t.teardown(async () => {
+  if (rings) await (await rings).close();
+});
+
+t.test('in process: an error that a call mends says which, on its own line', async (t) => {
+  const session = await ringsSession();
+  const door = new McpDoor(session);
+  t.teardown(() => door.close());
+  const r = (await door.call('read', {})) as Result;
+  t.equal(r.isError, true);
+  t.match(texts(r)[0], /holds nothing computed yet[^\n]*\nrequest: \{"op":"evaluate"\}$/);
+  t.same(r.structuredContent.error.request, { op: 'evaluate' });
+  await door.call('evaluate', {});
+  t.notOk(((await door.call('read', {})) as Result).isError, 'after the call it names, the read answers');
+});
+
 t.test('in process: a wrong type is refused by the schema in the words the protocol uses for the same request', async (t) => {
-  const dir = copyExample('rings', 'mcp');
-  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
-  t.teardown(() => session.close());
+  const session = await ringsSession();
   const { client } = await inProcess(t, session, { maxImagePixels: 100 });
   const list = (await client.listTools()).tools;
   let checked = 0;
@@ -147,20 +164,6 @@ t.test('in process: a wrong type is refused by the schema in the words the proto
   t.same([png.width, png.height], [8, 4], 'read answers the region it was asked for');
 });
 
-t.test('in process: an error that a call mends says which, on its own line', async (t) => {
-  const dir = copyExample('rings', 'mcp');
-  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
-  t.teardown(() => session.close());
-  const door = new McpDoor(session);
-  t.teardown(() => door.close());
-  const r = (await door.call('read', {})) as Result;
-  t.equal(r.isError, true);
-  t.match(texts(r)[0], /holds nothing computed yet[^\n]*\nrequest: \{"op":"evaluate"\}$/);
-  t.same(r.structuredContent.error.request, { op: 'evaluate' });
-  await door.call('evaluate', {});
-  t.notOk(((await door.call('read', {})) as Result).isError, 'after the call it names, the read answers');
-});
-
 t.test('in process: evaluate on a scene with a 3-D output says why there is no picture of it', async (t) => {
   const dir = copyExample('castle', 'mcp');
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
@@ -187,9 +190,7 @@ t.test('in process: a session that did not open answers tool errors, not crashes
 });
 
 t.test('in process: every operation answers through its tool, its structured content fitting its output schema', async (t) => {
-  const dir = copyExample('rings', 'mcp');
-  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
-  t.teardown(() => session.close());
+  const session = await ringsSession();
   const { client } = await inProcess(t, session);
   const list = (await client.listTools()).tools;
   const called = new Set<string>();

@@ -101,3 +101,16 @@ t.test('an optimised compile past its budget is abandoned; the fast tier keeps r
   const frame = await ask(s, { op: 'evaluate', time: 0.5 });
   t.equal(frame.placements.find((p: any) => p.node === 'view').tier, 'fast', 'frames run it on the fast tier');
 });
+
+t.test('render takes the tier that finishes the whole job sooner', async (t) => {
+  const { renderTier, FAST_RENDER_ELEMENTS } = await import('../src/main/render.js');
+  const scene = (size: number) => {
+    const s = loadScene('scene.esn', { read: (p) => readFileSync(join(ROOT, 'examples', 'rings', p), 'utf8'), size: [size, size] });
+    t.same(s.diagnostics, []);
+    return s;
+  };
+  t.equal(renderTier(scene(256)), 'fast', 'one small frame: the fast tier (its compile is the job)');
+  t.equal(renderTier(scene(256), { first: 3, last: 3 }), 'fast', 'one frame of a range too');
+  t.equal(renderTier(scene(256), { first: 0, last: 99 }), 'optimised', 'many frames repay the optimised compile');
+  t.equal(renderTier(scene(Math.ceil(Math.sqrt(FAST_RENDER_ELEMENTS)) + 1)), 'optimised', 'so does one huge frame');
+});

@@ -47,6 +47,13 @@ const DEFAULT_FACTOR = 4;
 const POINTWISE_FACTOR = 6;
 /** Straight-line bodies larger than this (IR nodes) take one vector per step. */
 const POINTWISE_MAX_SIZE = 400;
+/**
+ * Loops whose body is larger than this (IR nodes) take one vector per step. A long body already
+ * holds independent chains for the core to overlap, and its 4 copies cost binaryen superlinear
+ * time: the corpus's sphere tracer (bench/corpus/inline.esn, ~1000 nodes per repetition) took
+ * 24-38 s in -O3, 16 s of it in simplify-locals-nostructure. P4's loop is ~20 nodes.
+ */
+const LOOP_MAX_SIZE = 400;
 
 /** The index in the body's top level of the loop to interleave, or -1. */
 function fusableLoop(g: Gen): number {
@@ -63,6 +70,7 @@ function fusableLoop(g: Gen): number {
     const counted = countedLoop(g, body[i - 1], s);
     if (counted && withinBudget(g, body[i - 1], s)) return -1;
     if (s.body.some(containsLoop)) return -1;
+    if (expandedSize(g, s.body) > LOOP_MAX_SIZE) return -1;
     return i;
   }
   return -1;

@@ -316,10 +316,12 @@ export async function main(args: string[]): Promise<number> {
           .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG), resized to it (repeatable)' })
           .option('allow-origin', { type: 'array', string: true, describe: 'a browser origin whose pages may open a WebSocket (e.g. http://localhost:5173; loopback pages of this port always may)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' })
-          .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' }),
+          .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
+          .option('optimise-budget', { type: 'number', default: 2000, describe: 'milliseconds an optimised compile may take in the background before the fast tier is kept (docs/architecture.md, Tiers)' }),
       async (argv) => {
         const { sessionGrants } = await import('./tools.js');
         const { serve } = await import('./serve.js');
+        if (!(argv.optimiseBudget >= 0 && argv.optimiseBudget <= 3_600_000)) throw new UserError(`--optimise-budget takes milliseconds between 0 and 3600000; got ${argv.optimiseBudget}`);
         const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
         const listenSpec = argv.listen === '' ? '127.0.0.1:7788' : (argv.listen as string | undefined);
         const allowedOrigins = (argv.allowOrigin as string[] | undefined) ?? [];
@@ -327,7 +329,7 @@ export async function main(args: string[]): Promise<number> {
           if (o !== '*' && !/^https?:\/\/[^/\s]+$/i.test(o)) throw new UserError(`--allow-origin takes an origin such as http://localhost:5173 (scheme, host and port, no path); got \`${o}\``);
         const params = parseParamOptions(argv.param as string[] | undefined);
         const inputs = parseInputOptions(argv.input as string[] | undefined);
-        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, params, inputs, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory) });
+        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, params, inputs, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory), optimiseBudget: argv.optimiseBudget });
       },
     )
     .command(

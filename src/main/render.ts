@@ -10,7 +10,7 @@ import { loadedCounter, untilLoaded } from '../workers/loaded.js';
 import type { PngTask } from '../workers/png-worker.js';
 import { EvalPool, workerExecArgv } from '../workers/pool.js';
 import { Engine, EvaluationError, POOL_THRESHOLD, sceneGroups, type Backend } from './engine.js';
-import { prepareModules } from './modules.js';
+import { prepareModules, type Tier } from './modules.js';
 import { FieldMemory, MemoryLimitError } from './memory.js';
 import { fieldRgbaRows, fieldToRgba, savePng } from './image.js';
 import type { Pixels } from './png.js';
@@ -93,7 +93,8 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   try {
     // Modules from the disk cache where they are: a render of a scene seen before loads no compiler.
     const t0 = performance.now();
-    const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir)) : { compiled: 0, read: 0 };
+    const tier = renderTier(scene, frames);
+    const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir), undefined, undefined, tier) : { compiled: 0, read: 0 };
     const preparing = performance.now() - t0;
     cachedModules = modules.read;
     // Whole if the fields fit, else (or with --tile) in tiles of the output (tiles/render-tiled.ts).
@@ -203,6 +204,23 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     run.dispose();
     await Promise.all([pool?.destroy(), writer.close()]);
   }
+}
+
+/** One frame of at most this many elements (all nodes together) renders on the fast tier. */
+export const FAST_RENDER_ELEMENTS = 1 << 21;
+
+/**
+ * The tier a render compiles, to finish the whole job sooner (docs/architecture.md, Tiers). One
+ * frame of at most FAST_RENDER_ELEMENTS elements: the fast tier, which compiles in milliseconds
+ * where the optimised one can take a second or more, longer than such a frame runs (the fast
+ * tier is at most ~2.6x slower per element: the interleaved loops). A range of frames or a larger
+ * frame: the optimised tier, whose frames repay its compile. An optimised module in the disk
+ * cache is used either way (prepareModules).
+ */
+export function renderTier(scene: Scene, frames?: { first: number; last: number }): Tier {
+  if (frames && frames.last > frames.first) return 'optimised';
+  const elements = scene.nodes.reduce((n, node) => n + node.domain.reduce((a, b) => a * b, 1), 0);
+  return elements <= FAST_RENDER_ELEMENTS ? 'fast' : 'optimised';
 }
 
 /**

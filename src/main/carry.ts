@@ -16,21 +16,23 @@ import { ProtocolError } from '../protocol/envelope.js';
 import type { EvalPool } from '../workers/pool.js';
 import { Cancelled } from './cancel.js';
 import { runOnce, type Engine } from './engine.js';
-import { copyField } from './field.js';
-import type { FieldMemory } from './memory.js';
+import { allocField, copyField } from './field.js';
 import { diagnosticsError, type SessionEvent } from './session.js';
 
 /** Kernels published over the protocol, by id: a migration's own document when no file holds it. */
 type Published = ReadonlyMap<string, string>;
 
-/** Where migrations run: the session's pool, under the change's signal. */
+/** Where migrations run: the pool over the old engine's memory, under the change's signal. */
 export interface MigrationRun {
   pool?: EvalPool;
   signal?: AbortSignal;
 }
 
-/** Carry each node's state from `old` into `engine`; returns the events (migrated, state_reset). */
-export async function carryState(memory: FieldMemory, published: Published, old: Engine, engine: Engine, run: MigrationRun = {}): Promise<SessionEvent[]> {
+/**
+ * Carry each node's state from `old` into `engine` (in the same memory, or a fresh one the world
+ * moves to: commit.ts); returns the events (migrated, state_reset).
+ */
+export async function carryState(published: Published, old: Engine, engine: Engine, run: MigrationRun = {}): Promise<SessionEvent[]> {
   const events: SessionEvent[] = [];
   for (const node of engine.scene.nodes) {
     const states = node.kernel.ports.filter((p) => p.kind === 'state');
@@ -45,14 +47,14 @@ export async function carryState(memory: FieldMemory, published: Published, old:
     const migration = before && migrationFrom(node, before);
     const changed = !before || before.kernel.id !== node.kernel.id || states.some((p) => !same(p.name));
     if (before && migration && changed) {
-      events.push(await migrate(memory, published, old, engine, node, before.kernel.id, migration, run));
+      events.push(await migrate(published, old, engine, node, before.kernel.id, migration, run));
       continue;
     }
     for (const port of states) {
       const from = current(old, port.name);
       const to = current(engine, port.name);
       if (!from || !to) continue;
-      if (same(port.name)) copyField(memory, from, to);
+      if (same(port.name)) copyField(old.memory, from, to, engine.memory);
       else events.push({ kind: 'state_reset', node: node.name, port: port.name, message: `the layout of \`${node.name}.${port.name}\` changed and the kernel has no \`migrate from ${before?.kernel.id ?? '...'}\`: it starts from its declared value` });
     }
   }
@@ -69,21 +71,25 @@ export function migrationIrs(published: Published, old: Scene, scene: Scene): Ir
   });
 }
 
-async function migrate(memory: FieldMemory, published: Published, old: Engine, engine: Engine, node: SceneNode, fromId: string, decl: MigrateDecl, run: MigrationRun): Promise<SessionEvent> {
+async function migrate(published: Published, old: Engine, engine: Engine, node: SceneNode, fromId: string, decl: MigrateDecl, run: MigrationRun): Promise<SessionEvent> {
   const { m, diagnostics, migration, port } = lowerNodeMigration(published, old.scene, engine.scene, node, fromId, decl);
   if (!m) {
     const err = diagnosticsError(`the migration of node \`${node.name}\` does not check; the old generation keeps running`, diagnostics);
     throw new ProtocolError(err.message, { ...err.data, node: node.name, port, migration });
   }
-  const fields = [
-    ...m.oldPorts.map((p) => old.fields.state(node.name, p)!.current),
-    ...m.newPorts.map((p) => engine.fields.state(node.name, p)!.current),
-  ];
+  // The migration reads the old state and writes the new in one memory, the old engine's: when
+  // the new engine has a memory of its own, it writes into fields of the old one, copied over after.
+  const memory = old.memory;
+  const targets = m.newPorts.map((p) => engine.fields.state(node.name, p)!.current);
+  const written = memory === engine.memory ? targets : targets.map((f) => allocField(memory, [f.width, f.height, f.depth], f.comps, `the migration of \`${node.name}\``));
   try {
-    await runOnce(memory, m.ir, node.domain, fields, run);
+    await runOnce(memory, m.ir, node.domain, [...m.oldPorts.map((p) => old.fields.state(node.name, p)!.current), ...written], run);
+    if (written !== targets) written.forEach((f, i) => copyField(memory, f, targets[i], engine.memory));
   } catch (e) {
     if (e instanceof Cancelled) throw e;
     throw new ProtocolError(`the migration of node \`${node.name}\` (${migration}) failed: ${(e as Error).message}; the old generation keeps running`, { node: node.name, port, migration });
+  } finally {
+    if (written !== targets) for (const f of written) memory.release(f.ptr);
   }
   return { kind: 'migrated', node: node.name, migration };
 }

@@ -16,10 +16,11 @@ import type { Scene } from '../ir/check/scene.js';
 import type { IrFunction } from '../ir/ir.js';
 import type { Diagnostic } from '../ir/syntax/tree.js';
 import { carryState, migrationIrs } from './carry.js';
+import { collectSoon } from './collect.js';
 import { throwIfCancelled } from './cancel.js';
 import { versionOf } from './documents.js';
-import { Engine } from './engine.js';
-import type { FieldMemory } from './memory.js';
+import { Engine, fieldNeeds, sceneGroups } from './engine.js';
+import { RENEW_ABOVE, shouldRenew, type FieldMemory } from './memory.js';
 import type { EvalPool } from '../workers/pool.js';
 import { nextRegistry, order, type World, type WorldEvent } from './world.js';
 import { withTiers } from './optimiser.js';
@@ -69,6 +70,14 @@ export interface CommitSite {
   interrupt(why: string): void;
   /** Write documents through the journal (a WriteError leaves them as they were). */
   write(files: { path: string; text: string }[]): Promise<void>;
+  /** A fresh memory of `bytes` and a pool over it, for a world that moves out of a memory far larger than it needs (memory.ts). */
+  renew?(bytes: number): Renewed;
+}
+
+/** The memory and pool a world moved to. */
+export interface Renewed {
+  memory: FieldMemory;
+  pool?: EvalPool;
 }
 
 /** `lead: path:line:column: message (and N more)`. */
@@ -101,7 +110,7 @@ export function diagnosticsData(diagnostics: Diagnostic[]): Record<string, unkno
  * Carry a change (see the top of this file). `swap` installs the new world; it runs inside the
  * frame slot, so no frame sees half of it. Returns the new world and the change's events.
  */
-export async function commit(site: CommitSite, change: Change, swap: (world: World) => void): Promise<{ world: World; events: WorldEvent[] }> {
+export async function commit(site: CommitSite, change: Change, swap: (world: World, moved?: Renewed) => void): Promise<{ world: World; events: WorldEvent[] }> {
   const old = site.world;
   const published = change.published ?? old.published;
   const pins = change.pins ?? old.pins;
@@ -119,13 +128,23 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
   return site.frame(async () => {
     // 2. Build, carry, write: no frame runs meanwhile, so the state carried is the last frame's.
     const events: WorldEvent[] = [];
-    const engine = new Engine(scene, { memory: site.memory, pool: site.pool, pins: [...pins], fuse: site.fuse, prepared: true });
+    // A WebAssembly memory never shrinks: a world needing a small part of a large one moves to a
+    // fresh memory (and a pool over it), and the old one goes with the old world.
+    const moved = site.renew && renewal(site.memory, scene, [...pins], site.fuse, (bytes) => site.renew!(bytes));
+    let engine: Engine;
+    try {
+      engine = new Engine(scene, { memory: moved?.memory ?? site.memory, pool: moved ? moved.pool : site.pool, pins: [...pins], fuse: site.fuse, prepared: true });
+    } catch (e) {
+      void moved?.pool?.destroy();
+      throw e;
+    }
     try {
       engine.frame = old.engine.frame;
       engine.time = old.engine.time;
       for (const [name, value] of old.engine.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
       engine.keepInputs(old.engine);
-      const carried = await carryState(site.memory, published, old.engine, engine, { pool: site.pool, signal: change.signal });
+      // Migrations run on the pool over the old memory, where the old state is.
+      const carried = await carryState(published, old.engine, engine, { pool: site.pool, signal: change.signal });
       const adjusted = change.adjust?.(engine) ?? [];
       throwIfCancelled(change.signal);
       if (change.writes?.length) {
@@ -135,6 +154,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
       events.push(...(change.events ?? []), ...carried, ...adjusted);
     } catch (e) {
       engine.dispose();
+      void moved?.pool?.destroy();
       throw e;
     }
     // 3. Swap.
@@ -143,12 +163,23 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
     const { registry, events: generations } = nextRegistry(old, scene, published, tell);
     events.push(...withTiers(generations, { engine, scene }, prepare_ms));
     const world: World = { scene, engine, texts: change.texts, published, registry, pins, revision: old.revision + (change.tierSwap ? 0 : 1) };
-    swap(world);
+    const oldPool = site.pool;
+    swap(world, moved);
     if (tell && JSON.stringify(order(old.scene)) !== JSON.stringify(order(scene))) events.push({ kind: 'routed', order: order(scene) });
     events.push({ kind: 'scene_loaded', revision: world.revision });
     for (const n of scene.nodes) if (!engine.groups.some((g) => g.nodes.includes(n))) events.push({ kind: 'unrun', node: n.name });
     // Requests that took the old world before the swap read it in frames queued before this one.
-    void site.frame(async () => old.engine.dispose());
+    const freed = site.frame(async () => old.engine.dispose());
+    // A memory left behind goes once its pool's threads (which hold it) have ended, and is
+    // returned to the system when collected (collect.ts).
+    if (moved) void freed.then(() => oldPool?.destroy()).then(collectSoon, collectSoon);
     return { world, events };
   });
+}
+
+/** A fresh memory for `scene` when the running one holds far more than it needs (shouldRenew), else undefined. */
+function renewal(memory: FieldMemory, scene: Scene, pins: string[], fuse: boolean, renew: (bytes: number) => Renewed): Renewed | undefined {
+  if (memory.bytes <= RENEW_ABOVE) return undefined;
+  const need = fieldNeeds(scene, sceneGroups(scene, pins, fuse)).reduce((n, f) => n + f.bytes, 0);
+  return shouldRenew(memory.bytes, need) ? renew(need) : undefined;
 }

@@ -213,19 +213,7 @@ export class Engine {
    * node and size, and what the whole scene needs.
    */
   private checkBudget(): void {
-    const needs: { what: string; size: number[]; bytes: number }[] = [];
-    for (const input of this.scene.inputs.values()) needs.push({ what: `input \`${input.name}\``, size: input.size, bytes: fieldBytes(input.size, components(input.type).length) });
-    const seen = new Set<string>();
-    for (const g of this.groups) {
-      for (const b of g.fields) {
-        if (b.kind === 'read' || seen.has(`${b.node}.${b.port}`)) continue;
-        seen.add(`${b.node}.${b.port}`);
-        const node = g.nodes.find((n) => n.name === b.node)!;
-        const port = node.kernel.ports.find((p) => p.name === b.port)!;
-        const bytes = fieldBytes(node.domain, components(port.type).length);
-        needs.push({ what: `\`${b.node}.${b.port}\` of node \`${b.node}\``, size: node.domain, bytes: b.kind === 'state' || (b.kind === 'write' && b.state) ? 2 * bytes : bytes });
-      }
-    }
+    const needs = fieldNeeds(this.scene, this.groups);
     const total = needs.reduce((n, x) => n + x.bytes, 0);
     const free = this.memory.limitBytes - this.memory.allocatedBytes;
     if (total <= free) return;
@@ -393,7 +381,7 @@ export class Engine {
       const from = old.fields.input(name);
       const to = this.fields.input(name);
       if (changed.has(name) || !from || !to || from.planeBytes !== to.planeBytes || from.comps.length !== to.comps.length) continue;
-      copyField(this.memory, from, to);
+      copyField(old.memory, from, to, this.memory);
     }
   }
 
@@ -463,6 +451,24 @@ export async function runOnce(memory: FieldMemory, ir: IrFunction, domain: numbe
   } finally {
     memory.release(args);
   }
+}
+
+/** The fields an engine of `scene` running `groups` allocates: what each is, its size and bytes (state twice: double-buffered). */
+export function fieldNeeds(scene: Scene, groups: Group[]): { what: string; size: number[]; bytes: number }[] {
+  const needs: { what: string; size: number[]; bytes: number }[] = [];
+  for (const input of scene.inputs.values()) needs.push({ what: `input \`${input.name}\``, size: input.size, bytes: fieldBytes(input.size, components(input.type).length) });
+  const seen = new Set<string>();
+  for (const g of groups) {
+    for (const b of g.fields) {
+      if (b.kind === 'read' || seen.has(`${b.node}.${b.port}`)) continue;
+      seen.add(`${b.node}.${b.port}`);
+      const node = g.nodes.find((n) => n.name === b.node)!;
+      const port = node.kernel.ports.find((p) => p.name === b.port)!;
+      const bytes = fieldBytes(node.domain, components(port.type).length);
+      needs.push({ what: `\`${b.node}.${b.port}\` of node \`${b.node}\``, size: node.domain, bytes: b.kind === 'state' || (b.kind === 'write' && b.state) ? 2 * bytes : bytes });
+    }
+  }
+  return needs;
 }
 
 /** The nodes the outputs and pins need, in order. */

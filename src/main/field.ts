@@ -46,8 +46,10 @@ export function fillField(memory: FieldMemory, f: Field, value: number[]): void 
   });
 }
 
-export function copyField(memory: FieldMemory, from: Field, to: Field): void {
-  memory.u8.copyWithin(to.ptr, from.ptr, from.ptr + from.planeBytes * from.comps.length);
+export function copyField(memory: FieldMemory, from: Field, to: Field, into: FieldMemory = memory): void {
+  const end = from.ptr + from.planeBytes * from.comps.length;
+  if (into === memory) memory.u8.copyWithin(to.ptr, from.ptr, end);
+  else into.u8.set(memory.u8.subarray(from.ptr, end), to.ptr); // a world moving to a fresh memory
 }
 
 /** Where a field's bytes lie: elements per row and bytes per component plane. */

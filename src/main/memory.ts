@@ -8,6 +8,23 @@ const ALIGN = 16;
 /** WebAssembly's 32-bit memories end at 4 GiB. */
 export const MAX_PAGES = 65536;
 
+/**
+ * A WebAssembly memory can grow but never shrink. A session whose memory is past this size and
+ * whose next world needs under a quarter of it moves that world to a fresh memory (commit.ts), so
+ * the space of large fields that went is returned to the system.
+ */
+export const RENEW_ABOVE = 256 << 20;
+
+/** Whether a world needing `need` bytes of fields should leave a memory of `bytes` for a fresh one. */
+export function shouldRenew(bytes: number, need: number): boolean {
+  return bytes > RENEW_ABOVE && need * 4 < bytes;
+}
+
+/** Pages for a fresh memory holding `need` bytes of fields, with room for argument blocks and growth. */
+export function pagesFor(need: number): number {
+  return Math.min(MAX_PAGES, Math.ceil(need / PAGE) + 64);
+}
+
 export class MemoryLimitError extends Error {
   override name = 'MemoryLimitError';
 }

@@ -34,7 +34,7 @@ import { ImageError } from './image.js';
 import { JournalError, recoverJournal, writeDocuments, WriteError } from './journal.js';
 import { cacheDir, compileHere, prepareModules } from './modules.js';
 import { SceneFolder } from './files.js';
-import { FieldMemory, MemoryLimitError } from './memory.js';
+import { FieldMemory, MemoryLimitError, pagesFor } from './memory.js';
 import { emptyWorld, type World, type WorldEvent } from './world.js';
 
 export interface SessionOptions {
@@ -91,8 +91,9 @@ export class Session {
   readonly folder: SceneFolder;
   readonly entry: string;
   readonly grants: Grant[];
-  readonly memory: FieldMemory;
-  readonly pool?: EvalPool;
+  /** The fields' memory and the pool over it: replaced when a world moves to a fresh memory (commit.ts renew). */
+  memory: FieldMemory;
+  pool?: EvalPool;
   readonly compiler?: CompileWorker;
   /** Compiles the optimised tier of what runs on the fast one, and swaps it in (none inline). */
   readonly optimiser?: BackgroundOptimiser;
@@ -121,6 +122,8 @@ export class Session {
   /** Documents of the running world seen gone from disk (told once: disk-sync.ts). */
   readonly goneReported = new Set<string>();
 
+  private readonly workers: number;
+
   private constructor(scenePath: string, options: SessionOptions) {
     this.memory = new FieldMemory(options.memory ?? defaultMemoryBudget());
     this.folder = new SceneFolder(scenePath);
@@ -131,7 +134,8 @@ export class Session {
     const workers = options.workers ?? availableParallelism();
     // Always a pool, so kernel code that is not provably short runs off this thread (with
     // --workers 1, one thread, started when a frame first needs it).
-    this.pool = new EvalPool(this.memory.memory, { workers: Math.max(1, workers), lazy: workers <= 1 });
+    this.workers = Math.max(1, workers);
+    this.pool = new EvalPool(this.memory.memory, { workers: this.workers, lazy: workers <= 1 });
     if (!options.inline) this.compiler = new CompileWorker();
     // Changes go live on the fast tier; the optimised one follows in the background (optimiser.ts).
     if (!options.inline) this.optimiser = new BackgroundOptimiser(this, options.optimiseBudget);
@@ -328,7 +332,8 @@ export class Session {
    */
   async commit(change: Change): Promise<WorldEvent[]> {
     try {
-      const { events } = await commit(this, change, (world) => {
+      const { events } = await commit(this, change, (world, moved) => {
+        if (moved) ({ memory: this.memory, pool: this.pool } = moved);
         this.current = world;
         this.refused = null;
         this.lastFrame = undefined;
@@ -359,6 +364,12 @@ export class Session {
   }
 
   private closing = false;
+
+  /** A fresh memory holding `bytes` of fields and a pool over it, of this session's budget and workers (commit.ts). */
+  renew(bytes: number): { memory: FieldMemory; pool: EvalPool } {
+    const memory = new FieldMemory(this.memory.limitBytes, pagesFor(bytes));
+    return { memory, pool: new EvalPool(memory.memory, { workers: this.workers, lazy: true }) };
+  }
 
   /** Stop the frame running now (commit.ts: a change about to swap the world does not wait for it); it commits nothing. */
   interrupt(why: string): void {

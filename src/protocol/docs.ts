@@ -40,11 +40,12 @@ const TIME_AND_MEMORY = [
   'beside the running world\'s is refused before anything is allocated or written, naming the largest field, its node',
   'and size, and what the whole scene needs; the running world stays. A `read` whose answer would pass 256 MiB',
   '(before base64) is refused with a `region` to read instead (`expected`).', '',
-  'Memory freed by a change is reused by later fields but not returned to the system: the fields live in one shared',
-  'WebAssembly.Memory, which can grow and never shrink. Returning it needs a new memory, and with it every module',
-  'instantiated again on this thread and on every worker (the workers receive the memory when they start: the pool',
-  'is replaced), state copied across the two memories (migrations run kernels that read one and write the other),',
-  'and every view of the old memory dropped at once. That is not done yet; restart the session to return it.', '',
+  'Memory freed by a change is reused by later fields. The fields live in one shared WebAssembly.Memory, which can grow',
+  'and never shrink: when a change leaves a memory of more than 256 MiB whose next world needs under a quarter of it,',
+  'the new world is built in a fresh memory sized for it, with a new pool over it (the workers instantiate their',
+  'modules on it); state is copied across (a migration runs over the old memory and its result is copied), and the',
+  'old memory, its pool and its world are dropped once the reads that took them are done, then collected and',
+  'returned to the system (test/memory-return.test.ts: a 384 MiB field composed away, resident memory falls by it).', '',
 ];
 
 export function renderProtocolDoc(): string {

@@ -139,10 +139,10 @@ export async function read(s: Session, f: Fields, conn: RequestContext): Promise
     tooLargeToRead(name, field, region, format);
     if (!w.engine.computed && !state)
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
-    const { width, height, planes } = crop(field, readField(s.memory, field), region);
+    const { width, height, planes } = crop(field, readField(w.engine.memory, field), region);
     const frame = w.engine.frame;
     if (format === 'png') {
-      rgba = region ? planesToRgba(field.comps, planes, width * height) : fieldToRgba(s.memory, field, name);
+      rgba = region ? planesToRgba(field.comps, planes, width * height) : fieldToRgba(w.engine.memory, field, name);
       return { name, width, height, format, frame };
     }
     const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));

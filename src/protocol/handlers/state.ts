@@ -142,7 +142,7 @@ function snapshotOf(s: Session, w: World): string {
       const key = `${node.name}.${port.name}`;
       const field = w.engine.fields.state(node.name, port.name)?.current;
       if (!field) continue;
-      const bytes = packField(s.memory, field);
+      const bytes = packField(w.engine.memory, field);
       state.push({ key, comps: field.comps, size: [field.width, field.height, field.depth], packed: true, data: Buffer.from(bytes).toString('base64') });
     }
   }
@@ -207,7 +207,7 @@ function restoreInto(s: Session, snap: Snapshot, engine: Engine): SessionEvent[]
       events.push({ kind: 'state_reset', field: st.key, message: `the snapshot's \`${st.key}\` does not fit the running layout` });
       continue;
     }
-    unpackField(s.memory, field, bytes, layout);
+    unpackField(engine.memory, field, bytes, layout);
   }
   for (const [name, value] of Object.entries(snap.params ?? {})) engine.params.set(name, value);
   engine.time = snap.clock?.time ?? 0;

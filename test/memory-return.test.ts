@@ -1,0 +1,66 @@
+// Memory returned to the system after large fields go (issue 14): a WebAssembly memory never
+// shrinks, so a world that needs a small part of a large memory moves to a fresh one (commit.ts)
+// and the old one is collected. A real `entelechy serve` child: its resident memory (VmRSS) grows
+// by a 384 MiB field, and falls by most of it once the scene is composed back to 64 x 64.
+
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from './helpers.js';
+import { Lines } from './fixtures.js';
+
+const SMALL = `kernel t.fill@1 {
+  out r: field2<vec4>;
+  each (x, y) { r = vec4(x * 0.001, y * 0.001, 0.5, 1.0); }
+}
+node fill: t.fill@1 { size = 64 x 64; }
+output r <- fill.r;
+`;
+/** One vec4 field of 6144 x 4096: 384 MiB, every page written by the frame. */
+const LARGE = SMALL.replace('64 x 64', '6144 x 4096');
+const MIB = 2 ** 20;
+
+t.test('composing a large field away returns its memory to the system', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-memory-return-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'scene.esn'), SMALL);
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--workers', '1', '--memory', '1G'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  const out = new Lines(child.stdout);
+  let id = 0;
+  const ask = async (req: object) => {
+    child.stdin.write(JSON.stringify({ id: ++id, ...req }) + '\n');
+    return JSON.parse((await out.next())!);
+  };
+  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) * 1024;
+
+  t.ok((await ask({ op: 'evaluate' })).ok, 'precondition: the small scene runs');
+  const base = rss();
+  t.ok((await ask({ op: 'compose', text: LARGE })).ok?.written, 'composed to 6144 x 4096');
+  t.ok((await ask({ op: 'evaluate' })).ok, 'and evaluated');
+  const peak = rss();
+  const grew = peak - base;
+  t.ok(grew > 300 * MIB, `precondition: the field is resident (${Math.round(grew / MIB)} MiB more)`);
+  const large = (await ask({ op: 'status' })).ok.memory.bytes;
+
+  t.ok((await ask({ op: 'compose', text: SMALL })).ok?.written, 'composed back to 64 x 64');
+  t.ok((await ask({ op: 'evaluate' })).ok, 'and evaluated');
+  const memory = (await ask({ op: 'status' })).ok.memory;
+  t.ok(memory.bytes * 16 < large, `the world moved to a fresh memory (${Math.round(memory.bytes / MIB)} MiB, was ${Math.round(large / MIB)} MiB)`);
+  // The old memory is returned when collected, after its pool's threads end: ask until it is (a
+  // count of requests, not a time; each waits a little so the process is not kept busy).
+  // The compile worker grew too (binaryen, loaded for the first compile): what must fall is the field's memory.
+  let after = rss();
+  for (let i = 0; i < 100 && peak - after < (large * 3) / 4; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    await ask({ op: 'status' });
+    after = rss();
+  }
+  t.ok(peak - after > (large * 3) / 4, `resident memory fell by most of the ${Math.round(large / MIB)} MiB memory: ${Math.round(base / MIB)} -> ${Math.round(peak / MIB)} -> ${Math.round(after / MIB)} MiB`);
+  t.same((await ask({ op: 'read', format: 'f32', region: { x: 1, y: 2, width: 1, height: 1 } })).ok?.width, 1, 'the small world reads from its new memory');
+  child.stdin.end();
+});

@@ -155,6 +155,14 @@ function compare(name: MathName, inputs: number[][], got: Float32Array): { bad: 
   return { bad, first };
 }
 
+t.test('every function is tested: the arity table names each of MATH_REF and MATH_ACCURACY', async (t) => {
+  // The tests below loop over NAMES: an empty or short table would make them assert nothing.
+  t.equal(NAMES.length, 14);
+  t.same([...NAMES].sort(), Object.keys(MATH_REF).sort());
+  t.same([...NAMES].sort(), Object.keys(MATH_ACCURACY).sort());
+  t.same(NAMES.filter((n) => MATH_ARITY[n] === 2).sort(), ['atan2', 'pow']);
+});
+
 t.test('compiled functions agree bit for bit with MATH_REF, before and after -O3', (t) => {
   const m = buildModule(t);
   t.ok(m.validate(), 'the module validates');

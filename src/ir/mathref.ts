@@ -10,6 +10,8 @@
 //
 // Only SIMD128 and base WebAssembly operations are used: no FMA, no relaxed SIMD.
 
+import { truncSatI32 } from './convert.js';
+
 /** The transcendental functions, by the name after `f32.` in the IR's operations. */
 export type MathName =
   | 'sin' | 'cos' | 'tan' | 'asin' | 'acos' | 'atan' | 'atan2' | 'exp' | 'log' | 'exp2' | 'log2' | 'pow'
@@ -399,7 +401,6 @@ export const MATH_ARITY: Record<MathName, 1 | 2> = {
 // One f32/i32 lane in JavaScript. Values are f32-exact numbers (F), int32 numbers (I), booleans (M).
 const f32 = new Float32Array(1);
 const i32 = new Int32Array(f32.buffer);
-const I32_MAX = 2147483647;
 
 /** WebAssembly's nearest: round half to even, keeping the sign of zero. */
 function nearest(a: number): number {
@@ -433,7 +434,7 @@ const scalar: Lanes<number, number, boolean> = {
   not: (a) => !a,
   bits: (a) => ((f32[0] = a), i32[0]),
   float: (a) => ((i32[0] = a), f32[0]),
-  toInt: (a) => (a !== a ? 0 : a >= I32_MAX ? I32_MAX : a <= -I32_MAX - 1 ? -I32_MAX - 1 : Math.trunc(a) | 0),
+  toInt: truncSatI32, // as the interpreter converts (trunc_sat)
   toFloat: (a) => fr(a),
   iadd: (a, b) => (a + b) | 0,
   isub: (a, b) => (a - b) | 0,

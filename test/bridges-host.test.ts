@@ -123,11 +123,10 @@ t.test('a request that gets no answer in time fails naming its op; later ones st
   await client.request('status');
   session.child.kill('SIGSTOP'); // the session stops answering (really: the process is stopped)
   try {
-    const started = Date.now();
+    // The process is stopped until `finally`: the error can only be the client's own timeout.
     const error = await client.request('evaluate', { time: 1 }, { timeout: 300 }).catch((e: unknown) => e);
     t.ok(error instanceof EntelechyTimeoutError);
     t.match((error as Error).message, /^`evaluate` \(request 2\) got no answer within 300 ms/);
-    t.ok(Date.now() - started < 10000);
   } finally {
     session.child.kill('SIGCONT');
   }

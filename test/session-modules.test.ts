@@ -45,7 +45,10 @@ await s.close();
 `;
 
 function child(scene: string, cache: string, change: boolean) {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', SCRIPT], {
+  // A file, not `-e`: the pool's threads inherit the process's flags, and `--input-type` is refused there.
+  const script = join(mkdtempSync(join(tmpdir(), 'entelechy-child-')), 'child.mjs');
+  writeFileSync(script, SCRIPT);
+  const r = spawnSync(process.execPath, [script], {
     encoding: 'utf8',
     env: {
       ...process.env, ENTELECHY_CACHE_DIR: cache, SCENE: scene, V2, CHANGE: change ? '1' : '',
@@ -72,7 +75,8 @@ t.test('the coordinator never loads the compiler; a second session reads its mod
   t.ok(first.modules.compiled >= 4, `compiled on the worker: ${JSON.stringify(first.modules)}`);
   t.equal(first.modules.read, 0);
   const files = readdirSync(cache).filter((n) => n.endsWith('.wasm'));
-  t.equal(files.length, first.modules.compiled, 'each compiled module was written to the disk cache');
+  // (and the optimised tier's, compiled in the background after the fast one, when it finished before the session closed)
+  t.ok(files.length >= first.modules.compiled, `each compiled module was written to the disk cache: ${files.length} files, ${first.modules.compiled} compiled`);
 
   const again = child(join(dir, 'scene.esn'), cache, false);
   t.ok(again.answers[0].ok, JSON.stringify(again.answers[0]));

@@ -544,13 +544,14 @@ class Client:
         output: Optional[str] = None,
         node: Optional[str] = None,
         port: Optional[str] = None,
+        input: Optional[str] = None,
         format: Optional[str] = None,
         region: Optional[Dict[str, int]] = None,
         deadline: Optional[float] = None,
     ) -> Answer:
-        """An output's field (or a pinned node's port) as the session answers it: ``data`` is base64
-        of a PNG (``format="png"``, the default) or of raw f32. See ``read_png`` and ``read_f32``."""
-        return self.request("read", output=output, node=node, port=port, format=format, region=region, deadline=deadline)
+        """An output's field (or a pinned node's port, or an input) as the session answers it: ``data``
+        is base64 of a PNG (``format="png"``, the default) or of raw f32. See ``read_png`` and ``read_f32``."""
+        return self.request("read", output=output, node=node, port=port, input=input, format=format, region=region, deadline=deadline)
 
     def read_png(self, output: Optional[str] = None, **fields: Any) -> bytes:
         """``read`` as PNG file bytes."""

@@ -17,7 +17,7 @@ const deflateRaw = promisify(zlib.deflateRaw);
 
 /**
  * A band's rows per job: whole strips, about 8 MiB of pixels (at least one strip, 4 MiB of
- * filtered rows): a 32768 x 32768 picture is 512 jobs of 64 rows.
+ * filtered rows): a 32768 x 32768 picture is 529 jobs of 62 rows.
  */
 export function bandRows(width: number): number {
   const strip = stripRows(width);

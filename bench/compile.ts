@@ -17,6 +17,7 @@ import { sceneGroups } from '../src/main/engine.js';
 import { FieldMemory } from '../src/main/memory.js';
 import { Session } from '../src/main/session.js';
 import { median } from './reference/measurement.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -134,7 +135,7 @@ export async function editToFrame(c: CorpusScene, edits: number): Promise<EditTo
   try {
     await session.compiler?.ready;
     const ask = async (req: object) => {
-      const answer = JSON.parse(await session.request(JSON.stringify(req)));
+      const answer = JSON.parse(await dispatch(session, JSON.stringify(req)));
       if (!answer.ok) throw new Error(`bench ${c.name}: ${JSON.stringify(req).slice(0, 60)}: ${answer.error?.message}`);
       return answer.ok;
     };

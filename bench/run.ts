@@ -15,6 +15,7 @@ import { EvalPool } from '../src/workers/pool.js';
 import { runJs } from './js/pipelines.js';
 import { buildReference, runReference } from './reference/build.js';
 import { median, mpixPerSecond, P3_STEPS, type Measurement, type PipelineName } from './reference/measurement.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 const SCENES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'scenes');
 
@@ -179,7 +180,7 @@ async function editToPublished(): Promise<Extra> {
     for (let i = 0; i < 23; i++) {
       const edited = kernel.replace('0.8 * v', `${(0.5 + i / 100).toFixed(2)} * v`);
       const s = performance.now();
-      const answer = JSON.parse(await session.request(JSON.stringify({ op: 'compose', edits: [{ kernel: 'bench.rings@1', text: edited }] })));
+      const answer = JSON.parse(await dispatch(session, JSON.stringify({ op: 'compose', edits: [{ kernel: 'bench.rings@1', text: edited }] })));
       if (!answer.ok) throw new Error(`bench: compose failed: ${answer.error?.message}`);
       if (i >= 3) times.push(performance.now() - s);
     }

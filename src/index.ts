@@ -1,8 +1,8 @@
-// The package's in-process API: the session (one request line in, its answer out), and the
+// The package's in-process API: the session, `dispatch` (one request line in, its answer out), and the
 // engine's fields as typed arrays over the shared memory.
 
 export { Session, type SessionOptions } from './main/session.js';
-export { CallError, type CallArgs } from './main/call.js';
+export { call, CallError, type CallArgs } from './protocol/call.js';
 export type { Answer, ProtocolEvent } from './protocol/answers.js';
 export type { EventKind, OperationName, RequestFields } from './protocol/operations.js';
 export { Engine, EvaluationError, type FrameReport } from './main/engine.js';
@@ -10,6 +10,7 @@ export { FieldMemory } from './main/memory.js';
 export { readField, type Field } from './main/field.js';
 export { loadScene, type Scene } from './ir/check/scene.js';
 export { OPERATIONS } from './protocol/operations.js';
+export { dispatch } from './protocol/dispatcher.js';
 export { helpEntry } from './protocol/help.js';
 
 import type { Field } from './main/field.js';

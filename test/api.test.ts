@@ -4,15 +4,16 @@ import t from 'tap';
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CallError, Session, fieldPlane } from '../src/index.js';
+import { call, CallError, Session, fieldPlane } from '../src/index.js';
 import { ROOT } from './helpers.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 t.test('request lines and fields in place, as docs/architecture.md shows', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-api-'));
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 2 });
   t.teardown(() => session.close());
-  const answer = JSON.parse(await session.request('{"id": 1, "op": "evaluate", "time": 0.5}'));
+  const answer = JSON.parse(await dispatch(session, '{"id": 1, "op": "evaluate", "time": 0.5}'));
   t.equal(answer.id, 1);
   t.same(answer.ok.executed, ['rings', 'tint']);
   const field = session.engine.outputField('result')!;
@@ -22,28 +23,28 @@ t.test('request lines and fields in place, as docs/architecture.md shows', async
   const centre = 128 + 128 * field.stride;
   t.ok(red[centre] >= 0 && red[centre] <= 1.4, 'a red value in range');
   // The view is the field itself: the f32 read over the protocol holds the same numbers.
-  const read = JSON.parse(await session.request('{"op": "read", "format": "f32", "region": {"x": 128, "y": 128, "width": 1, "height": 1}}'));
+  const read = JSON.parse(await dispatch(session, '{"op": "read", "format": "f32", "region": {"x": 128, "y": 128, "width": 1, "height": 1}}'));
   const floats = new Float32Array(Uint8Array.from(Buffer.from(read.ok.data, 'base64')).buffer);
   t.equal(floats[0], red[centre]);
 });
 
-t.test('typed calls: session.call(op, fields) answers ok typed from the operations table, errors as CallError', async (t) => {
+t.test('typed calls: call(session, op, fields) answers ok typed from the operations table, errors as CallError', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-api-'));
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => session.close());
-  const evaluated = await session.call('evaluate', { time: 0.5 });
+  const evaluated = await call(session, 'evaluate', { time: 0.5 });
   // Typed: `executed` is a string[] to the compiler, not any.
   const executed: string[] = evaluated.executed;
   t.same(executed, ['rings', 'tint']);
-  const status = await session.call('status');
+  const status = await call(session, 'status');
   t.equal(status.frame, evaluated.frame, 'an operation without required fields takes none');
-  const read = await session.call('read', { format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } });
+  const read = await call(session, 'read', { format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } });
   t.same([read.width, read.height, read.format], [1, 1, 'f32']);
-  const set = await session.call('param', { name: 'warmth', value: 0.25 });
+  const set = await call(session, 'param', { name: 'warmth', value: 0.25 });
   t.ok(set, 'param answers');
   // An error answer rejects with the protocol's error, its fields kept (here: the range).
-  const refused = await session.call('param', { name: 'warmth', value: 7 }).then(() => undefined, (e: unknown) => e);
+  const refused = await call(session, 'param', { name: 'warmth', value: 7 }).then(() => undefined, (e: unknown) => e);
   t.ok(refused instanceof CallError, 'a CallError');
   t.equal((refused as CallError).op, 'param');
   t.match((refused as CallError).message, /warmth/);
@@ -51,10 +52,10 @@ t.test('typed calls: session.call(op, fields) answers ok typed from the operatio
   if (process.env.NEVER) {
     // Compile-time checks (tsc fails the build if these are accepted): a field of the wrong type, a missing required field, an unknown operation.
     // @ts-expect-error time is a number
-    await session.call('evaluate', { time: 'soon' });
+    await call(session, 'evaluate', { time: 'soon' });
     // @ts-expect-error param needs name
-    await session.call('param', { value: 1 });
+    await call(session, 'param', { value: 1 });
     // @ts-expect-error no such operation
-    await session.call('evaluat');
+    await call(session, 'evaluat');
   }
 });

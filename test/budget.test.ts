@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { defaultMemoryBudget, MAX_MEMORY, parseMemory } from '../src/main/budget.js';
-import { memoryOption, UserError } from '../src/main/cli.js';
+import { memoryOption, UserError } from '../src/cli/cli.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 const KERNELS = `kernel t.paint@1 {
   out result: field2<vec4>;
@@ -25,7 +26,7 @@ async function open(t: Test, size: string, memory: number) {
   writeFileSync(join(dir, 'scene.esn'), scene(size));
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, memory });
   t.teardown(() => s.close());
-  const ask = async (r: object) => JSON.parse(await s.request(JSON.stringify(r)));
+  const ask = async (r: object) => JSON.parse(await dispatch(s, JSON.stringify(r)));
   return { s, dir, ask };
 }
 

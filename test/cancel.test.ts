@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
 import { WebSocket } from 'ws';
 import { Lines } from './fixtures.js';
-import { doorHandler, isCancel } from '../src/main/serve.js';
+import { doorHandler, isCancel } from '../src/cli/serve.js';
 import { Session } from '../src/main/session.js';
 import { listen } from '../src/protocol/listen.js';
 import { loadScene } from '../src/ir/check/scene.js';

@@ -10,13 +10,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { writeDocuments } from '../src/main/journal.js';
+import { readField } from '../src/main/field.js';
 import { copyExample } from './fixtures.js';
 import { can, diskBytes, immutable } from './disk.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 type Answer = { ok?: any; error?: any };
 
 async function ask(s: Session, req: object): Promise<Answer> {
-  return JSON.parse(await s.request(JSON.stringify(req)));
+  return JSON.parse(await dispatch(s, JSON.stringify(req)));
 }
 
 async function ok(t2: Test, s: Session, req: object): Promise<any> {
@@ -195,4 +197,36 @@ t.test('a read that arrived before a swap reads the world it arrived to', async 
   t.equal(answers.filter((a) => a.error).length, 0, `every read is answered (the first error: ${JSON.stringify(answers.find((a) => a.error)?.error)?.slice(0, 200)})`);
   t.equal((await compose).ok?.written, true);
   t.equal((await ok(t, s, { op: 'status' })).revision, 2);
+});
+
+t.test('a value change (write, param, reset) that is refused leaves the running world untouched', async (t) => {
+  const { s, dir } = await open(t, 'photo');
+  await ok(t, s, { op: 'write', input: 'photo', value: [0.25, 0.5, 0.75, 1] });
+  const photo = s.engine.fields.input('photo')!;
+  const bytes = () => Buffer.concat(readField(s.memory, photo).map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+  const before = bytes();
+  const engine = s.engine;
+  const status = await world(t, s);
+  // Every refusal below is found by a check after some values would already be known: the last
+  // element of the data, a file that is no image, a region past the edge, a vector of the wrong length.
+  const data = new Float32Array(240 * 160 * 4).fill(0.5);
+  data[data.length - 1] = NaN;
+  writeFileSync(join(dir, 'not-an-image.png'), 'this is text, not a PNG');
+  const refused = [
+    { op: 'write', input: 'photo', data: Buffer.from(data.buffer).toString('base64') },
+    { op: 'write', input: 'photo', file: 'not-an-image.png' },
+    { op: 'write', input: 'photo', value: [1, 1, 1, 1], region: { x: 200, y: 0, width: 41, height: 1 } },
+    { op: 'write', input: 'photo', value: [1, 1, 1] },
+    { op: 'param', name: 'exposure', value: [1, 2] },
+    { op: 'param', name: 'no-such-param', value: 1 },
+    { op: 'reset', node: 'no-such-node' },
+  ];
+  for (const req of refused) {
+    const a = await ask(s, req);
+    t.ok(a.error, `${JSON.stringify(req).slice(0, 80)} is refused`);
+    t.notOk(a.error?.internal, 'as the user\'s mistake, not an internal error');
+    t.ok(bytes().equals(before), 'the input field holds what it held');
+  }
+  t.equal(s.engine, engine, 'the same engine runs');
+  t.same(await world(t, s), status, 'status, params, generations and graph are as they were');
 });

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { copyExample, Lines } from './fixtures.js';
 import { ROOT } from './helpers.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 // Modules compiled once (by the first child that gets that far) and read by every later run.
 const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-crash-cache-'));
@@ -98,7 +99,7 @@ async function composeAndDie(shape: Shape, kill: { killAt?: number; afterMs?: nu
 async function reopen(t2: Test, dir: string, shape: Shape, what: string): Promise<'old' | 'new'> {
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, inline: true, cacheDir: CACHE });
   try {
-    const status = JSON.parse(await s.request('{"op":"status"}')).ok;
+    const status = JSON.parse(await dispatch(s, '{"op":"status"}')).ok;
     const v = verdict(dir, shape);
     t2.ok(v === 'old' || v === 'new', `${what}: all old or all new (${v})`);
     t2.ok(status.loaded && status.refused === null, `${what}: the world loads${status.refused ? ` (${status.refused.message})` : ''}`);

@@ -15,12 +15,13 @@ import { writeDocuments } from '../src/main/journal.js';
 import { can, diskBytes, fill, tmpfs } from './disk.js';
 import { copyExample } from './fixtures.js';
 import { ROOT } from './helpers.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-faults-cache-'));
 t.teardown(() => rmSync(CACHE, { recursive: true, force: true }));
 
 async function ask(s: Session, req: object): Promise<{ ok?: any; error?: any }> {
-  return JSON.parse(await s.request(JSON.stringify(req)));
+  return JSON.parse(await dispatch(s, JSON.stringify(req)));
 }
 
 async function world(s: Session) {

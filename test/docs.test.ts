@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { renderProtocolDoc } from '../src/protocol/docs.js';
 import { HANDLERS } from '../src/protocol/handlers/index.js';
 import { helpEntry } from '../src/protocol/help.js';
-import { OPERATIONS, OPERATION_NAMES } from '../src/protocol/operations.js';
+import { OPERATIONS, OPERATION_NAMES, type OperationName } from '../src/protocol/operations.js';
 import { BUILTIN_FUNCTIONS } from '../src/ir/builtins.js';
 import { ROOT } from './helpers.js';
 
@@ -19,7 +19,7 @@ t.test('the 25 operations, each with a handler and a help entry', async (t) => {
   t.equal(OPERATIONS.length, 25);
   t.same(OPERATION_NAMES, ['status', 'kernels', 'kernel', 'graph', 'document', 'history', 'compose', 'sync', 'prepare', 'publish', 'retire', 'param', 'evaluate', 'read', 'write', 'snapshot', 'restore', 'pause', 'reset', 'help', 'trace', 'pin', 'unpin', 'cancel', 'quit']);
   for (const name of OPERATION_NAMES) {
-    t.type(HANDLERS[name], 'function', `${name} has a handler`);
+    t.type(HANDLERS[name as OperationName], 'function', `${name} has a handler`);
     const e = helpEntry(name) as { kind?: string; entries?: { kind: string }[] };
     t.ok((e.entries ?? [e]).some((x) => x.kind === 'operation'), `help ${name} describes the operation`);
   }

@@ -7,13 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from '../src/index.js';
 import { ROOT } from './helpers.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 t.test('removed and renamed events', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-events-'));
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => s.close());
-  const req = async (o: object) => JSON.parse(await s.request(JSON.stringify(o)));
+  const req = async (o: object) => JSON.parse(await dispatch(s, JSON.stringify(o)));
   const composed = await req({ op: 'compose', edits: [{ node: 'tint', member: 'warmth', text: null }] });
   t.match(composed.ok.events, [{ kind: 'wrote' }, { kind: 'removed', node: 'tint', member: 'warmth', path: 'scene.esn' }]);
   renameSync(join(dir, 'kernels.esn'), join(dir, 'moved.esn'));

@@ -1,5 +1,5 @@
 // The seeded protocol fuzzer (issue 14): tens of thousands of request lines against a real session
-// — in process through Session.request for volume, and a slice through a spawned `entelechy
+// — in process through dispatch for volume, and a slice through a spawned `entelechy
 // serve` on stdin — covering every operation of the operations table and every field with plausible,
 // wrong, missing, huge, nested, non-finite, negative and hostile values, and garbage lines.
 // Every answer must be one JSON line with the request's id and no stack, machine path, "this is a
@@ -19,6 +19,7 @@ import { Lines } from './fixtures.js';
 import { DEEP, fnChain, nestedIfs, RequestFuzzer, VALUE_KINDS, type ValueKind, type World } from './fuzz-requests.js';
 import { ROOT } from './helpers.js';
 import { LONG, answerProblem, expectedIdOf, replayHint, seedOf } from './reliability.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 /** Request lines through Session.request, and through `entelechy serve` on stdin. */
 const LINES = LONG ? 200_000 : 20_000;
@@ -109,8 +110,8 @@ function sceneFolder(): string {
 
 /** What the generator aims at, read from the session's own answers. */
 async function worldOf(s: Session, dir: string): Promise<World> {
-  const graph = JSON.parse(await s.request('{"op":"graph"}')).ok;
-  const kernels = JSON.parse(await s.request('{"op":"kernels"}')).ok.kernels as { id: string; ports: { name: string; kind: string }[] }[];
+  const graph = JSON.parse(await dispatch(s, '{"op":"graph"}')).ok;
+  const kernels = JSON.parse(await dispatch(s, '{"op":"kernels"}')).ok.kernels as { id: string; ports: { name: string; kind: string }[] }[];
   const ports = kernels.flatMap((k) => k.ports.filter((p) => p.kind !== 'in').map((p) => p.name));
   const statePorts = kernels.flatMap((k) => k.ports.filter((p) => p.kind === 'state').map((p) => p.name));
   return {
@@ -206,7 +207,7 @@ t.test(`in process: ${LINES} fuzzed lines through Session.request`, async (t) =>
   let lastTorn = new Map<string, string>();
   for (let i = 0; i < LINES; i++) {
     const g = fuzzer.next();
-    const answer = await s.request(g.line);
+    const answer = await dispatch(s, g.line);
     const problem = answerProblem(g.line, answer, expectedIdOf(g.line), [dir]);
     if (problem) failures.push({ index: i, line: g.line, problem });
     if (g.op) sent.add(g.op);
@@ -228,8 +229,8 @@ t.test(`in process: ${LINES} fuzzed lines through Session.request`, async (t) =>
   t.same(combos.filter((c) => !aimed.has(c) && !avoided(c)), [], `every field of every operation given each kind of value (${combos.length} combinations)`);
 
   // The session still answers, takes its scene back and evaluates it.
-  t.match(JSON.parse(await s.request('{"id":"after","op":"status"}')), { id: 'after', ok: { loaded: true } }, 'status answers after the run');
-  await afterRun(t, (line) => s.request(line), world);
+  t.match(JSON.parse(await dispatch(s, '{"id":"after","op":"status"}')), { id: 'after', ok: { loaded: true } }, 'status answers after the run');
+  await afterRun(t, (line) => dispatch(s, line), world);
   // The disk at the end: as the session runs it, or as the run already reported it (nothing new).
   const torn = [...diskProblems(s, dir)].filter(([file, problem]) => lastTorn.get(file) !== problem).map(([, problem]) => problem);
   t.same(torn, [], 'the documents on disk are the ones the session runs (or as reported during the run)');
@@ -280,11 +281,11 @@ t.test('the hostile requests of issue 14 and the ones the fuzzer found, once eac
       continue;
     }
     const line = make();
-    const problem = answerProblem(line, await s.request(line), expectedIdOf(line), [dir]) ?? diskProblem(s, dir);
+    const problem = answerProblem(line, await dispatch(s, line), expectedIdOf(line), [dir]) ?? diskProblem(s, dir);
     if (problem) failures.push({ index: ISSUE_REQUESTS.findIndex((r) => r[0] === what), line, problem: `${what}: ${problem}` });
   }
   report(t, `${ISSUE_REQUESTS.length} requests`, failures);
-  t.match(JSON.parse(await s.request('{"id":"after","op":"status"}')), { id: 'after', ok: { loaded: true } }, 'status answers after them');
+  t.match(JSON.parse(await dispatch(s, '{"id":"after","op":"status"}')), { id: 'after', ok: { loaded: true } }, 'status answers after them');
 });
 
 t.test(`entelechy serve on stdin: ${DOOR_LINES} fuzzed lines, answered in order`, async (t) => {

@@ -15,6 +15,7 @@ import { OPERATIONS } from '../src/protocol/operations.js';
 import { WebSocket } from 'ws';
 import { PLAYER_SOCKET_PATH, startPlayer } from '../src/player/start.js';
 import { ROOT } from './helpers.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 /** An input the host writes, shown by a kernel that needs no grant at all. */
 const SCENE = `input canvas: field2<f32> = 0.25 size 8 x 4;
@@ -47,7 +48,7 @@ async function open(t: Test, grants: Grant[], docs: Record<string, string> = { '
   const dir = folder(docs);
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, grants });
   t.teardown(() => s.close());
-  const ask = async (req: object): Promise<{ ok?: any; error?: any }> => JSON.parse(await s.request(JSON.stringify(req)));
+  const ask = async (req: object): Promise<{ ok?: any; error?: any }> => JSON.parse(await dispatch(s, JSON.stringify(req)));
   const ok = async (req: object) => {
     const a = await ask(req);
     if (!a.ok) t.fail(`${JSON.stringify(req).slice(0, 120)} answered ${JSON.stringify(a.error).slice(0, 300)}`);

@@ -1,7 +1,9 @@
 // The import graph's layers: the front end (src/ir: syntax, check, lower, fusion, the IR and its
 // interpreter) imports nothing from the layers built on it — codegen, the engine and session, the
-// protocol, the workers. Read from the source files themselves, so a new import that crosses a
-// layer fails here.
+// protocol, the workers; the session and engine (src/main) import nothing from the protocol, the
+// command line, the Player or MCP: the protocol's dispatcher calls the session's own API, never the
+// other way round. Read from the source files themselves, so a new import that crosses a layer
+// fails here.
 
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -29,13 +31,16 @@ function imports(file: string): string[] {
 
 /** The layers a directory of src must not import from. */
 const FORBIDDEN: Record<string, string[]> = {
-  'src/ir': ['src/codegen', 'src/main', 'src/protocol', 'src/workers', 'src/player', 'src/mcp'],
+  'src/ir': ['src/codegen', 'src/main', 'src/protocol', 'src/workers', 'src/player', 'src/mcp', 'src/cli'],
+  'src/main': ['src/protocol', 'src/cli', 'src/player', 'src/mcp'],
 };
 
 t.test('the scanner sees imports of every form', async (t) => {
   t.ok(imports('src/codegen/math.ts').includes('src/ir/mathref.ts'), 'codegen/math.ts imports ir/mathref.ts');
   t.ok(imports('src/ir/fuse.ts').includes('src/ir/ir.ts'), 'a type-only import counts');
   t.ok(sources(join(SRC, 'ir')).length > 20, 'the front end has its files');
+  t.ok(imports('src/protocol/dispatcher.ts').includes('src/main/session.ts'), 'the dispatcher imports the session (type-only)');
+  t.ok(sources(join(SRC, 'main')).includes('src/main/session.ts'), 'the session is under src/main');
 });
 
 for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {

@@ -21,6 +21,7 @@ import { PROMPTS } from '../src/mcp/prompts.js';
 import { ROOT } from './helpers.js';
 import { copyExample } from './fixtures.js';
 import { images, mcpScenario, SLOW, texts, type Result } from './mcp-scenario.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 const ajv = new AjvJsonSchemaValidator();
 
@@ -140,7 +141,7 @@ t.test('in process: a wrong type is refused by the schema in the words the proto
       t.notOk(schema.valid, `${op.name}.${f.name} = ${JSON.stringify(value)}: the listed schema refuses it`);
       const r = (await client.callTool({ name: op.name, arguments: args }, undefined, SLOW)) as Result;
       t.equal(r.isError, true, `${op.name}.${f.name}: a tool error`);
-      const protocol = JSON.parse(await session.request(JSON.stringify({ op: op.name, ...args })));
+      const protocol = JSON.parse(await dispatch(session, JSON.stringify({ op: op.name, ...args })));
       t.equal(protocol.error.field, f.name, `${op.name}.${f.name}: the protocol refuses it too`);
       t.ok(texts(r)[0]!.includes(protocol.error.message), `${op.name}.${f.name}: in the same words (${texts(r)[0]})`);
       checked++;
@@ -254,7 +255,7 @@ t.test('in process: evaluate on a scene that does not check is a tool error sayi
   t.match(texts(r)[0], /Mend it with `compose`/);
   t.equal(r.structuredContent.error.refused, true);
   t.same(r.structuredContent.error.request, { op: 'document', path: 'scene.esn' });
-  const status = JSON.parse(await session.request('{"op":"status"}')).ok;
+  const status = JSON.parse(await dispatch(session, '{"op":"status"}')).ok;
   t.equal(status.frame, 0, 'nothing was evaluated');
   // Mended, it evaluates.
   const mended = (await client.callTool({ name: 'compose', arguments: { edits: [{ node: 'tint', member: 'warmth', text: 'warmth = warmth;' }] } }, undefined, SLOW)) as Result;
@@ -328,7 +329,7 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
   const plain = await Session.open(join(plainDir, 'scene.esn'), { workers: 1 });
   t.teardown(() => plain.close());
   const plainPng = async (req: object) => {
-    const a = JSON.parse(await plain.request(JSON.stringify(req)));
+    const a = JSON.parse(await dispatch(plain, JSON.stringify(req)));
     if (!a.ok) throw new Error(JSON.stringify(a.error));
     return PNG.sync.read(Buffer.from(a.ok.data, 'base64'));
   };
@@ -357,7 +358,7 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
     t.same(r.structuredContent, { format: 'png', frame: 1, height: 256, name: 'result', width: 256 }, 'the answer but its base64');
     t.same(JSON.parse(texts(r)[0]!.split('\n')[0]!), r.structuredContent);
     t.ok(texts(r)[0]!.length < 300, 'no base64 in the text');
-    await plain.request(JSON.stringify({ op: 'evaluate', time: 0.5 }));
+    await dispatch(plain, JSON.stringify({ op: 'evaluate', time: 0.5 }));
     const expected = await plainPng({ op: 'read', output: 'result' });
     t.ok(png.data.equals(expected.data), 'every pixel as the plain protocol reads it');
     t.ok(png.data.equals(before.data), 'the picture evaluate showed');
@@ -382,8 +383,8 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
     const e = await call('evaluate', { time: 0.5 });
     const png = PNG.sync.read(Buffer.from(images(e)[0]!.data, 'base64'));
     t.notOk(png.data.equals(before.data), 'the picture changed');
-    await plain.request(JSON.stringify({ op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = 3.0;' }] }));
-    await plain.request(JSON.stringify({ op: 'evaluate', time: 0.5 }));
+    await dispatch(plain, JSON.stringify({ op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = 3.0;' }] }));
+    await dispatch(plain, JSON.stringify({ op: 'evaluate', time: 0.5 }));
     t.ok(png.data.equals((await plainPng({ op: 'read' })).data), 'as the plain protocol makes it');
   });
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from '../src/index.js';
 import { COUNT_STEP_V1, COUNT_STEP_V2 } from './fixtures.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 const SCENE = `${COUNT_STEP_V1}
 
@@ -31,7 +32,7 @@ t.test('migrate from carries state across a layout change; a failing one changes
   writeFileSync(join(dir, 'scene.esn'), SCENE);
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => s.close());
-  const req = async (o: object) => JSON.parse(await s.request(JSON.stringify(o)));
+  const req = async (o: object) => JSON.parse(await dispatch(s, JSON.stringify(o)));
   await req({ op: 'evaluate' });
   await req({ op: 'evaluate' });
   t.same(floats(await req({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 2, height: 1 } })), [2, 2]);
@@ -72,7 +73,7 @@ t.test('a long migration runs on the pool: other connections are answered meanwh
   t.teardown(() => s.close());
   const agent = { kind: 'test', id: 1001 };
   const other = { kind: 'test', id: 1002 };
-  const req = async (o: object, conn: { kind: string; id: number; lost?: AbortSignal } = agent) => JSON.parse(await s.request(JSON.stringify(o), conn));
+  const req = async (o: object, conn: { kind: string; id: number; lost?: AbortSignal } = agent) => JSON.parse(await dispatch(s, JSON.stringify(o), conn));
   await req({ op: 'evaluate' });
   const upgrade = { op: 'compose', edits: [{ kernel: 'count.step@2', text: LONG }, { node: 'board', text: 'node board: count.step@2 { size = 64 x 64; }' }] };
   /** Resolves once the pool runs the migration's tasks (the compose has checked, compiled and started migrating). */

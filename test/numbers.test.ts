@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { OPERATIONS } from '../src/protocol/operations.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 const SCENE = `input canvas: field2<f32> = 0.25 size 8 x 4;
 param gain: f32 = 1.0 range 0..4;
@@ -74,7 +75,7 @@ t.teardown(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const ask = async (line: string): Promise<{ ok?: any; error?: any }> => JSON.parse(await s.request(line));
+const ask = async (line: string): Promise<{ ok?: any; error?: any }> => JSON.parse(await dispatch(s, line));
 
 /** Everything a refused request must leave as it was. */
 async function world(): Promise<string> {

@@ -58,22 +58,22 @@ t.test('installed into an empty folder, the README\'s package command renders ri
   t.match(bench.stderr, /^entelechy: `entelechy bench` runs the benchmarks in bench\/.*which the npm package leaves out: run it in a clone/, 'bench says where the benchmarks are');
 });
 
-t.test('from the installed package: Session.call and entelechy/client, typed and run; the Player serves its page', async (t) => {
+t.test('from the installed package: call(session, ...) and entelechy/client, typed and run; the Player serves its page', async (t) => {
   if (!tarball) return t.fail('no tarball (the pack test failed)');
   // A user's TypeScript, checked by tsc against the installed package's types.
   writeFileSync(join(app, 'use.mts'), [
-    "import { Session, CallError } from 'entelechy';",
+    "import { Session, CallError, call } from 'entelechy';",
     "import { connect, EntelechyClient } from 'entelechy/client';",
     "const session = await Session.open('node_modules/entelechy/examples/rings/scene.esn', { workers: 1 });",
-    "const answer = await session.call('evaluate', { time: 0.5 });",
+    "const answer = await call(session, 'evaluate', { time: 0.5 });",
     'const names: string[] = answer.executed;',
-    "const status = await session.call('status');",
+    "const status = await call(session, 'status');",
     'const frame: number = status.frame;',
-    "const refused = await session.call('param', { name: 'warmth', value: 9 }).catch((e: CallError) => e.message);",
+    "const refused = await call(session, 'param', { name: 'warmth', value: 9 }).catch((e: CallError) => e.message);",
     "console.log(JSON.stringify({ names, frame, refused, connect: typeof connect, client: typeof EntelechyClient }));",
     'await session.close();',
     // A field of the wrong type is refused by the compiler.
-    "if (process.env.NEVER) await session.call('evaluate', { time: 'soon' });",
+    "if (process.env.NEVER) await call(session, 'evaluate', { time: 'soon' });",
     '',
   ].join('\n'));
   const tsc = run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--strict', '--skipLibCheck', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules', '@types'), 'use.mts'], app);

@@ -11,6 +11,8 @@ import { decodeFrame } from '../src/player/frames.js';
 import { startPlayer, type Player } from '../src/player/start.js';
 import { ROOT } from './helpers.js';
 import { copyExample, sleep } from './player-harness.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
+import { call } from '../src/protocol/call.js';
 
 const life = copyExample('life');
 let player: Player;
@@ -23,7 +25,7 @@ t.teardown(async () => {
   life.remove();
 });
 
-const ask = async (request: object) => JSON.parse(await player.session.request(JSON.stringify(request)));
+const ask = async (request: object) => JSON.parse(await dispatch(player.session, JSON.stringify(request)));
 // A live cell's colour, (0.95, 1, 0.85) in linear light, as the sRGB bytes every picture shows.
 const ALIVE = [249, 255, 237, 255];
 
@@ -195,18 +197,18 @@ t.test('a dropped image needs the grant write needs (field.write), and names a b
   try {
     await t.rejects(dropImage(granted, { name: 'notes.png', bytes: Buffer.from('not a picture') }), /cannot read `notes\.png` as an image/);
     t.same(await dropImage(granted, { name: 'photo.jpg', bytes }), { input: 'photo', width: 240, height: 160 });
-    const read = JSON.parse(await granted.request(JSON.stringify({ op: 'read', input: 'photo', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })));
+    const read = JSON.parse(await dispatch(granted, JSON.stringify({ op: 'read', input: 'photo', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })));
     t.ok(read.ok && Buffer.from(read.ok.data, 'base64').readFloatLE(0) > 0, 'the photograph is in the input');
     // A publication that leaves the input's declaration as it was keeps what was dropped into it.
     const corner = async () => {
-      const r = JSON.parse(await granted.request(JSON.stringify({ op: 'read', input: 'photo', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })));
+      const r = JSON.parse(await dispatch(granted, JSON.stringify({ op: 'read', input: 'photo', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })));
       return Buffer.from(r.ok.data, 'base64').readFloatLE(0);
     };
     const before = await corner();
-    const grade = await granted.call('compose', { edits: [{ param: 'warmth', text: 'param warmth: f32 = 0.6 range 0..1;' }] });
+    const grade = await call(granted, 'compose', { edits: [{ param: 'warmth', text: 'param warmth: f32 = 0.6 range 0..1;' }] });
     t.ok(grade.events.some((e) => e.kind === 'scene_loaded'), 'a new world is published');
     t.equal(await corner(), before, 'the dropped photograph is still in the input');
-    await granted.call('compose', { edits: [{ input: 'photo', text: 'input photo: field2<vec4> size 120 x 80;' }] });
+    await call(granted, 'compose', { edits: [{ input: 'photo', text: 'input photo: field2<vec4> size 120 x 80;' }] });
     t.equal(await corner(), 0, 'an input redeclared starts from its declaration');
   } finally {
     await granted.close();

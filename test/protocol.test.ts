@@ -1,4 +1,4 @@
-// The agent protocol end to end, in process (Session.request): every operation with its answer's
+// The agent protocol end to end, in process (dispatch): every operation with its answer's
 // fields, the error forms the seed shows, the authority rules (a rejected change leaves the running
 // version alive, a failed frame commits nothing) and a fuzz of malformed lines. Every session runs
 // on a copy of an example folder in a temp dir: compose and sync write files.
@@ -12,6 +12,7 @@ import { Session, type SessionOptions } from '../src/main/session.js';
 import { versionOf } from '../src/main/documents.js';
 import { OPERATION_NAMES } from '../src/protocol/operations.js';
 import { copyExample } from './fixtures.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 type Answer = { id?: unknown; ok?: any; error?: any };
 
@@ -24,7 +25,7 @@ async function open(name: string, options: SessionOptions = { workers: 1 }): Pro
 
 /** One request (an object or a raw line) and its parsed answer. */
 async function ask(s: Session, req: object | string): Promise<Answer> {
-  const line = await s.request(typeof req === 'string' ? req : JSON.stringify(req));
+  const line = await dispatch(s, typeof req === 'string' ? req : JSON.stringify(req));
   t.notOk(line.includes('\n'), 'an answer is one line');
   return JSON.parse(line);
 }
@@ -92,7 +93,7 @@ t.test('status answers the fields the seed lists', async (t) => {
   t.same(Object.keys(st.versions).sort(), ['api', 'entelechy', 'ir', 'language', 'package']);
   t.equal(typeof st.revision, 'number');
   // The seed's answer: id first, then ok; keys in order.
-  const line = await R.request('{"id":1,"op":"status"}');
+  const line = await dispatch(R, '{"id":1,"op":"status"}');
   t.match(line, /^\{"id":1,"ok":\{"backend":/);
 });
 
@@ -193,7 +194,7 @@ t.test('param: sets, refuses with what to do next', async (t) => {
   t.same((await ok(t, R, { op: 'status' })).params, { warmth: [0.9] });
 
   // The seed's step 6, verbatim.
-  const line = await R.request('{"id":6,"op":"param","name":"count","value":3}');
+  const line = await dispatch(R, '{"id":6,"op":"param","name":"count","value":3}');
   t.match(line, /^\{"error":\{.*\},"id":6\}$/, 'error before id');
   const e = JSON.parse(line).error;
   t.equal(
@@ -421,7 +422,7 @@ t.test('prepare, publish, stale expect, rejected kernel, retire', async (t) => {
 });
 
 t.test('error forms: unknown op, bad JSON, fields, ids', async (t) => {
-  const line = await R.request('{"id":10,"op":"frobnicate"}');
+  const line = await dispatch(R, '{"id":10,"op":"frobnicate"}');
   t.match(line, /^\{"error":.*,"id":10\}$/);
   const e = JSON.parse(line).error;
   t.equal(
@@ -499,7 +500,7 @@ t.test('fuzz: 300 random and malformed lines each get one answer', async (t) => 
   }
   let answered = 0;
   for (const line of lines) {
-    const answer = await R.request(line);
+    const answer = await dispatch(R, line);
     let parsed: Answer | undefined;
     try {
       parsed = JSON.parse(answer);

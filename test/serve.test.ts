@@ -1,6 +1,6 @@
 // `entelechy serve` through its real doors: a spawned process with stdin/stdout, and --listen
 // serving a TCP client and a WebSocket client on the same port at once. (The in-process door,
-// Session.request, is covered by protocol.test.ts.)
+// dispatch(session, line), is covered by protocol.test.ts.)
 
 import t from 'tap';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';

@@ -14,6 +14,7 @@ import { loadCompiler } from '../src/main/modules.js';
 import { Session } from '../src/main/session.js';
 import { readField } from '../src/main/field.js';
 import { bits, firstDifference, run, ROOT, sameBytes } from './helpers.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 t.before(loadCompiler);
 
@@ -44,7 +45,7 @@ function copyScene(file: string, from: string, to: string): string {
 }
 
 async function ask(s: Session, req: object): Promise<any> {
-  const answer = JSON.parse(await s.request(JSON.stringify(req)));
+  const answer = JSON.parse(await dispatch(s, JSON.stringify(req)));
   if (!answer.ok) throw new Error(answer.error.message);
   return answer.ok;
 }

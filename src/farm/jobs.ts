@@ -8,11 +8,12 @@
 // died without removing them are dropped by the workers instead of rendered for nobody.
 
 import { Redis } from 'ioredis';
+import { UserError } from '../main/user-error.js';
 
 /** The queue every farm worker takes frames from. */
 export const QUEUE = 'entelechy-frames';
 
-export class FarmError extends Error {
+export class FarmError extends UserError {
   override name = 'FarmError';
 }
 

@@ -19,7 +19,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import cliProgress from 'cli-progress';
 import type { Scene } from '../ir/check/scene.js';
 import { writeFileAtomic } from '../main/files.js';
-import { markPrinted } from '../main/cli.js';
+import { markPrinted } from '../main/user-error.js';
 import { frameFile, outputSize, RenderError, type RenderOptions } from '../main/render.js';
 import { isCompletePng } from '../main/shard.js';
 import { aliveKey, connect, FarmError, frameOfJob, jobId, QUEUE, resultKey, type FrameJob, type FrameResult, type JobDocument } from './jobs.js';

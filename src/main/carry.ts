@@ -12,12 +12,12 @@ import type { Scene } from '../ir/check/scene.js';
 import type { IrFunction } from '../ir/ir.js';
 import { parseDocument } from '../ir/syntax/index.js';
 import type { MigrateDecl } from '../ir/syntax/tree.js';
-import { ProtocolError } from '../protocol/envelope.js';
 import type { EvalPool } from '../workers/pool.js';
 import { Cancelled } from './cancel.js';
 import { runOnce, type Engine } from './engine.js';
 import { allocField, copyField } from './field.js';
-import { diagnosticsError, type SessionEvent } from './session.js';
+import type { WorldEvent as SessionEvent } from './events.js';
+import { diagnosticsData, diagnosticsMessage, MigrationFailed } from './refusals.js';
 
 /** Kernels published over the protocol, by id: a migration's own document when no file holds it. */
 type Published = ReadonlyMap<string, string>;
@@ -74,8 +74,8 @@ export function migrationIrs(published: Published, old: Scene, scene: Scene): Ir
 async function migrate(published: Published, old: Engine, engine: Engine, node: SceneNode, fromId: string, decl: MigrateDecl, run: MigrationRun): Promise<SessionEvent> {
   const { m, diagnostics, migration, port } = lowerNodeMigration(published, old.scene, engine.scene, node, fromId, decl);
   if (!m) {
-    const err = diagnosticsError(`the migration of node \`${node.name}\` does not check; the old generation keeps running`, diagnostics);
-    throw new ProtocolError(err.message, { ...err.data, node: node.name, port, migration });
+    const lead = `the migration of node \`${node.name}\` does not check; the old generation keeps running`;
+    throw new MigrationFailed(diagnosticsMessage(lead, diagnostics), { ...diagnosticsData(diagnostics), node: node.name, port, migration });
   }
   // The migration reads the old state and writes the new in one memory, the old engine's: when
   // the new engine has a memory of its own, it writes into fields of the old one, copied over after.
@@ -87,7 +87,7 @@ async function migrate(published: Published, old: Engine, engine: Engine, node: 
     if (written !== targets) written.forEach((f, i) => copyField(memory, f, targets[i], engine.memory));
   } catch (e) {
     if (e instanceof Cancelled) throw e;
-    throw new ProtocolError(`the migration of node \`${node.name}\` (${migration}) failed: ${(e as Error).message}; the old generation keeps running`, { node: node.name, port, migration });
+    throw new MigrationFailed(`the migration of node \`${node.name}\` (${migration}) failed: ${(e as Error).message}; the old generation keeps running`, { node: node.name, port, migration });
   } finally {
     if (written !== targets) for (const f of written) memory.release(f.ptr);
   }

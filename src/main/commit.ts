@@ -1,6 +1,7 @@
 // The one path of every change to a session's world: compose, saved edits picked up by sync,
-// publish, retire, restore, pins, and the scene a session opens with. A change is a value (what
-// the next world runs and which documents to write); `commit` carries it in three steps:
+// publish, retire, restore, pins, and the scene a session opens with (scene changes); params,
+// writes into fields and state resets (value changes). A scene change is a value (what the next
+// world runs and which documents to write); `commit` carries it in three steps:
 //
 //   1. prepare: check the scene (with the protocol's kernels), the change's own checks, compile
 //      every module on the compile worker (the engine's, the migrations');
@@ -11,13 +12,19 @@
 // Anything that fails before step 3 (a check, a compile, memory, a migration, a full or read-only
 // disk) throws with the world and the disk exactly as they were: nothing was swapped, and the
 // journal left every document as it was. The events of a change come out of here, in order.
+//
+// A value change keeps the world's scene and engine and changes values in its fields and params,
+// which every frame changes too. It is carried in two steps in the frame slot (no frame runs
+// meanwhile): prepare checks everything against the running world (and reads what it needs, such
+// as an image) and may refuse, with nothing changed; apply then only stores values already
+// checked, so it cannot fail halfway and nothing needs undoing.
 
 import type { Scene } from '../ir/check/scene.js';
 import type { IrFunction } from '../ir/ir.js';
-import type { Diagnostic } from '../ir/syntax/tree.js';
 import { carryState, migrationIrs } from './carry.js';
 import { collectSoon } from './collect.js';
 import { throwIfCancelled } from './cancel.js';
+import { CheckFailed } from './refusals.js';
 import { versionOf } from './documents.js';
 import { Engine, fieldNeeds, sceneGroups } from './engine.js';
 import { RENEW_ABOVE, shouldRenew, type FieldMemory } from './memory.js';
@@ -25,9 +32,12 @@ import type { EvalPool } from '../workers/pool.js';
 import { nextRegistry, order, type World, type WorldEvent } from './world.js';
 import { withTiers } from './optimiser.js';
 
-export interface Change {
-  /** What changes the world: compose, disk, publish, retire, restore, pin, unpin, open. */
-  reason: string;
+export type Change = SceneChange | ValueChange;
+
+/** A change that runs a new scene (or the same with other kernels or pins): a new world. */
+export interface SceneChange {
+  /** What changes the world. */
+  reason: 'compose' | 'disk' | 'publish' | 'retire' | 'restore' | 'pin' | 'unpin' | 'open' | 'optimise';
   /** The text of every document the new world runs. */
   texts: ReadonlyMap<string, string>;
   /** The kernels published over the protocol (default: the world's). */
@@ -56,6 +66,18 @@ export interface Change {
   tierSwap?: boolean;
 }
 
+/** Stores values already checked into the running engine; cannot fail. Its events. */
+export type ApplyValues = (engine: Engine) => WorldEvent[];
+
+/** A change of the running world's values: a param, a field's elements, state reset (see the top of this file). */
+export interface ValueChange {
+  reason: 'param' | 'write' | 'reset';
+  /** Every check against the running world, and every read (an image); throws to refuse, changing nothing. */
+  prepare(world: World): ApplyValues | Promise<ApplyValues>;
+  /** It sets the clock back to 0 (reset of every state): the last frame is no longer the world's. */
+  restarts?: boolean;
+}
+
 /** What commit needs of the session. */
 export interface CommitSite {
   readonly world: World;
@@ -80,37 +102,12 @@ export interface Renewed {
   pool?: EvalPool;
 }
 
-/** `lead: path:line:column: message (and N more)`. */
-export function diagnosticsMessage(lead: string, diagnostics: Diagnostic[]): string {
-  const d = diagnostics[0];
-  return `${lead}: ${d.path}:${d.line}:${d.column}: ${d.message}${diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more)` : ''}`;
-}
-
-/** A scene that does not check, as the error the change answers. */
-export class CheckFailed extends Error {
-  override name = 'CheckFailed';
-  constructor(
-    readonly lead: string,
-    readonly diagnostics: Diagnostic[],
-  ) {
-    super(diagnosticsMessage(lead, diagnostics));
-  }
-}
-
-/** Where a scene fails to check, as errors and events carry it: every diagnostic, the first's position and fix. */
-export function diagnosticsData(diagnostics: Diagnostic[]): Record<string, unknown> {
-  const first = diagnostics[0];
-  return {
-    diagnostics: diagnostics.map((d) => ({ path: d.path, line: d.line, column: d.column, message: d.message, ...(d.fix ? { fix: d.fix } : {}) })),
-    path: first.path, line: first.line, column: first.column, ...(first.fix ? { fix: first.fix } : {}),
-  };
-}
-
 /**
  * Carry a change (see the top of this file). `swap` installs the new world; it runs inside the
  * frame slot, so no frame sees half of it. Returns the new world and the change's events.
  */
 export async function commit(site: CommitSite, change: Change, swap: (world: World, moved?: Renewed) => void): Promise<{ world: World; events: WorldEvent[] }> {
+  if ('prepare' in change) return commitValues(site, change);
   const old = site.world;
   const published = change.published ?? old.published;
   const pins = change.pins ?? old.pins;
@@ -149,7 +146,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
       throwIfCancelled(change.signal);
       if (change.writes?.length) {
         await site.write(change.writes);
-        events.push(...change.writes.map((w) => ({ kind: 'wrote', path: w.path, version: versionOf(w.text) })));
+        events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text) })));
       }
       events.push(...(change.events ?? []), ...carried, ...adjusted);
     } catch (e) {
@@ -182,4 +179,13 @@ function renewal(memory: FieldMemory, scene: Scene, pins: string[], fuse: boolea
   if (memory.bytes <= RENEW_ABOVE) return undefined;
   const need = fieldNeeds(scene, sceneGroups(scene, pins, fuse)).reduce((n, f) => n + f.bytes, 0);
   return shouldRenew(memory.bytes, need) ? renew(need) : undefined;
+}
+
+/** Carry a value change: in the frame slot, prepare (may refuse) and then apply (cannot fail). */
+function commitValues(site: CommitSite, change: ValueChange): Promise<{ world: World; events: WorldEvent[] }> {
+  return site.frame(async () => {
+    const world = site.world;
+    const apply = await change.prepare(world);
+    return { world, events: apply(world.engine) };
+  });
 }

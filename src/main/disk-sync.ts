@@ -4,10 +4,9 @@
 
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CheckFailed, diagnosticsData } from './commit.js';
+import { CheckFailed, diagnosticsData } from './refusals.js';
 import { versionOf } from './documents.js';
-import { inputWritesGranted } from '../protocol/handlers/grants.js';
-import { ProtocolError } from '../protocol/error.js';
+import { GrantRefused, inputWritesGranted } from './grants.js';
 import type { Session, SessionEvent } from './session.js';
 
 /** What changed on disk since the session last saw each of its documents. */
@@ -76,7 +75,7 @@ export function syncDisk(s: Session): SessionEvent[] {
       } catch (e) {
         const message = e instanceof CheckFailed ? e.message : `the saved edit was not published; the previous version keeps running: ${(e as Error)?.message ?? e}`;
         s.refused = { message, at: new Date().toISOString() };
-        s.pending.push({ kind: 'rejected', paths: changed, message, ...(e instanceof CheckFailed ? diagnosticsData(e.diagnostics) : {}), ...(e instanceof ProtocolError && e.data.grant ? { grant: e.data.grant } : {}) });
+        s.pending.push({ kind: 'rejected', paths: changed, message, ...(e instanceof CheckFailed ? diagnosticsData(e.diagnostics) : {}), ...(e instanceof GrantRefused ? { grant: e.grant } : {}) });
       }
     })
     .finally(() => {

@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
-import { LIMITS, pathProblem } from '../protocol/limits.js';
+import { LIMITS, pathProblem } from './limits.js';
+import { UserError } from './user-error.js';
 
 /** The journal of an interrupted write, in the root. */
 export const JOURNAL_NAME = '.entelechy-journal.json';
@@ -18,7 +19,7 @@ export const TEMP_SUFFIX = '.entelechy-tmp';
 const MAX_NAME_BYTES = LIMITS.segment.limit;
 
 /** A path a document may not have: it says why and what to do. */
-export class PathError extends Error {
+export class PathError extends UserError {
   constructor(
     message: string,
     readonly path: string,

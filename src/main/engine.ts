@@ -25,6 +25,7 @@ import { compileModule, type Tier } from './modules.js';
 import { FieldSlots } from './slots.js';
 import { provablyShort } from './work.js';
 import { uniformValues, type FrameInput } from './uniforms.js';
+import { UserError } from './user-error.js';
 
 export type Backend = 'jit' | 'interp';
 
@@ -89,7 +90,7 @@ export interface FrameReport {
 }
 
 /** A failed evaluation: names the node; the world is as it was before the frame. */
-export class EvaluationError extends Error {
+export class EvaluationError extends UserError {
   override name = 'EvaluationError';
   constructor(
     message: string,
@@ -356,14 +357,18 @@ export class Engine {
   }
 
   /** Reset state to the declared values and the clock to zero. */
-  reset(): void {
-    for (const node of this.scene.nodes) {
-      for (const port of node.kernel.ports) {
-        if (port.kind !== 'state') continue;
-        const f = this.fields.state(node.name, port.name)?.current;
-        if (f) fillField(this.memory, f, port.value ?? f.comps.map(() => 0));
-      }
+  /** One node's state back to its declared values (a `reset` of that node). */
+  resetNode(node: SceneNode): void {
+    for (const port of node.kernel.ports) {
+      if (port.kind !== 'state') continue;
+      const f = this.fields.state(node.name, port.name)?.current;
+      if (f) fillField(this.memory, f, port.value ?? f.comps.map(() => 0));
     }
+    this.version++;
+  }
+
+  reset(): void {
+    for (const node of this.scene.nodes) this.resetNode(node);
     this.frame = 0;
     this.time = 0;
     this.lastReport = undefined;

@@ -105,3 +105,32 @@ export function readField(memory: FieldMemory, f: Field): Float32Array[] {
   });
   return out;
 }
+
+/** A box of a field's elements. */
+export interface Box {
+  x: number;
+  y: number;
+  z: number;
+  width: number;
+  height: number;
+  depth: number;
+}
+
+/**
+ * Store `values` (component-major planes of the box, x fastest) into the box of `field`, each
+ * converted to its component's type (i32 truncated, bool 0 or 1). The box is inside the field.
+ */
+export function storeRegion(memory: FieldMemory, field: Field, box: Box, values: Float32Array): void {
+  const { x: x0, y: y0, z: z0, width: w, height: h, depth: d } = box;
+  const plane = w * h * d;
+  for (let c = 0; c < field.comps.length; c++) {
+    const base = (field.ptr + c * field.planeBytes) / 4;
+    const view = field.comps[c] === 'f32' ? memory.f32 : memory.i32;
+    for (let z = 0; z < d; z++)
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          const v = values[c * plane + (z * h + y) * w + x];
+          view[base + (x0 + x) + (y0 + y) * field.stride + (z0 + z) * field.stride * field.height] = field.comps[c] === 'f32' ? v : field.comps[c] === 'bool' ? (v ? 1 : 0) : v | 0;
+        }
+  }
+}

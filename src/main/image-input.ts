@@ -12,8 +12,9 @@ import type { Field } from './field.js';
 import { unpackField } from './field.js';
 import type { FieldMemory } from './memory.js';
 import { BYTE_TO_LINEAR } from './srgb.js';
+import { UserError } from './user-error.js';
 
-export class InputImageError extends Error {
+export class InputImageError extends UserError {
   override name = 'ImageError';
 }
 
@@ -111,9 +112,14 @@ export function storePicture(memory: FieldMemory, f: Field, picture: Picture): v
   unpackField(memory, f, new Uint8Array(picturePlanes(picture, f.comps.length).buffer));
 }
 
-/** Fill a field with an image (a file, or its bytes), resized to the field's size if it differs. */
-export async function readImageInto(memory: FieldMemory, f: Field, name: string, source: string | ImageBytes): Promise<void> {
+/** The image (a file, or its bytes) decoded and resized for field `f` (input `name`); nothing is stored yet. */
+export async function decodeImageFor(f: Field, name: string, source: string | ImageBytes): Promise<Picture> {
   const problem = imageFieldProblem(name, f);
   if (problem) throw new InputImageError(problem);
-  storePicture(memory, f, await decodeImage(source, { width: f.width, height: f.height }));
+  return decodeImage(source, { width: f.width, height: f.height });
+}
+
+/** Fill a field with an image (a file, or its bytes), resized to the field's size if it differs. */
+export async function readImageInto(memory: FieldMemory, f: Field, name: string, source: string | ImageBytes): Promise<void> {
+  storePicture(memory, f, await decodeImageFor(f, name, source));
 }

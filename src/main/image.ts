@@ -7,10 +7,11 @@ import { linearToByte } from './srgb.js';
 import type { Field } from './field.js';
 import type { FieldMemory } from './memory.js';
 import type { Scalar } from '../ir/ir.js';
+import { UserError } from './user-error.js';
 
 export { encodePng };
 
-export class ImageError extends Error {
+export class ImageError extends UserError {
   override name = 'ImageError';
 }
 

@@ -7,9 +7,10 @@ import type { Scene } from '../ir/check/scene.js';
 import type { Engine } from './engine.js';
 import { decodeImage, imageFieldProblem, imageSize, InputImageError, storePicture, type Picture } from './image-input.js';
 import { frameFile } from './render.js';
+import { UserError } from './user-error.js';
 
 /** A mistake in an --input: shown as its message. */
-export class InputOptionError extends Error {
+export class InputOptionError extends UserError {
   override name = 'UserError';
 }
 

@@ -3,6 +3,8 @@
 // Fields are allocated here, freed when a scene stops needing them, and their space reused.
 // Blocks are 16-byte aligned so a v128 load of a row start is aligned.
 
+import { UserError } from './user-error.js';
+
 const PAGE = 65536;
 const ALIGN = 16;
 /** WebAssembly's 32-bit memories end at 4 GiB. */
@@ -25,7 +27,7 @@ export function pagesFor(need: number): number {
   return Math.min(MAX_PAGES, Math.ceil(need / PAGE) + 64);
 }
 
-export class MemoryLimitError extends Error {
+export class MemoryLimitError extends UserError {
   override name = 'MemoryLimitError';
 }
 

@@ -3,9 +3,10 @@
 
 import { paramSetting } from '../ir/check/params.js';
 import type { Scene } from '../ir/check/scene.js';
+import { UserError } from './user-error.js';
 
 /** A mistake in a --param: the commands show a UserError as its message, not a stack trace. */
-export class ParamOptionError extends Error {
+export class ParamOptionError extends UserError {
   override name = 'UserError';
 }
 
@@ -39,9 +40,4 @@ export function checkParamOptions(scene: Pick<Scene, 'params' | 'nodes'>, option
     if (!setting.ok) throw new ParamOptionError(`--param ${o.text}: ${setting.message}`);
     return setting;
   });
-}
-
-/** Set the params of an engine (or a session's), after checking every one. */
-export function applyParamOptions(scene: Pick<Scene, 'params' | 'nodes'>, params: Map<string, number[]>, options: ParamOption[]): void {
-  for (const { name, value } of checkParamOptions(scene, options)) params.set(name, value);
 }

@@ -17,10 +17,10 @@ import type { Pixels } from './png.js';
 import { isVideoFile, requireFfmpeg, VideoFile } from './video.js';
 import { InputFeed, type InputOption } from './input-feed.js';
 import { InputImageError } from './image-input.js';
-import { markPrinted } from './cli.js';
+import { markPrinted, UserError } from './user-error.js';
 import { isCompletePng, shardFrames, type Shard } from './shard.js';
 
-export class RenderError extends Error {
+export class RenderError extends UserError {
   override name = 'RenderError';
   constructor(
     message: string,

@@ -1,11 +1,13 @@
 // The session: owns the documents, the running world (world.ts: scene, documents, registry,
-// pins, engine with its params, state and clock) and the authority rules. Every door (stdin, TCP,
-// WebSocket, in process) reaches it through `request`.
+// pins, engine with its params, state and clock) and the authority rules. It knows nothing of the
+// protocol: every door reaches it through the protocol's dispatcher (src/protocol/dispatcher.ts),
+// whose handlers call the API here — `commit` for every change, `read` and `frame` to read,
+// `evaluate` to run a frame.
 //
-// Rules: every change to the world is a Change carried by `commit` (commit.ts): prepared (parsed,
-// checked, compiled on the compile worker), its documents written through the journal, and only
-// then swapped in whole; a change that fails anywhere before the swap leaves the world and the
-// disk as they were. State commits only when a whole frame succeeds (the engine's double
+// Rules: every change to the world is a Change carried by `commit` (commit.ts): a scene change is
+// prepared (parsed, checked, compiled on the compile worker), its documents written through the
+// journal, and only then swapped in whole; a value change (param, write, reset) is checked whole
+// before its first value is stored; a change that fails leaves the world and the disk as they were. State commits only when a whole frame succeeds (the engine's double
 // buffers). One change is made at a time (the `changes` queue), one frame at a time (`frames`),
 // while other connections go on. A write a crash interrupted is finished when a session opens.
 
@@ -15,26 +17,21 @@ import type { Grant } from '../ir/grants.js';
 import type { IrFunction } from '../ir/ir.js';
 import { ALL_GRANTS } from '../ir/grants.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
-import type { Diagnostic } from '../ir/syntax/tree.js';
-import { errorLine, okLine, parseRequest, plainReason, ProtocolError } from '../protocol/envelope.js';
-import { HANDLERS } from '../protocol/handlers/index.js';
-import type { Answer } from '../protocol/answers.js';
-import type { OperationName } from '../protocol/operations.js';
-import { callOperation, type CallArgs } from './call.js';
 import { EvalPool } from '../workers/pool.js';
-import { Cancelled, Evaluations, deadlineProblem, throwIfCancelled, untilCancelled } from './cancel.js';
-import { CheckFailed, commit, diagnosticsData, diagnosticsMessage, type Change } from './commit.js';
+import { Cancelled, Evaluations, throwIfCancelled, untilCancelled } from './cancel.js';
+import { commit, type Change } from './commit.js';
+import { CheckFailed } from './refusals.js';
 import { defaultMemoryBudget } from './budget.js';
 import { CompileWorker } from './compiler.js';
 import { BackgroundOptimiser } from './optimiser.js';
 import { syncDisk } from './disk-sync.js';
-import { JOURNAL_NAME, PathError, versionOf } from './documents.js';
-import { Engine, EvaluationError, sceneGroups, type FrameReport } from './engine.js';
-import { ImageError } from './image.js';
-import { JournalError, recoverJournal, writeDocuments, WriteError } from './journal.js';
+import { PathError, versionOf } from './documents.js';
+import { Engine, sceneGroups, type FrameReport } from './engine.js';
+import { recoverJournal, writeDocuments } from './journal.js';
 import { cacheDir, compileHere, prepareModules } from './modules.js';
+import { traceElement, type TracedValue } from './trace.js';
 import { SceneFolder } from './files.js';
-import { FieldMemory, MemoryLimitError, pagesFor } from './memory.js';
+import { FieldMemory, pagesFor } from './memory.js';
 import { emptyWorld, type World, type WorldEvent } from './world.js';
 
 export interface SessionOptions {
@@ -81,11 +78,6 @@ export interface DocumentVersion {
 }
 
 export type { RegistryEntry } from './world.js';
-
-/** A failed check or compile, as an error the client can act on. */
-export function diagnosticsError(what: string, diagnostics: Diagnostic[]): ProtocolError {
-  return new ProtocolError(diagnosticsMessage(what, diagnostics), diagnosticsData(diagnostics));
-}
 
 export class Session {
   readonly folder: SceneFolder;
@@ -337,9 +329,11 @@ export class Session {
         this.current = world;
         this.refused = null;
         this.lastFrame = undefined;
-        for (const w of change.writes ?? []) this.remember(w.path, w.text, 'compose');
+        for (const w of ('writes' in change && change.writes) || []) this.remember(w.path, w.text, 'compose');
       });
-      if (!change.tierSwap) this.optimiser?.schedule();
+      if (!('prepare' in change) && !change.tierSwap) this.optimiser?.schedule(); // a value change compiles nothing
+      // A reset of every state sets the clock back: the last frame is no longer the world's.
+      if ('restarts' in change && change.restarts) this.lastFrame = undefined;
       return events;
     } catch (e) {
       if (change.reason === 'compose' && e instanceof CheckFailed) {
@@ -369,6 +363,17 @@ export class Session {
   renew(bytes: number): { memory: FieldMemory; pool: EvalPool } {
     const memory = new FieldMemory(this.memory.limitBytes, pagesFor(bytes));
     return { memory, pool: new EvalPool(memory.memory, { workers: this.workers, lazy: true }) };
+  }
+
+  /** Pause or resume the clock and frames (`paused` undefined: toggle); whether paused now. */
+  pause(paused?: boolean): boolean {
+    this.paused = paused ?? !this.paused;
+    return this.paused;
+  }
+
+  /** What each node computed at one element in the last frame (trace.ts); the world is not touched. */
+  trace(at: { x: number; y: number; z: number }, needed?: ReadonlySet<string>, signal?: AbortSignal): Promise<{ frame: number; values: TracedValue[] }> {
+    return traceElement(this, at, needed, signal);
   }
 
   /** Stop the frame running now (commit.ts: a change about to swap the world does not wait for it); it commits nothing. */
@@ -413,36 +418,6 @@ export class Session {
     }, signal);
   }
 
-  /**
-   * A typed request: `await session.call('evaluate', { time: 1 })` resolves with the answer's `ok`,
-   * typed from the operations table; an error answer rejects with a CallError (src/main/call.ts).
-   */
-  call<Op extends OperationName>(op: Op, ...args: CallArgs<Op>): Promise<Answer<Op>> {
-    return callOperation((line) => this.request(line), op, args[0] as Record<string, unknown> | undefined);
-  }
-
-  /** One request line in, one answer line out: the in-process door. */
-  async request(line: string, conn: { kind: string; id: number; lost?: AbortSignal } = { kind: 'in-process', id: 0 }): Promise<string> {
-    const req = parseRequest(line);
-    if ('error' in req) return errorLine(req.id, req.error);
-    // Operations that evaluate take a deadline and can be cancelled (cancel.ts).
-    const late = deadlineProblem(req.fields.deadline);
-    if (late) return errorLine(req.id, new ProtocolError(late, { field: 'deadline', expected: 'milliseconds > 0' }));
-    const evaluation = req.spec.fields.some((f) => f.name === 'deadline')
-      ? this.evaluations.start({ connection: conn.id, request: req.id, deadline: req.fields.deadline as number | undefined, closed: conn.lost })
-      : undefined;
-    try {
-      const ok = await HANDLERS[req.op](this, req.fields, { kind: conn.kind, id: conn.id, signal: evaluation?.signal });
-      return okLine(req.id, ok);
-    } catch (e) {
-      if (e instanceof Cancelled)
-        return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; nothing of it was kept: state, clock and frame counter are as before it (frame ${this.engine.frame})`, { cancelled: true, reason: e.reason, frame: this.engine.frame }));
-      return errorLine(req.id, protocolError(e, req.op));
-    } finally {
-      evaluation?.done();
-    }
-  }
-
   async close(): Promise<void> {
     this.closing = true;
     await this.optimiser?.close();
@@ -451,16 +426,4 @@ export class Session {
     await this.pool?.destroy();
     await this.compiler?.close();
   }
-}
-
-/** An error of the session as the protocol answers it: the user's own mistakes plainly, the rest as internal. */
-function protocolError(e: unknown, op: string): ProtocolError {
-  if (e instanceof ProtocolError) return e;
-  if (e instanceof CheckFailed) return diagnosticsError(e.lead, e.diagnostics);
-  if (e instanceof EvaluationError) return new ProtocolError(e.message, { node: e.node });
-  if (e instanceof JournalError) return new ProtocolError(`the scene's folder holds a journal \`${JOURNAL_NAME}\` Entelechy did not write (${e.why}); nothing was written: look at it, then move it away and send the request again`, { path: JOURNAL_NAME });
-  if (e instanceof WriteError) return new ProtocolError(e.message, { path: e.path, code: e.code, written: false });
-  if (e instanceof PathError) return new ProtocolError(e.message, { path: e.path });
-  if (e instanceof MemoryLimitError || e instanceof ImageError || (e as Error)?.name === 'EditError') return new ProtocolError((e as Error).message, {});
-  return new ProtocolError(`internal error in \`${op}\`: ${plainReason(e as Error)} (the session goes on)`, { internal: true });
 }

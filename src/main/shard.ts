@@ -6,8 +6,9 @@
 // share keeps that to the frames before its end.
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { UserError } from './user-error.js';
 
-export class ShardError extends Error {
+export class ShardError extends UserError {
   override name = 'ShardError';
 }
 

@@ -8,8 +8,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
+import { UserError } from './user-error.js';
 
-export class VideoError extends Error {
+export class VideoError extends UserError {
   override name = 'VideoError';
 }
 

@@ -7,6 +7,7 @@ import { loadScene, type Scene } from '../ir/check/scene.js';
 import type { Engine } from './engine.js';
 import { Engine as EngineClass } from './engine.js';
 import type { FieldMemory } from './memory.js';
+import type { WorldEvent } from './events.js';
 
 /** A kernel the registry holds: its generation counts publications of its id. */
 export interface RegistryEntry {
@@ -16,10 +17,7 @@ export interface RegistryEntry {
   source: string;
 }
 
-export interface WorldEvent {
-  kind: string;
-  [k: string]: unknown;
-}
+export type { WorldEvent } from './events.js';
 
 export interface World {
   readonly scene: Scene;

@@ -9,6 +9,7 @@ import type { Session } from '../main/session.js';
 import { McpDoor } from './server.js';
 import type { InputOption } from '../main/input-feed.js';
 import type { ParamOption } from '../main/param-option.js';
+import { UserError } from '../main/user-error.js';
 
 export interface McpOptions {
   /** --grant and --deny, checked as `serve` checks them. */
@@ -23,7 +24,7 @@ export interface McpOptions {
 }
 
 /** A mistake in the command: cli.ts shows a UserError as a message, not a stack trace. */
-class CommandError extends Error {
+class CommandError extends UserError {
   override name = 'UserError';
 }
 
@@ -33,12 +34,12 @@ class CommandError extends Error {
  * ends the server with its message, as it would have before connecting).
  */
 async function openSession(scenePath: string, options: McpOptions): Promise<Session> {
-  const { sessionGrants } = await import('../main/tools.js');
+  const { sessionGrants } = await import('../cli/tools.js');
   const { Session } = await import('../main/session.js');
-  const { startParams, startInputs } = await import('../main/serve.js');
+  const { startParams, startInputs } = await import('../cli/serve.js');
   const session = await Session.open(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers, memory: options.memory });
   try {
-    startParams(session, options.params, 'entelechy');
+    await startParams(session, options.params, 'entelechy');
     await startInputs(session, options.inputs, 'entelechy');
   } catch (e) {
     await session.close();

@@ -1,7 +1,7 @@
 // The MCP door: the session's operations as Model Context Protocol tools, its documents and outputs
 // as resources, and prompts for the common workflows, on the SDK's McpServer. Each tool call
-// becomes one protocol request line through `session.request`, the path every other door takes,
-// so a tool answers what the operation answers and fails as it fails (same message, same data).
+// becomes one protocol request line through `dispatch` (src/protocol/dispatcher.ts), the path every
+// other door takes, so a tool answers what the operation answers and fails as it fails (same message, same data).
 // What this module adds is presentation: the answer as text and structured content, errors as
 // tool errors a model can act on, and the pictures `read` and `evaluate` make as image content.
 
@@ -14,6 +14,7 @@ import { operation } from '../protocol/operations.js';
 import { tools } from './schema.js';
 import { SceneResources } from './resources.js';
 import { registerPrompts } from './prompts.js';
+import { dispatch } from '../protocol/dispatcher.js';
 
 type Json = Record<string, unknown>;
 type Content = CallToolResult['content'][number];
@@ -84,7 +85,7 @@ export class McpDoor {
   async ask(op: string, fields: Json): Promise<Answer> {
     const id = ++this.nextId;
     const session = await this.session;
-    const answer = JSON.parse(await session.request(JSON.stringify({ ...fields, id, op }), this.conn)) as Json;
+    const answer = JSON.parse(await dispatch(session, JSON.stringify({ ...fields, id, op }), this.conn)) as Json;
     return answer.error !== undefined ? { error: answer.error as Json } : { ok: answer.ok as Json };
   }
 

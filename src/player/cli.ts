@@ -3,8 +3,9 @@
 import { parseMemory } from '../main/budget.js';
 import yargs from 'yargs';
 import { serveStdio } from '../protocol/transports.js';
-import { doorHandler, startInputs, startParams } from '../main/serve.js';
+import { doorHandler, startInputs, startParams } from '../cli/serve.js';
 import { parseInputOptions } from '../main/input-feed.js';
+import { isUserError } from '../main/user-error.js';
 import { parseParamOptions } from '../main/param-option.js';
 import { PlayerError, startPlayer } from './start.js';
 
@@ -12,9 +13,9 @@ export async function runPlayer(args: string[]): Promise<void> {
   try {
     await main(args);
   } catch (e) {
-    const err = e as Error;
-    if (['PlayerError', 'UserError', 'ToolError', 'ImageError'].includes(err?.name)) process.stderr.write(`entelechy-player: ${err.message}\n`);
+    if (isUserError(e)) process.stderr.write(`entelechy-player: ${e.message}\n`);
     else {
+      const err = e as Error;
       process.stderr.write(`entelechy-player: internal error: ${err?.message ?? err}\n(this is a bug in entelechy, not in your scene; set ENTELECHY_DEBUG=1 for details)\n`);
       if (process.env.ENTELECHY_DEBUG) process.stderr.write(`${err?.stack}\n`);
     }
@@ -45,7 +46,7 @@ async function main(args: string[]): Promise<void> {
       throw new PlayerError(msg);
     })
     .parseAsync();
-  const { sessionGrants } = await import('../main/tools.js');
+  const { sessionGrants } = await import('../cli/tools.js');
   const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
   const workers = argv.workers === undefined ? undefined : Math.max(1, argv.workers);
   const params = parseParamOptions(argv.param as string[] | undefined);
@@ -54,7 +55,7 @@ async function main(args: string[]): Promise<void> {
   if (memory !== undefined && typeof memory !== 'number') throw new PlayerError(memory.problem);
   const player = await startPlayer(String(argv.scene), { listen: argv.listen, grants, ...(workers ? { workers } : {}), ...(memory ? { memory } : {}) });
   try {
-    startParams(player.session, params, 'entelechy-player');
+    await startParams(player.session, params, 'entelechy-player');
     await startInputs(player.session, inputs, 'entelechy-player');
   } catch (e) {
     await player.close();

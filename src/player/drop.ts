@@ -2,9 +2,9 @@
 // `render --input`): decoded by sharp, its sRGB bytes turned to linear values, resized to the
 // field. It needs the grant `write` needs (field.write).
 
-import { needGrant } from '../protocol/handlers/grants.js';
+import { needGrant } from '../main/grants.js';
 import { ProtocolError } from '../protocol/envelope.js';
-import { InputImageError, readImageInto } from '../main/image-input.js';
+import { decodeImageFor, InputImageError, storePicture, type Picture } from '../main/image-input.js';
 import type { Session } from '../main/session.js';
 
 /** The largest image a page may send (its base64 must fit in one WebSocket message, 16 MiB). */
@@ -38,17 +38,28 @@ export async function dropImage(s: Session, d: Dropped): Promise<{ input: string
   const name = dropTarget(s, d.input);
   needGrant(s, 'field.write', `dropping an image into input \`${name}\``, { node: name });
   if (d.bytes.length > MAX_DROP_BYTES) throw new ProtocolError(`\`${d.name}\` is ${(d.bytes.length / 2 ** 20).toFixed(1)} MiB; the Player takes images up to ${MAX_DROP_BYTES / 2 ** 20} MiB: make it smaller, or put it in the scene's folder and \`write\` it with \`file\``);
-  return s.frame(async () => {
-    const field = s.engine.fields.input(name)!;
-    try {
-      await readImageInto(s.memory, field, name, { bytes: d.bytes, name: d.name });
-    } catch (e) {
-      if (e instanceof InputImageError) throw new ProtocolError(e.message);
-      throw e;
-    }
-    s.engine.version++;
-    // Agents are told on their next `sync`, as of any write.
-    s.pending.push({ kind: 'wrote', field: `input:${name}`, dropped: d.name });
-    return { input: name, width: field.width, height: field.height };
+  // A value change (main/commit.ts): the image is decoded before anything is stored.
+  let size = { width: 0, height: 0 };
+  await s.commit({
+    reason: 'write',
+    prepare: async (w) => {
+      const field = w.engine.fields.input(name)!;
+      let picture: Picture;
+      try {
+        picture = await decodeImageFor(field, name, { bytes: d.bytes, name: d.name });
+      } catch (e) {
+        if (e instanceof InputImageError) throw new ProtocolError(e.message);
+        throw e;
+      }
+      size = { width: field.width, height: field.height };
+      return (engine) => {
+        storePicture(s.memory, field, picture);
+        engine.version++;
+        return [];
+      };
+    },
   });
+  // Agents are told on their next `sync`, as of any write.
+  s.pending.push({ kind: 'wrote', field: `input:${name}`, dropped: d.name });
+  return { input: name, ...size };
 }

@@ -4,6 +4,7 @@
 import type { WebSocket, RawData } from 'ws';
 import type { PlayerWindow, WindowPage } from './window.js';
 import { dropImage } from './drop.js';
+import { dispatch } from '../protocol/dispatcher.js';
 
 let nextPageId = 0;
 
@@ -40,7 +41,7 @@ export function servePage(window: PlayerWindow, ws: WebSocket): void {
     if (message === null || typeof message !== 'object') return page.sendJson({ type: 'error', message: 'send a JSON object' });
     if (typeof message.op === 'string') {
       // A protocol request: the session answers it as it answers every door.
-      void window.session.request(text, conn).then((answer) => {
+      void dispatch(window.session, text, conn).then((answer) => {
         if (ws.readyState === ws.OPEN) ws.send(answer);
         window.tellScene();
         window.schedule();

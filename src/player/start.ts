@@ -3,7 +3,7 @@
 // with --serve, protocol lines on stdin too.
 
 import { existsSync, statSync } from 'node:fs';
-import { doorHandler } from '../main/serve.js';
+import { doorHandler } from '../cli/serve.js';
 import { Session, type SessionOptions } from '../main/session.js';
 import { listen, type Listener } from '../protocol/listen.js';
 import { McpHttp } from '../mcp/http.js';
@@ -11,6 +11,7 @@ import { parseListen } from '../protocol/address.js';
 import { assetHandler } from './assets.js';
 import { servePage } from './pages.js';
 import { PlayerWindow, type WindowOptions } from './window.js';
+import { UserError } from '../main/user-error.js';
 
 export const PLAYER_SOCKET_PATH = '/player/socket';
 
@@ -31,7 +32,7 @@ export interface Player {
 }
 
 /** A mistake of the user's (no scene, a bad address): told in one line, no stack trace. */
-export class PlayerError extends Error {
+export class PlayerError extends UserError {
   override name = 'PlayerError';
 }
 

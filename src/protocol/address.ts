@@ -2,13 +2,14 @@
 
 import net from 'node:net';
 import { DEFAULT_HOST, DEFAULT_PORT } from './door.js';
+import { UserError } from '../main/user-error.js';
 
 // ---------------------------------------------------------------------------------------------
 // --listen addresses
 // ---------------------------------------------------------------------------------------------
 
 /** An address that cannot be listened on (malformed, in use, not this machine's): the user's to mend. */
-export class ListenError extends Error {
+export class ListenError extends UserError {
   override name = 'ListenError';
 }
 

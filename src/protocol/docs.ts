@@ -68,7 +68,7 @@ export function renderProtocolDoc(): string {
     "the window's next frame and `read` returns the frame it shows (docs/player.md). `entelechy mcp SCENE` offers the",
     'operations as Model Context Protocol tools over stdio, and `--listen` serves them over Streamable HTTP at `/mcp`',
     '(docs/mcp.md). Clients: bridges/ (Python and Blender, a',
-    'TypeScript host client, C, a web page). In process, `Session.request(line)` answers a line (see docs/architecture.md).',
+    'TypeScript host client, C, a web page). In process, `dispatch(session, line)` answers a line (see docs/architecture.md).',
     '',
   );
   out.push('| group | operations |', '|---|---|');

@@ -6,11 +6,11 @@ import { ProtocolError } from './error.js';
 import { checkLimits, LIMITS, LimitError, shallow, tooDeep } from './limits.js';
 
 export { ProtocolError };
-import { OPERATION_NAMES, operation, type FieldSpec, type OperationSpec } from './operations.js';
+import { OPERATION_NAMES, operation, type FieldSpec, type OperationName, type OperationSpec } from './operations.js';
 
 export interface Request {
   id?: unknown;
-  op: string;
+  op: OperationName;
   spec: OperationSpec;
   fields: Record<string, unknown>;
 }
@@ -18,7 +18,7 @@ export interface Request {
 /** Parse and validate one request line; a ProtocolError says what is wrong (and keeps the id). */
 export function parseRequest(line: string): Request | { id?: unknown; error: ProtocolError } {
   // Bounds first: what follows costs time in proportion to the line and its nesting.
-  if (line.length > LIMITS.line.limit) return { error: new LimitError('line', LIMITS.line, `is ${line.length} characters long`, 'the request line') };
+  if (line.length > LIMITS.line.limit) return { error: ProtocolError.from(new LimitError('line', LIMITS.line, `is ${line.length} characters long`, 'the request line')) };
   const deep = tooDeep(line);
   if (deep !== undefined) {
     const { line: lineNo, column } = lineColumn(line, deep);
@@ -47,8 +47,9 @@ export function parseRequest(line: string): Request | { id?: unknown; error: Pro
   const problem = checkFields(spec, fields);
   if (problem) return { id, error: problem };
   const past = checkLimits(fields);
-  if (past) return { id, error: past };
-  return { id, op, spec, fields };
+  if (past) return { id, error: ProtocolError.from(past) };
+  // The table's own entry: its name is one of the operations.
+  return { id, op: spec.name as OperationName, spec, fields };
 }
 
 /** The id of a request line, when it is a JSON object with a valid one. */

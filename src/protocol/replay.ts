@@ -1,6 +1,8 @@
 // `.replay` files: requests and the answers expected of them (partial matches) — tests an agent
 // can write for its own changes, run by `entelechy test` against a fresh session.
 
+import { UserError } from '../main/user-error.js';
+
 export const REPLAY_LINES = [
   { name: '>', syntax: '> {"op": "status"}', summary: 'a request (also written →)' },
   { name: '<', syntax: '< {"ok": {"loaded": true}}', summary: "the answer expected for the request before it: a partial match (every key given must match; arrays match element by element)" },
@@ -19,7 +21,7 @@ export interface ReplayScript {
   steps: ReplayStep[];
 }
 
-export class ReplayError extends Error {
+export class ReplayError extends UserError {
   override name = 'ReplayError';
 }
 

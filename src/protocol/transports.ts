@@ -22,7 +22,7 @@ export const DOORS: readonly { name: string; summary: string; open: string }[] =
   { name: 'stdin', summary: 'protocol lines on standard input, answers on standard output; quit ends the process', open: 'entelechy serve SCENE' },
   { name: 'tcp', summary: 'protocol lines over TCP on the --listen port (loopback by default); quit closes the connection', open: 'entelechy serve SCENE --listen 127.0.0.1:7788' },
   { name: 'websocket', summary: 'one protocol line per WebSocket message on the same port (by HTTP upgrade); pages of other origins need --allow-origin', open: 'entelechy serve SCENE --listen 127.0.0.1:7788' },
-  { name: 'in-process', summary: 'Session.request(line) from JavaScript in the same process', open: "import { Session } from 'entelechy'" },
+  { name: 'in-process', summary: 'dispatch(session, line) from JavaScript in the same process', open: "import { Session, dispatch } from 'entelechy'" },
   { name: 'mcp', summary: 'the operations as Model Context Protocol tools on stdio', open: 'entelechy mcp SCENE' },
   { name: 'window', summary: "the Player: a browser page showing an output live, with the params as sliders and the pointer and keys as the kernels' input; evaluate then answers the window's frames", open: 'entelechy-player SCENE (then open the printed URL)' },
 ];

@@ -5,7 +5,7 @@
 import cliProgress from 'cli-progress';
 import type { Scene } from '../../ir/check/scene.js';
 import type { EvalPool } from '../../workers/pool.js';
-import { markPrinted } from '../cli.js';
+import { markPrinted } from '../user-error.js';
 import { EvaluationError, type Backend } from '../engine.js';
 import { InputImageError } from '../image-input.js';
 import { InputFeed } from '../input-feed.js';

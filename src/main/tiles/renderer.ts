@@ -28,10 +28,11 @@ import { compileModule } from '../modules.js';
 import { FieldSlots } from '../slots.js';
 import { uniformValues, type FrameInput } from '../uniforms.js';
 import { tilesOf, TilePlan, type Need, type Rect } from './plan.js';
+import { UserError } from '../user-error.js';
 
 type Runner = (args: number, r0: number, r1: number) => void;
 
-export class TileError extends Error {
+export class TileError extends UserError {
   override name = 'TileError';
 }
 

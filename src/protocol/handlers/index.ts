@@ -1,7 +1,9 @@
-// The handlers of the operations table, by name (the table lists what each takes and answers).
+// The handlers of the operations table, by name. Each is typed from the table: it receives the
+// request's fields as the table declares them (RequestFields), and a handler missing for an
+// operation, or one taking fields of another shape, is a compile error here.
 
 import type { Session } from '../../main/session.js';
-import { OPERATION_NAMES } from '../operations.js';
+import type { OperationName, RequestFields } from '../operations.js';
 import { document, graph, help, history, kernel, kernels, status } from './inspect.js';
 import { prepare, publish, retire } from './kernels.js';
 import { cancel, evaluate, param, pause, pin, read, trace, unpin } from './running.js';
@@ -15,13 +17,10 @@ export interface RequestContext {
   signal?: AbortSignal;
 }
 
-export type Handler = (s: Session, fields: Record<string, unknown>, conn: RequestContext) => Promise<object>;
+/** A request for `Op` turned into calls on the session; resolves to what `ok` holds (answers.ts types it). */
+export type Handler<Op extends OperationName> = (s: Session, fields: RequestFields<Op>, conn: RequestContext) => Promise<object>;
 
-export const HANDLERS: Record<string, Handler> = {
+export const HANDLERS: { [Op in OperationName]: Handler<Op> } = {
   status, kernels, kernel, graph, document, history, help, compose, sync, prepare, publish, retire, param,
   evaluate, read, write, snapshot, restore, pause, reset, trace, pin, unpin, quit, cancel,
 };
-
-// The table and the handlers name the same operations: a mismatch is a bug caught at start-up.
-const missing = OPERATION_NAMES.filter((n) => !HANDLERS[n]);
-if (missing.length || Object.keys(HANDLERS).length !== OPERATION_NAMES.length) throw new Error(`operations without handlers: ${missing.join(', ')}`);

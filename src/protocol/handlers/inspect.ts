@@ -1,5 +1,6 @@
 // Inspect: status, kernels, kernel, graph, document, history, help.
 
+import type { RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
 import { LineIndex } from '../../ir/syntax/position.js';
 import { parseDocument } from '../../ir/syntax/index.js';
@@ -49,7 +50,7 @@ function needKernel(s: Session, id: string) {
   return k;
 }
 
-export async function kernel(s: Session, f: Fields) {
+export async function kernel(s: Session, f: RequestFields<'kernel'>) {
   const k = needKernel(s, String(f.kernel));
   const r = s.registry.get(k.id)!;
   const state = k.ports.filter((p) => p.kind === 'state').map((p) => ({ port: p.name, type: p.type.name, components: components(p.type).length }));
@@ -76,7 +77,7 @@ function docPath(s: Session, f: Fields): string {
   return typeof f.path === 'string' ? f.path : s.entry;
 }
 
-export async function document(s: Session, f: Fields) {
+export async function document(s: Session, f: RequestFields<'document'>) {
   const path = docPath(s, f);
   let text: string | undefined;
   if (typeof f.version === 'string') {
@@ -94,13 +95,13 @@ export async function document(s: Session, f: Fields) {
   };
 }
 
-export async function history(s: Session, f: Fields) {
+export async function history(s: Session, f: RequestFields<'history'>) {
   const path = docPath(s, f);
   const list = s.history.get(path);
   if (!list) throw new ProtocolError(`this session has seen no document \`${path}\`; its documents: ${[...s.history.keys()].join(', ')}`, { field: 'path' });
   return { path, versions: list.map(({ version, origin, at, bytes }) => ({ version, origin, at, bytes })) };
 }
 
-export async function help(s: Session, f: Fields) {
+export async function help(s: Session, f: RequestFields<'help'>) {
   return helpEntry(typeof f.name === 'string' ? f.name : undefined, [...s.scene.kernels.keys()]);
 }

@@ -1,11 +1,10 @@
 // Kernels: prepare (validate only), publish (change the running world, not a file), retire.
 
+import type { RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
-import { diagnosticsError } from '../../main/session.js';
 import { parseDocument } from '../../ir/syntax/index.js';
-import { ProtocolError } from '../envelope.js';
+import { diagnosticsError, ProtocolError } from '../error.js';
 
-type Fields = Record<string, unknown>;
 
 /** The kernel id a source declares (exactly one kernel). */
 function kernelId(source: string): string {
@@ -34,7 +33,7 @@ function describe(s: Session, id: string, scene = s.scene) {
   };
 }
 
-export async function prepare(s: Session, f: Fields) {
+export async function prepare(s: Session, f: RequestFields<'prepare'>) {
   const source = String(f.source);
   const id = kernelId(source);
   const scene = prepared(s, id, source);
@@ -49,7 +48,7 @@ function checkExpect(s: Session, id: string, expect: unknown): void {
   if (held !== expect) throw new ProtocolError(`cannot replace ${id} g${expect}: the registry holds g${held}`, { kernel: id, generation: held, expected: expect });
 }
 
-export async function publish(s: Session, f: Fields) {
+export async function publish(s: Session, f: RequestFields<'publish'>) {
   return s.change(async () => {
     const source = String(f.source);
     const id = kernelId(source);
@@ -60,7 +59,7 @@ export async function publish(s: Session, f: Fields) {
   });
 }
 
-export async function retire(s: Session, f: Fields) {
+export async function retire(s: Session, f: RequestFields<'retire'>) {
   return s.change(async () => {
     const id = String(f.kernel);
     if (!s.published.has(id)) {

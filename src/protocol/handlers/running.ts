@@ -1,8 +1,8 @@
 // Running: param, evaluate, read, pause, trace, pin, unpin, cancel.
 
+import type { RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
 import type { World } from '../../main/world.js';
-import { Engine } from '../../main/engine.js';
 import { readField, type Field } from '../../main/field.js';
 import { encodePng, fieldToRgba, planesToRgba } from '../../main/image.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
@@ -12,14 +12,25 @@ import { mib, READ_LIMIT } from '../../main/budget.js';
 
 type Fields = Record<string, unknown>;
 
-export async function param(s: Session, f: Fields) {
-  const setting = paramSetting(s.scene, String(f.name), f.value);
-  if (!setting.ok) throw new ProtocolError(setting.message, setting.details);
-  s.engine.params.set(setting.name, setting.value);
-  return { events: [], name: setting.name, value: f.value };
+/** `param`: a value change (main/commit.ts), checked against the running scene's param before it is set. */
+export async function param(s: Session, f: RequestFields<'param'>) {
+  let name = f.name;
+  const events = await s.commit({
+    reason: 'param',
+    prepare: (w) => {
+      const setting = paramSetting(w.scene, f.name, f.value);
+      if (!setting.ok) throw new ProtocolError(setting.message, setting.details);
+      name = setting.name;
+      return (engine) => {
+        engine.params.set(setting.name, setting.value);
+        return [];
+      };
+    },
+  });
+  return { events, name, value: f.value };
 }
 
-export async function evaluate(s: Session, f: Fields, conn: RequestContext) {
+export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: RequestContext) {
   const wanted = Array.isArray(f.outputs) ? (f.outputs as string[]) : undefined;
   for (const o of wanted ?? []) {
     if (!s.scene.outputs.some((x) => x.name === o)) throw new ProtocolError(`no output \`${o}\`; the outputs: ${s.scene.outputs.map((x) => x.name).join(', ')}`, { field: 'outputs' });
@@ -126,7 +137,7 @@ interface ReadAnswer {
   data: string;
 }
 
-export async function read(s: Session, f: Fields, conn: RequestContext): Promise<ReadAnswer> {
+export async function read(s: Session, f: RequestFields<'read'>, conn: RequestContext): Promise<ReadAnswer> {
   const format = typeof f.format === 'string' ? f.format : 'png';
   if (format !== 'png' && format !== 'f32') throw new ProtocolError('`format` is png or f32', { field: 'format', expected: 'png | f32' });
   // The field is read between frames; a PNG is encoded after, so that the next frame need not wait.
@@ -157,12 +168,11 @@ export async function read(s: Session, f: Fields, conn: RequestContext): Promise
   return { ...answer, data: (await encodePng(answer.width, answer.height, rgba)).toString('base64') };
 }
 
-export async function pause(s: Session, f: Fields) {
-  s.paused = typeof f.paused === 'boolean' ? f.paused : !s.paused;
-  return { paused: s.paused };
+export async function pause(s: Session, f: RequestFields<'pause'>) {
+  return { paused: s.pause(f.paused) };
 }
 
-export async function trace(s: Session, f: Fields, conn: RequestContext) {
+export async function trace(s: Session, f: RequestFields<'trace'>, conn: RequestContext) {
   const x = Number(f.x);
   const y = Number(f.y ?? 0);
   const z = Number(f.z ?? 0);
@@ -180,44 +190,17 @@ export async function trace(s: Session, f: Fields, conn: RequestContext) {
     };
     visit(out.node);
   }
-  return s.frame(async (signal) => {
-    // Run the last frame again, unfused, on a copy of the world (from the state it started from,
-    // with its input), and read every port at the element; before any frame, the next one.
-    const scene = s.scene;
-    const pins = scene.nodes.map((n) => n.name);
-    await s.prepareScene(scene, pins, false);
-    // On the pool like any frame: the copy's kernels are no shorter than the world's.
-    const copy = new Engine(scene, { memory: s.memory, fuse: false, pins, cacheFrames: false, prepared: true, pool: s.pool });
-    try {
-      const input = s.engine.replayInto(copy);
-      await copy.evaluate(input ?? { time: copy.time }, signal);
-      const values: { node: string; port: string; value: number | number[] }[] = [];
-      for (const node of scene.nodes) {
-        if (needed && !needed.has(node.name)) continue;
-        for (const port of node.kernel.ports) {
-          if (port.kind === 'in') continue;
-          const field = copy.fields.port(node.name, port.name);
-          if (!field) continue;
-          if (x < 0 || y < 0 || z < 0 || x >= field.width || y >= field.height || z >= field.depth) continue;
-          const at = (field.ptr + 4 * (x + y * field.stride + z * field.stride * field.height)) / 4;
-          const comps = field.comps.map((t, c) => (t === 'f32' ? s.memory.f32 : s.memory.i32)[at + (c * field.planeBytes) / 4]);
-          values.push({ node: node.name, port: port.name, value: comps.length === 1 ? comps[0] : comps });
-        }
-      }
-      if (!values.length) throw new ProtocolError(`(${x}, ${y}${f.z !== undefined ? `, ${z}` : ''}) is outside every field of the scene`, { field: 'x' });
-      return { frame: copy.frame, x, y, ...(f.z !== undefined ? { z } : {}), values };
-    } finally {
-      copy.dispose();
-    }
-  }, conn.signal);
+  const { frame, values } = await s.trace({ x, y, z }, needed, conn.signal);
+  if (!values.length) throw new ProtocolError(`(${x}, ${y}${f.z !== undefined ? `, ${z}` : ''}) is outside every field of the scene`, { field: 'x' });
+  return { frame, x, y, ...(f.z !== undefined ? { z } : {}), values };
 }
 
 /** Stop this connection's evaluations (the doors answer `cancel` out of turn, so it reaches them). */
-export async function cancel(s: Session, f: Fields, conn: RequestContext) {
+export async function cancel(s: Session, f: RequestFields<'cancel'>, conn: RequestContext) {
   return { cancelled: s.evaluations.cancel(conn.id, f.request) };
 }
 
-export async function pin(s: Session, f: Fields) {
+export async function pin(s: Session, f: RequestFields<'pin'>) {
   return s.change(async () => {
     const node = s.scene.nodes.find((n) => n.name === f.node);
     if (!node) throw new ProtocolError(`no node \`${f.node}\`; the nodes: ${s.scene.nodes.map((n) => n.name).join(', ')}`, { field: 'node' });
@@ -228,7 +211,7 @@ export async function pin(s: Session, f: Fields) {
   });
 }
 
-export async function unpin(s: Session, f: Fields) {
+export async function unpin(s: Session, f: RequestFields<'unpin'>) {
   return s.change(async () => {
     if (!s.pins.has(String(f.node))) throw new ProtocolError(`\`${f.node}\` is not pinned; the pins: ${[...s.pins].join(', ') || 'none'}`, { field: 'node' });
     const pins = new Set(s.pins);

@@ -1,11 +1,12 @@
 // Structure: compose (the one door for documents) and sync (edits saved on disk).
 
+import type { RequestFields } from '../operations.js';
 import type { Session, SessionEvent } from '../../main/session.js';
-import { CheckFailed, diagnosticsData } from '../../main/commit.js';
+import { CheckFailed, diagnosticsData } from '../../main/refusals.js';
 import { versionOf } from '../../main/documents.js';
 import { parseDocument } from '../../ir/syntax/index.js';
 import { ProtocolError } from '../envelope.js';
-import { inputWritesGranted } from './grants.js';
+import { inputWritesGranted } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
 import { addresses, applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
 
@@ -58,7 +59,7 @@ function editedDocument(s: Session, f: Fields): string {
   throw new ProtocolError(`edits[${i}] names a statement of \`${homes[i]}\`, but the other edits are not all of that document: give \`"path": "${homes[i]}"\` to edit it there, or \`documents: [{path, edits}, ...]\` to change several documents at once`, { field: 'edits', edit: i, path: homes[i] });
 }
 
-export async function compose(s: Session, f: Fields, ctx: RequestContext) {
+export async function compose(s: Session, f: RequestFields<'compose'>, ctx: RequestContext) {
   return s.change(async () => {
     const targets: { path: string; text: string; before?: string }[] = [];
     if (Array.isArray(f.documents)) {

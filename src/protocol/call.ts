@@ -1,9 +1,11 @@
-// Typed calls on an in-process Session: `await session.call('evaluate', { time: 1 })`, its fields
-// and its answer typed from the operations table (src/protocol/operations.ts, answers.ts). A call
-// goes through the same request line every door takes, so it is validated and answered alike.
+// Typed calls on an in-process Session: `await call(session, 'evaluate', { time: 1 })`, its fields
+// and its answer typed from the operations table (operations.ts, answers.ts). A call goes through
+// the same request line every door takes (dispatcher.ts), so it is validated and answered alike.
 
-import type { Answer } from '../protocol/answers.js';
-import type { OperationName, OperationWithoutRequiredFields, RequestFields } from '../protocol/operations.js';
+import type { Session } from '../main/session.js';
+import type { Answer } from './answers.js';
+import { dispatch } from './dispatcher.js';
+import type { OperationName, OperationWithoutRequiredFields, RequestFields } from './operations.js';
 
 /** The arguments of a call of `Op`: its fields, required when it has required ones. */
 export type CallArgs<Op extends OperationName> = Op extends OperationWithoutRequiredFields ? [fields?: RequestFields<Op>] : [fields: RequestFields<Op>];
@@ -37,4 +39,9 @@ export async function callOperation<Op extends OperationName>(
   const answer = JSON.parse(await request(JSON.stringify({ ...(fields ?? {}), op, id }))) as { ok?: unknown; error?: Record<string, unknown> };
   if (answer.error) throw new CallError(op, answer.error);
   return answer.ok as Answer<Op>;
+}
+
+/** A typed request: resolves with the answer's `ok`, typed from the operations table; an error answer rejects with a CallError. */
+export function call<Op extends OperationName>(session: Session, op: Op, ...args: CallArgs<Op>): Promise<Answer<Op>> {
+  return callOperation((line) => dispatch(session, line), op, args[0] as Record<string, unknown> | undefined);
 }

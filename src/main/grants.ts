@@ -1,19 +1,33 @@
-// The grants handlers check themselves: the rows of the operations table's `grants` that name a
+// The grants the session checks itself: the rows of the operations table's `grants` that name a
 // grant (the `kernels` rows are the checker's: src/ir/check/scene.ts refuses a kernel needing a
 // grant the session lacks, for every path that loads one). One function for every such path, so
-// `write`, `restore` and `compose` refuse alike: a `write_refused` event and an error naming the grant.
+// `write`, `restore`, `compose`, saved edits and the Player's drops refuse alike: a `write_refused`
+// event and a GrantRefused naming the grant (the protocol's door answers it with the grant as data).
 
-import type { Scene } from '../../ir/check/scene.js';
-import type { Grant } from '../../ir/grants.js';
-import type { Session } from '../../main/session.js';
-import { ProtocolError } from '../envelope.js';
-import { changedInputs } from '../../main/engine.js';
+import type { Scene } from '../ir/check/scene.js';
+import type { Grant } from '../ir/grants.js';
+import type { Session } from './session.js';
+import { UserError } from './user-error.js';
+import { changedInputs } from './engine.js';
+
+/** A change or write the session's grants do not allow: nothing was changed. */
+export class GrantRefused extends UserError {
+  override name = 'GrantRefused';
+  readonly data: { grant: Grant };
+  constructor(
+    message: string,
+    readonly grant: Grant,
+  ) {
+    super(message);
+    this.data = { grant };
+  }
+}
 
 /** Refuse `what` (a phrase: "`write` into input `canvas`") unless the session holds `grant`. */
 export function needGrant(s: Session, grant: Grant, what: string, about: Record<string, unknown> = {}): void {
   if (s.grants.includes(grant)) return;
   s.pending.push({ kind: 'write_refused', ...about, reason: `the session does not grant ${grant}` });
-  throw new ProtocolError(`${what} needs the grant ${grant}, which this session does not hold (start it with --grant ${grant}): nothing was changed`, { grant });
+  throw new GrantRefused(`${what} needs the grant ${grant}, which this session does not hold (start it with --grant ${grant}): nothing was changed`, grant);
 }
 
 /**

@@ -9,12 +9,13 @@ import { loadScene, type Scene } from '../ir/check/scene.js';
 import { dumpTo, PASSES, type PassName } from '../ir/dump.js';
 import type { Diagnostic } from '../ir/syntax/tree.js';
 import { availableParallelism } from 'node:os';
-import type { Backend } from './engine.js';
-import { SceneFolder } from './files.js';
-import { parseMemory } from './budget.js';
-import { isVideoFile, videoCrf } from './video.js';
-import { checkParamOptions, parseParamOptions } from './param-option.js';
-import { parseInputOptions } from './input-feed.js';
+import type { Backend } from '../main/engine.js';
+import { SceneFolder } from '../main/files.js';
+import { parseMemory } from '../main/budget.js';
+import { isVideoFile, videoCrf } from '../main/video.js';
+import { checkParamOptions, parseParamOptions } from '../main/param-option.js';
+import { isUserError, markPrinted, UserError, wasPrinted } from '../main/user-error.js';
+import { parseInputOptions } from '../main/input-feed.js';
 import type { PipelineName } from '../../bench/reference/measurement.js';
 
 // The commands that compile load binaryen (about a second): they are imported when they run, so
@@ -24,10 +25,7 @@ const defaultWorkers = () => availableParallelism();
 /** The commands that take a scene document. */
 const SCENE_COMMANDS = ['render', 'check', 'serve', 'mcp'];
 
-/** A mistake of the user's: printed as a message, never as a stack trace. */
-export class UserError extends Error {
-  override name = 'UserError';
-}
+export { UserError };
 
 export function parseSize(text: string): number[] {
   const m = /^\s*(\d+)\s*x\s*(\d+)(?:\s*x\s*(\d+))?\s*$/i.exec(text);
@@ -119,15 +117,15 @@ async function renderCommand(argv: {
   if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${argv.fps}`);
   if (!Number.isFinite(argv.time)) throw new UserError(`--time must be a number of seconds, e.g. --time 1.5; got ${argv.time}`);
   if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${argv.workers}`);
-  const { parseFrames, render } = await import('./render.js');
-  const { parseTile } = await import('./tiles/render-tiled.js');
+  const { parseFrames, render } = await import('../main/render.js');
+  const { parseTile } = await import('../main/tiles/render-tiled.js');
   const tile = argv.tile === undefined ? undefined : parseTile(String(argv.tile));
   if (tile && !Array.isArray(tile)) throw new UserError(tile.problem);
   const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
   const shard = argv.shard !== undefined ? await shardOption(argv.shard, frames, argv.out) : undefined;
   if (shard && argv.farm !== undefined) throw new UserError('--shard and --farm are two ways to split a render: give one');
   // An input whose size the scene leaves open takes its image's: read before the scene is checked.
-  const { checkInputOptions, inputImageSizes } = await import('./input-feed.js');
+  const { checkInputOptions, inputImageSizes } = await import('../main/input-feed.js');
   const inputs = parseInputOptions(argv.input);
   const inputSizes = await inputImageSizes(inputs, frames?.first ?? 0);
   const { scene } = loadSceneFile(argv.scene, { size, inputSizes });
@@ -163,7 +161,7 @@ async function renderCommand(argv: {
 
 /** --shard: with --frames and numbered files only (a video cannot be written in pieces). */
 async function shardOption(text: string, frames: unknown, out: string | undefined) {
-  const { parseShard } = await import('./shard.js');
+  const { parseShard } = await import('../main/shard.js');
   if (!frames) throw new UserError('--shard splits a range of frames: give --frames FIRST:LAST too');
   if (out && isVideoFile(out)) throw new UserError(`--shard writes numbered images: give -o out/%04d.png (and join them into ${out} with ffmpeg once every shard is done)`);
   return parseShard(text);
@@ -187,7 +185,7 @@ async function check(argv: { scene: string; json: boolean; dump?: PassName }): P
 
 /** Print what the compiler made after `pass`, for every group the scene runs (fused, no pins). */
 async function dumpPass(scene: Scene, pass: PassName): Promise<void> {
-  const { sceneGroups } = await import('./engine.js');
+  const { sceneGroups } = await import('../main/engine.js');
   dumpTo([pass], (p, text) => process.stdout.write(`;; after ${p}\n${text}\n`));
   try {
     const groups = sceneGroups(scene, [], true);
@@ -391,26 +389,12 @@ export async function main(args: string[]): Promise<number> {
   return status;
 }
 
-/** Errors that are the user's to mend: printed as a message, never with a stack trace. */
-const USER_ERRORS = new Set(['FarmError', 'ShardError', 'TileError', 'VideoError', 'UserError', 'ListenError', 'RenderError', 'ToolError', 'EvaluationError', 'MemoryLimitError', 'ImageError', 'PathError', 'ReplayError']);
-
-export function isUserError(e: unknown): e is Error {
-  return e instanceof Error && USER_ERRORS.has(e.name);
-}
-
-/** An error whose JSON line a command has printed already (with more than its message). */
-const PRINTED = new WeakSet<object>();
-export function markPrinted<E extends Error>(e: E): E {
-  PRINTED.add(e);
-  return e;
-}
-
 export async function run(args: string[]): Promise<void> {
   try {
     process.exitCode = await main(args);
   } catch (e) {
     // With --json, stdout says every error too, as one line: {"error": {"message": ...}}.
-    if (args.includes('--json') && !(e instanceof Error && PRINTED.has(e))) {
+    if (args.includes('--json') && !wasPrinted(e)) {
       const message = isUserError(e) ? e.message : `internal error: ${(e as Error)?.message ?? e}`;
       process.stdout.write(JSON.stringify({ error: { message, ...(isUserError(e) ? {} : { internal: true }) } }) + '\n');
     }

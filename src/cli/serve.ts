@@ -4,20 +4,34 @@
 import { listen, parseListen, type Listener } from '../protocol/listen.js';
 import { serveStdio, type LineHandler } from '../protocol/transports.js';
 import { stdinIsFile } from '../protocol/stdio.js';
-import { Session, type SessionOptions } from './session.js';
-import { applyParamOptions, type ParamOption } from './param-option.js';
 import { McpHttp } from '../mcp/http.js';
-import { checkInputOptions, InputOptionError, type InputOption } from './input-feed.js';
-import { readImageInto } from './image-input.js';
+import { Session, type SessionOptions } from '../main/session.js';
+import { checkParamOptions, type ParamOption } from '../main/param-option.js';
+import { dispatch } from '../protocol/dispatcher.js';
+import { checkInputOptions, InputOptionError, type InputOption } from '../main/input-feed.js';
+import { decodeImageFor, storePicture } from '../main/image-input.js';
 
 /**
  * A session's params from --param. A scene that does not check has no params to set: that is said
  * (the session runs, for compose to mend it) and the params are not set.
  */
-export function startParams(session: Session, params: ParamOption[] | undefined, command: string): void {
+export async function startParams(session: Session, params: ParamOption[] | undefined, command: string): Promise<void> {
   if (!params?.length) return;
-  if (session.refused) process.stderr.write(`${command}: --param ${params.map((p) => p.text).join(' ')}: not set, the scene does not check\n`);
-  else applyParamOptions(session.scene, session.engine.params, params);
+  if (session.refused) {
+    process.stderr.write(`${command}: --param ${params.map((p) => p.text).join(' ')}: not set, the scene does not check\n`);
+    return;
+  }
+  // A value change like the protocol's `param` (main/commit.ts): every option checked before any is set.
+  await session.commit({
+    reason: 'param',
+    prepare: (world) => {
+      const settings = checkParamOptions(world.scene, params);
+      return (engine) => {
+        for (const { name, value } of settings) engine.params.set(name, value);
+        return [];
+      };
+    },
+  });
 }
 
 /**
@@ -34,9 +48,18 @@ export async function startInputs(session: Session, inputs: InputOption[] | unde
   checkInputOptions(session.scene, inputs, session.entry);
   for (const i of inputs) {
     if (i.sequence) throw new InputOptionError(`--input ${i.name}=${i.file}: a file per frame is for \`render --frames A:B\`; a session takes one image (it stays until written again)`);
-    await session.frame(async () => {
-      await readImageInto(session.memory, session.engine.fields.input(i.name)!, i.name, i.file);
-      session.engine.version++;
+    // A value change like the protocol's `write` with `file` (main/commit.ts): decoded, then stored.
+    await session.commit({
+      reason: 'write',
+      prepare: async (world) => {
+        const field = world.engine.fields.input(i.name)!;
+        const picture = await decodeImageFor(field, i.name, i.file);
+        return (engine) => {
+          storePicture(session.memory, field, picture);
+          engine.version++;
+          return [];
+        };
+      },
     });
   }
 }
@@ -44,7 +67,7 @@ export async function startInputs(session: Session, inputs: InputOption[] | unde
 /** The handler every door uses: the session answers; `quit` closes the door it came through. */
 export function doorHandler(session: Session): LineHandler {
   const handler: LineHandler = async (line, conn) => {
-    const answer = await session.request(line, conn);
+    const answer = await dispatch(session, line, conn);
     let close = false;
     try {
       const req = JSON.parse(line);
@@ -72,7 +95,7 @@ export async function serve(scenePath: string, options: SessionOptions & { liste
   const address = options.listen !== undefined ? parseListen(options.listen) : undefined; // a bad one fails before the session opens
   const session = await Session.open(scenePath, options);
   try {
-    startParams(session, options.params, 'entelechy');
+    await startParams(session, options.params, 'entelechy');
     await startInputs(session, options.inputs, 'entelechy');
   } catch (e) {
     await session.close();

@@ -7,9 +7,11 @@ import { ALL_GRANTS, isGrant, type Grant } from '../ir/grants.js';
 import { ProtocolError } from '../protocol/envelope.js';
 import { helpEntry } from '../protocol/help.js';
 import { parseReplay, ReplayError, runReplay } from '../protocol/replay.js';
-import { Session } from './session.js';
+import { Session } from '../main/session.js';
+import { UserError } from '../main/user-error.js';
+import { dispatch } from '../protocol/dispatcher.js';
 
-export class ToolError extends Error {
+export class ToolError extends UserError {
   override name = 'ToolError';
 }
 
@@ -75,7 +77,7 @@ export async function replayFiles(paths: string[], grants?: Grant[]): Promise<nu
       const script = parseReplay(readFileSync(file, 'utf8'), file);
       cpSync(dirname(file), scratch, { recursive: true });
       session = await Session.open(join(scratch, script.scene ?? 'scene.esn'), { workers: 1, grants });
-      const results = await runReplay(script, (line) => session!.request(line));
+      const results = await runReplay(script, (line) => dispatch(session!, line));
       const bad = results.filter((r) => r.failure);
       if (bad.length) {
         failed++;

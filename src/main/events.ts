@@ -1,0 +1,41 @@
+// The events a session tells (in answers, and to `sync`): one table of their kinds and meanings,
+// which `help` and docs/protocol.md list, and from which every event's type is checked: an event
+// of a kind the table does not hold is a compile error where it is made.
+
+/** Keeps each event's kind as a literal type (EventKind below); at runtime the list as given. */
+const eventTable = <K extends string>(list: { kind: K; meaning: string }[]) => list;
+
+/** The events answers carry, for help and docs. */
+const EVENT_TABLE = eventTable([
+  { kind: 'preparing', meaning: 'a saved edit was read and is compiling on the compile worker' },
+  { kind: 'published', meaning: 'a kernel or scene change now runs (with its generation, the compiled tier it runs on and compile_ms)' },
+  { kind: 'optimised', meaning: 'the optimised modules of these nodes replaced the fast tier between frames (compile_ms; results are the same bits)' },
+  { kind: 'optimise_abandoned', meaning: 'an optimised compile went past its budget (budget_ms) or failed: the fast tier keeps running' },
+  { kind: 'rejected', meaning: 'a change did not check or compile: the previous version keeps running (diagnostics say why)' },
+  { kind: 'retired', meaning: 'a kernel published over the protocol was withdrawn' },
+  { kind: 'scene_loaded', meaning: 'the scene (re)loaded: a new revision runs' },
+  { kind: 'scene_rejected', meaning: 'a scene change was refused; the previous revision keeps running' },
+  { kind: 'routed', meaning: 'edges changed: the evaluation order or fused groups are new' },
+  { kind: 'large', meaning: 'a field past the large-field size was allocated' },
+  { kind: 'idle', meaning: 'evaluate ran nothing: the world is paused or nothing changed' },
+  { kind: 'unrun', meaning: 'a node is in the scene but no output or pin needs it' },
+  { kind: 'wrote', meaning: 'compose wrote a document (path, version)' },
+  { kind: 'removed', meaning: 'a statement or member was removed by compose' },
+  { kind: 'renamed', meaning: 'a document was renamed on disk' },
+  { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved)' },
+  { kind: 'state_reset', meaning: "a node's state could not be carried to a new layout and was reset" },
+  { kind: 'migrated', meaning: "a node's state was carried to a new layout by its kernel's migration" },
+  { kind: 'recovered', meaning: 'when the session opened, a write a crash interrupted was finished (written) or turned back (turnedBack)' },
+]);
+
+/** The events, for help and docs. */
+export const EVENTS: { kind: string; meaning: string }[] = EVENT_TABLE;
+
+/** The kinds of event the session tells. */
+export type EventKind = (typeof EVENT_TABLE)[number]['kind'];
+
+/** One event: its kind and what it says (paths, kernel, generation, message...). */
+export interface WorldEvent {
+  kind: EventKind;
+  [detail: string]: unknown;
+}

@@ -1,0 +1,70 @@
+// The Dispatcher: the protocol's one way into a session. A request line is parsed and checked
+// against the operations table (envelope.ts); its handler (handlers/, typed from the table: the
+// fields it receives are the table's) turns it into calls on the session's own API; and what the
+// session throws is turned into a protocol error here, at the door, by its type. The session
+// knows nothing of requests, lines or protocol errors (test/layers.test.ts holds it to that).
+
+import { Cancelled, deadlineProblem } from '../main/cancel.js';
+import { JOURNAL_NAME, PathError } from '../main/documents.js';
+import { EvaluationError } from '../main/engine.js';
+import { ImageError } from '../main/image.js';
+import { GrantRefused } from '../main/grants.js';
+import { JournalError, WriteError } from '../main/journal.js';
+import { LimitError } from '../main/limits.js';
+import { MemoryLimitError } from '../main/memory.js';
+import { CheckFailed, MigrationFailed } from '../main/refusals.js';
+import type { Session } from '../main/session.js';
+import { EditError } from './edits.js';
+import { errorLine, okLine, parseRequest, plainReason } from './envelope.js';
+import { diagnosticsError, ProtocolError } from './error.js';
+import { HANDLERS, type RequestContext } from './handlers/index.js';
+import type { OperationName, RequestFields } from './operations.js';
+
+/** The connection a request came through: its door, its number, and a signal when it is lost. */
+export interface Connection {
+  kind: string;
+  id: number;
+  lost?: AbortSignal;
+}
+
+const IN_PROCESS: Connection = { kind: 'in-process', id: 0 };
+
+/** One request line in, one answer line out: every door (stdin, TCP, WebSocket, MCP, the Player, in process) answers through here. */
+export async function dispatch(session: Session, line: string, conn: Connection = IN_PROCESS): Promise<string> {
+  const req = parseRequest(line);
+  if ('error' in req) return errorLine(req.id, req.error);
+  // Operations that evaluate take a deadline and can be cancelled (main/cancel.ts).
+  const late = deadlineProblem(req.fields.deadline);
+  if (late) return errorLine(req.id, new ProtocolError(late, { field: 'deadline', expected: 'milliseconds > 0' }));
+  const evaluation = req.spec.fields.some((f) => f.name === 'deadline')
+    ? session.evaluations.start({ connection: conn.id, request: req.id, deadline: req.fields.deadline as number | undefined, closed: conn.lost })
+    : undefined;
+  try {
+    // The fields were held to the table's types for this op by parseRequest.
+    const ok = await handle(req.op, session, req.fields as RequestFields<OperationName>, { kind: conn.kind, id: conn.id, signal: evaluation?.signal });
+    return okLine(req.id, ok);
+  } catch (e) {
+    if (e instanceof Cancelled)
+      return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; nothing of it was kept: state, clock and frame counter are as before it (frame ${session.engine.frame})`, { cancelled: true, reason: e.reason, frame: session.engine.frame }));
+    return errorLine(req.id, protocolError(e, req.op));
+  } finally {
+    evaluation?.done();
+  }
+}
+
+function handle<Op extends OperationName>(op: Op, session: Session, fields: RequestFields<Op>, context: RequestContext): Promise<object> {
+  return HANDLERS[op](session, fields, context);
+}
+
+/** An error of the session as the protocol answers it: the user's own mistakes plainly, with their data; the rest as internal. */
+export function protocolError(e: unknown, op: string): ProtocolError {
+  if (e instanceof ProtocolError) return e;
+  if (e instanceof CheckFailed) return diagnosticsError(e.lead, e.diagnostics);
+  if (e instanceof MigrationFailed || e instanceof LimitError || e instanceof GrantRefused) return ProtocolError.from(e);
+  if (e instanceof EvaluationError) return new ProtocolError(e.message, { node: e.node });
+  if (e instanceof JournalError) return new ProtocolError(`the scene's folder holds a journal \`${JOURNAL_NAME}\` Entelechy did not write (${e.why}); nothing was written: look at it, then move it away and send the request again`, { path: JOURNAL_NAME });
+  if (e instanceof WriteError) return new ProtocolError(e.message, { path: e.path, code: e.code, written: false });
+  if (e instanceof PathError) return new ProtocolError(e.message, { path: e.path });
+  if (e instanceof MemoryLimitError || e instanceof ImageError || e instanceof EditError) return new ProtocolError(e.message, {});
+  return new ProtocolError(`internal error in \`${op}\`: ${plainReason(e)} (the session goes on)`, { internal: true });
+}

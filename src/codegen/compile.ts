@@ -13,7 +13,9 @@ import { Gen } from './context.js';
 import { emitRun } from './emit.js';
 import { newModule } from './module.js';
 import { optimise } from './optimise.js';
-import { describePlan, planRun, type PlanOptions } from './plan.js';
+import { describeInterior, describePlan, planRun, type PlanOptions } from './plan.js';
+import { describeInterleave, planInterleave } from './interleave.js';
+import { planInterior } from './interior.js';
 
 export type CompileOptions = PlanOptions;
 
@@ -28,14 +30,27 @@ export function compileFunction(ir: IrFunction, options: CompileOptions = {}, ti
   // Shared values as locals (src/ir/share.ts; lowering already did it, an IR built by hand may not).
   const fn = shareValues(ir);
   const m = newModule({ nodes: fn.nodes, fuel: fn.fuel });
+  const heading = (step: string) => `${step} ${fn.nodes.join(' + ')}`;
   // analyse (analysis.ts): which values, conditions and loops are the same for the 4 lanes.
   const g = new Gen(m, fn, analyse(fn));
-  // plan (plan.ts): interleave (interleave.ts), the interior split (interior.ts), whether to optimise.
-  const plan = planRun(g, options);
+  // interleave (interleave.ts): several vectors per step for a latency-bound loop or straight line.
+  // The fast tier takes one vector per step and no interior version (plan.ts, Tier).
+  const fast = options.tier === 'fast';
+  const interleave = planInterleave(g, options.interleave ?? (fast ? 1 : undefined));
+  dumpAfter('interleave', () => `${heading('interleave')}\n  ${describeInterleave(g, interleave)}`);
+  // interior split (interior.ts): a second version of the vector without edge tests for gathers.
+  const interior = !fast && planInterior(fn, interleave !== null);
+  dumpAfter('interior', () => `${heading('interior')}\n  ${describeInterior(interior)}`);
+  // plan (plan.ts): those decisions and whether to optimise, in one record the emitter follows.
+  const plan = planRun(g, interleave, interior, options);
   dumpAfter('plan', () => describePlan(g, plan, options.tier));
-  // emit (emit.ts): the run function; each loop is unrolled (unroll.ts) or keeps a lockstep
-  // counter (lockstep.ts) as it is emitted.
+  // emit (emit.ts): the run function. Two steps are taken per loop as it is emitted, because they
+  // depend on the constants that enclosing unrolled loops substitute: unroll (unroll.ts, a counted
+  // loop copied with its counter a constant) and lockstep (lockstep.ts, a counter every lane agrees
+  // on tested once); what each decided is printed after emission.
   emitRun(g, plan);
+  dumpAfter('unroll', () => [heading('unroll'), ...orNone(g.decisions('unroll'), 'no counted loop')].join('\n'));
+  dumpAfter('lockstep', () => [heading('lockstep'), ...orNone(g.decisions('lockstep'), 'no while loop')].join('\n'));
   if (dumping('emit')) dumpAfter('emit', () => m.emitText());
   const emitted = performance.now();
   // optimise (optimise.ts): validate, binaryen's -O3 where the plan says, the bytes.
@@ -45,4 +60,8 @@ export function compileFunction(ir: IrFunction, options: CompileOptions = {}, ti
     times.binaryen_ms += performance.now() - emitted;
   }
   return bytes;
+}
+
+function orNone(lines: string[], none: string): string[] {
+  return (lines.length ? lines : [none]).map((l) => `  ${l}`);
 }

@@ -34,6 +34,8 @@ interface Shared {
   memo: Map<string, number>;
   labels: number;
   anchors: number;
+  /** What the per-loop steps decided (unroll.ts, lockstep.ts), for the dumps only. */
+  log: { unroll: string[]; lockstep: string[] };
 }
 
 export class Gen {
@@ -100,7 +102,7 @@ export class Gen {
     this.m = m;
     this.fn = fn;
     this.analysis = analysis;
-    this.shared = parent ? parent.shared : { vars: [], perCall: [], perRow: [], memo: new Map(), labels: 0, anchors: 0 };
+    this.shared = parent ? parent.shared : { vars: [], perCall: [], perRow: [], memo: new Map(), labels: 0, anchors: 0, log: { unroll: [], lockstep: [] } };
     this.vars = this.shared.vars;
     this.laneZeroTraps = laneZeroTraps;
     this.irLocal = fn.locals.map(() => this.local(binaryen.v128));
@@ -115,6 +117,19 @@ export class Gen {
     this.reps = this.local(binaryen.i32);
     this.trapNode = this.local(binaryen.v128);
     this.trapped = this.local(binaryen.i32);
+  }
+
+  /**
+   * Note what a per-loop step decided (ENTELECHY_DUMP=after:unroll, after:lockstep print it).
+   * For people only: no emission reads it back.
+   */
+  record(step: 'unroll' | 'lockstep', what: string): void {
+    this.shared.log[step].push(what);
+  }
+
+  /** What a per-loop step decided, each loop once (the vectors of a step compile the same loops). */
+  decisions(step: 'unroll' | 'lockstep'): string[] {
+    return [...new Set(this.shared.log[step])];
   }
 
   /** A new non-parameter local. */

@@ -28,7 +28,7 @@ import { lane, scalarCondition, scalarI32, vector } from './lanes.js';
 import { anyLane, getMask, type Level } from './mask.js';
 import { gathers, scoped } from './interior.js';
 import { lockstep, shadowSet, varyingExit, withShadows, type Lockstep } from './lockstep.js';
-import { constValue, countedLoop, fixedCharge, withinBudget, withValue, type Counted } from './unroll.js';
+import { constValue, fixedCharge, unrollDecision, withValue, type Counted } from './unroll.js';
 
 const v128 = binaryen.v128;
 const i32 = binaryen.i32;
@@ -49,8 +49,8 @@ export function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
     // an unrolled loop run in order, so they share the aligned blocks they load.
     if (s.k === 'loop') {
       const prev = stmts[i - 1];
-      const counted = countedLoop(g, prev, s);
-      if (counted && (g.unrolling > 0 || withinBudget(g, prev, s))) {
+      const counted = unrollDecision(g, prev, s);
+      if (counted) {
         out.push(...scoped(g, () => unrolledLoop(g, counted, s, prev as SetStmt, lvl)));
       } else {
         out.push(...scoped(g, () => statement(g, s, lvl, stmts.slice(0, i))));

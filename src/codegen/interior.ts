@@ -12,7 +12,7 @@
 // tests that hold there. Gathers at x + a non-constant uniform keep their test.
 
 import binaryen from 'binaryen';
-import type { Expr, Stmt } from '../ir/ir.js';
+import type { Expr, IrFunction, Stmt } from '../ir/ir.js';
 import { someStmtExpr, unreachable, visitExpr } from '../ir/walk.js';
 import type { Gen, Ref } from './context.js';
 import { constValue, countedLoop, withValue } from './unroll.js';
@@ -232,6 +232,15 @@ function xOffset(g: Gen, e: Expr): number | undefined {
   if (!at.d) return 0;
   const d = constValue(g, at.d);
   return d === undefined ? undefined : at.negate ? -d : d;
+}
+
+/**
+ * The interior split step: compile a second, interior version of the vector without edge tests
+ * when the body gathers and takes one vector per step (not interleaved). Kept at emission only if
+ * some gather used it (Interior.used).
+ */
+export function planInterior(fn: IrFunction, interleaved: boolean): boolean {
+  return !interleaved && gathers(fn.body);
 }
 
 /** Does the body gather (so that an interior version may pay for compiling the body twice)? */

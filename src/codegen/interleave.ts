@@ -76,6 +76,23 @@ function fusableLoop(g: Gen): number {
   return -1;
 }
 
+/**
+ * The interleave step: how many vectors each step of the x loop takes and where in the body's top
+ * level they are fused (the loop they share; the body's length: a straight line side by side), or
+ * null for one vector per step. `vectors` overrides the choice (1 turns interleaving off).
+ */
+export function planInterleave(g: Gen, vectors = interleaveFactor(g)): { vectors: number; at: number } | null {
+  const at = vectors > 1 ? interleavePoint(g) : -1;
+  return at >= 0 ? { vectors, at } : null;
+}
+
+/** The interleave step's decision, for people (after:interleave). */
+export function describeInterleave(g: Gen, step: { vectors: number; at: number } | null): string {
+  return step
+    ? `${step.vectors} vectors per step, ${step.at < g.fn.body.length ? `sharing the loop at body[${step.at}]` : 'a straight line side by side'}`
+    : 'one vector per step';
+}
+
 /** Vectors per step for this function: 1 when it has no loop to interleave. */
 export function interleaveFactor(g: Gen): number {
   if (fusableLoop(g) >= 0) return DEFAULT_FACTOR;

@@ -22,6 +22,7 @@ import type { Expr, Stmt } from '../ir/ir.js';
 import { usesOf, visitLocals } from './analysis.js';
 import type { Gen, Ref } from './context.js';
 import { scalarCondition, scalarI32 } from './lanes.js';
+import { printExpr } from '../ir/print-ir.js';
 
 type Loop = Extract<Stmt, { k: 'loop' }>;
 
@@ -68,6 +69,34 @@ function and(parts: Expr[]): Expr | null {
  * statement list before the loop, at the loop's level.
  */
 export function lockstep(g: Gen, before: Stmt[], loop: Loop): Lockstep | null {
+  const found = lockstepCounters(g, before, loop);
+  g.record('lockstep', found ? `loop of node ${loop.node}: counters ${[...found.counters.keys()].map((i) => `L${i}`).join(', ')}; tested once: ${printExpr(and(found.scalar)!)}` : `loop of node ${loop.node}: none`);
+  if (!found) return null;
+  const m = g.m;
+  const shadows = new Map<number, number>();
+  const init: Ref[] = [];
+  for (const [local, value] of found.counters) {
+    const shadow = g.local(binaryen.i32);
+    const pre: Ref[] = [];
+    const v = scalarI32(g, value, pre);
+    init.push(...pre, g.set(shadow, v));
+    shadows.set(local, shadow);
+  }
+  const ls: Lockstep = { shadows, init, stay: g.i32(1), varying: found.varying };
+  ls.stay = withShadows(g, ls, () => {
+    const pre: Ref[] = [];
+    const stay = scalarCondition(g, and(found.scalar)!, pre);
+    return pre.length ? m.block(null, [...pre, stay], binaryen.i32) : stay;
+  });
+  return ls;
+}
+
+/**
+ * The decision, without emitting anything: the lockstep counters of `loop` (local -> initial
+ * value), the conjuncts of its exit test they decide (`scalar`), and the rest (`varying`); null
+ * when no conjunct is lockstep.
+ */
+export function lockstepCounters(g: Gen, before: Stmt[], loop: Loop): { counters: Map<number, Expr>; scalar: Expr[]; varying: Expr | null } | null {
   const exit = loop.body[0];
   if (exit.k !== 'if') return null;
   const rest = loop.body.slice(1);
@@ -101,23 +130,7 @@ export function lockstep(g: Gen, before: Stmt[], loop: Loop): Lockstep | null {
   const parts = stayConjuncts(exit.c);
   const scalar = parts.filter(lockstepExpr);
   if (scalar.length === 0) return null;
-  const m = g.m;
-  const shadows = new Map<number, number>();
-  const init: Ref[] = [];
-  for (const [local, value] of counters) {
-    const shadow = g.local(binaryen.i32);
-    const pre: Ref[] = [];
-    const v = scalarI32(g, value, pre);
-    init.push(...pre, g.set(shadow, v));
-    shadows.set(local, shadow);
-  }
-  const ls: Lockstep = { shadows, init, stay: g.i32(1), varying: and(parts.filter((p) => !scalar.includes(p))) };
-  ls.stay = withShadows(g, ls, () => {
-    const pre: Ref[] = [];
-    const stay = scalarCondition(g, and(scalar)!, pre);
-    return pre.length ? m.block(null, [...pre, stay], binaryen.i32) : stay;
-  });
-  return ls;
+  return { counters, scalar, varying: and(parts.filter((p) => !scalar.includes(p))) };
 }
 
 /** Compile with the lockstep counters' shadows followed (their sets update them). */

@@ -1,12 +1,12 @@
-// The decisions codegen takes for a whole function before it emits anything, in one record the
-// emitter follows (and `ENTELECHY_DUMP=after:plan` prints). Decisions that depend on where a
+// The decisions codegen takes for a whole function before it emits anything (the interleave and
+// interior split steps, and whether to optimise), in one record the emitter follows (and
+// `ENTELECHY_DUMP=after:plan` prints). Decisions that depend on where a
 // loop stands — unrolling a counted loop (unroll.ts), testing a lockstep counter once
 // (lockstep.ts) — are taken per loop as it is emitted: they depend on the constants that
 // enclosing unrolled loops substitute.
 
 import type { Gen } from './context.js';
-import { gathers } from './interior.js';
-import { interleaveFactor, interleavePoint, straightLine } from './interleave.js';
+import { describeInterleave, straightLine } from './interleave.js';
 
 /**
  * Which module to make. `optimised` (the default): interleaving, the interior split and
@@ -40,22 +40,16 @@ export interface RunPlan {
   optimize: boolean;
 }
 
-export function planRun(g: Gen, options: PlanOptions = {}): RunPlan {
-  const fast = options.tier === 'fast';
-  const vectors = options.interleave ?? (fast ? 1 : interleaveFactor(g));
-  const at = vectors > 1 ? interleavePoint(g) : -1;
-  const interleave = at >= 0 ? { vectors, at } : null;
-  return {
-    interleave,
-    interior: !fast && !interleave && gathers(g.fn.body),
-    optimize: options.optimize ?? (!fast && !straightLine(g)),
-  };
+/** The plan: the interleave and interior split steps' decisions, and whether to optimise (not on the fast tier). */
+export function planRun(g: Gen, interleave: RunPlan['interleave'], interior: boolean, options: PlanOptions = {}): RunPlan {
+  return { interleave, interior, optimize: options.optimize ?? (options.tier !== 'fast' && !straightLine(g)) };
 }
 
 /** The plan for people (after:plan). */
 export function describePlan(g: Gen, plan: RunPlan, tier: Tier = 'optimised'): string {
-  const step = plan.interleave
-    ? `interleave: ${plan.interleave.vectors} vectors per step, ${plan.interleave.at < g.fn.body.length ? `sharing the loop at body[${plan.interleave.at}]` : 'a straight line side by side'}`
-    : 'interleave: one vector per step';
-  return [`plan ${g.fn.nodes.join(' + ')}${tier === 'fast' ? ' (fast tier)' : ''}`, `  ${step}`, `  interior split: ${plan.interior ? 'tried (the body gathers)' : 'no'}`, `  optimise: ${plan.optimize ? 'binaryen -O3' : tier === 'fast' ? 'no (the fast tier)' : 'no (a straight line)'}`].join('\n');
+  return [`plan ${g.fn.nodes.join(' + ')}${tier === 'fast' ? ' (fast tier)' : ''}`, `  interleave: ${describeInterleave(g, plan.interleave)}`, `  interior split: ${describeInterior(plan.interior)}`, `  optimise: ${plan.optimize ? 'binaryen -O3' : tier === 'fast' ? 'no (the fast tier)' : 'no (a straight line)'}`].join('\n');
+}
+
+export function describeInterior(interior: boolean): string {
+  return interior ? 'tried (the body gathers)' : 'no';
 }

@@ -87,6 +87,19 @@ function setsLocal(stmts: Stmt[], v: number): boolean {
   return someStmt(stmts, (s) => s.k === 'set' && s.local === v);
 }
 
+/**
+ * The unroll step, for one loop as it is emitted: unroll `s` (preceded by `prev`) when it is a
+ * counted loop under the current substitution and either inside an unrolled loop or within the
+ * size budget. Taken per loop at emission, not before: a loop's bounds may be the counter of an
+ * enclosing loop, a constant only inside that loop's unrolled copies.
+ */
+export function unrollDecision(g: Gen, prev: Stmt | undefined, s: Loop): Counted | null {
+  const counted = countedLoop(g, prev, s);
+  const unroll = counted !== null && (g.unrolling > 0 || withinBudget(g, prev, s));
+  if (counted) g.record('unroll', `loop of node ${s.node}, counter L${counted.v}: ${counted.values.length - 1} repetitions${unroll ? ', unrolled' : ', kept (past the size budget)'}`);
+  return unroll ? counted : null;
+}
+
 /** Is `s` (preceded by `prev` in its list) a counted loop under the current substitution? */
 export function countedLoop(g: Gen, prev: Stmt | undefined, s: Loop): Counted | null {
   if (!prev || prev.k !== 'set' || g.fn.locals[prev.local] !== 'i32') return null;

@@ -70,6 +70,10 @@ t.test('a session runs the fast tier first, then swaps in the optimised one betw
   t.equal(s.revision, 1, 'the swap keeps the revision: the scene is the same');
   const status = await ask(s, { op: 'status' });
   t.same(status.tiers, [{ nodes: ['fractal'], tier: 'optimised' }], 'status names the tier');
+  // The swap changes only the code: the last frame's picture is still there to read and trace.
+  const kept = output(s);
+  t.ok(before.every((plane, i) => sameBytes(plane, kept[i])), 'after the swap, before any frame: the last frame\'s picture, bit for bit');
+  t.equal((await ask(s, { op: 'read', format: 'f32' })).frame, first.frame, 'read answers it (not "nothing computed yet")');
   const second = await ask(s, { op: 'evaluate', time: 0.5 });
   t.same(second.placements.map((p: any) => p.tier), ['optimised'], 'the next frame runs the optimised module');
   const after = output(s);

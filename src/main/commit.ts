@@ -140,6 +140,8 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
       engine.time = old.engine.time;
       for (const [name, value] of old.engine.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
       engine.keepInputs(old.engine);
+      // A tier swap changes only the code: the last frame's outputs stay readable.
+      if (change.tierSwap) engine.keepFrame(old.engine);
       // Migrations run on the pool over the old memory, where the old state is.
       const carried = await carryState(published, old.engine, engine, { pool: site.pool, signal: change.signal });
       const adjusted = change.adjust?.(engine) ?? [];

@@ -391,6 +391,28 @@ export class Engine {
   }
 
   /**
+   * Take over `old`'s last frame when only the code changed (a tier swap: the same scene, so the
+   * same fields): its outputs, both state buffers and what trace knows of it, so a read or trace
+   * right after the swap answers what the old engine computed. The frame cache is not taken: the
+   * next frame runs the new code.
+   */
+  keepFrame(old: Engine): void {
+    const same = (a: Field, b: Field | undefined): b is Field => !!b && a.planeBytes === b.planeBytes && a.comps.join() === b.comps.join();
+    for (const { node, port, field } of old.fields.outPorts()) {
+      const mine = this.fields.out(node, port);
+      if (same(field, mine)) copyField(old.memory, field, mine, this.memory);
+    }
+    for (const { node, port, buffers } of old.fields.stateBuffers()) {
+      const mine = this.fields.state(node, port);
+      if (same(buffers.current, mine?.current)) copyField(old.memory, buffers.current, mine.current, this.memory);
+      if (same(buffers.next, mine?.next)) copyField(old.memory, buffers.next, mine.next, this.memory);
+    }
+    this.computed = old.computed;
+    this.last = old.last;
+    this.version = old.version;
+  }
+
+  /**
    * Set `copy` (an engine of the same scene) up to run this engine's last frame again: the state
    * that frame started from, its clock, frame number and params; returns that frame's input. With
    * no frame to replay (none ran, or the last one failed), `copy` starts from the current state

@@ -7,7 +7,6 @@
 import { instantiate, moduleMeta } from '../codegen/instantiate.js';
 import { writeArgs } from '../codegen/layout.js';
 import type { FieldBinding } from '../ir/bindings.js';
-import { unreachable } from '../ir/unreachable.js';
 import type { SceneNode } from '../ir/check/graph.js';
 import { dumpAfter } from '../ir/dump.js';
 import { printFunction } from '../ir/print-ir.js';
@@ -252,22 +251,7 @@ export class Engine {
 
   /** The field a group's field binding reads or writes this frame. */
   private bound(b: FieldBinding): Field {
-    let f: Field | undefined;
-    switch (b.kind) {
-      case 'write':
-        f = b.state ? this.fields.state(b.node, b.port)?.next : this.fields.out(b.node, b.port);
-        break;
-      case 'state':
-        f = this.fields.state(b.node, b.port)?.current;
-        break;
-      case 'read':
-        // A state port read by another node: the state just computed this frame.
-        if ('input' in b.from) f = this.fields.input(b.from.input);
-        else f = this.fields.state(b.from.node, b.from.port)?.next ?? this.fields.out(b.from.node, b.from.port);
-        break;
-      default:
-        unreachable(b, 'a binding');
-    }
+    const f = this.fields.bound(b);
     if (!f) throw new Error(`internal: no field allocated for ${b.kind} binding of \`${b.node}.${b.port}\``);
     return f;
   }

@@ -3,6 +3,8 @@
 // by input name or by node and port, never by a name built from them.
 
 import type { Field } from './field.js';
+import type { FieldBinding } from '../ir/bindings.js';
+import { unreachable } from '../ir/unreachable.js';
 
 /** A state port's double buffer: a frame reads `current` and writes `next`; they swap when it succeeds. */
 export interface StateBuffers {
@@ -37,6 +39,24 @@ export class FieldSlots {
 
   state(node: string, port: string): StateBuffers | undefined {
     return this.states.get(node)?.get(port);
+  }
+
+  /**
+   * The field a group's binding reads or writes this frame: a write goes to the next state or the
+   * out port; a read of a state port reads the state just computed this frame (its next buffer).
+   */
+  bound(b: FieldBinding): Field | undefined {
+    switch (b.kind) {
+      case 'write':
+        return b.state ? this.state(b.node, b.port)?.next : this.out(b.node, b.port);
+      case 'state':
+        return this.state(b.node, b.port)?.current;
+      case 'read':
+        if ('input' in b.from) return this.input(b.from.input);
+        return this.state(b.from.node, b.from.port)?.next ?? this.out(b.from.node, b.from.port);
+      default:
+        return unreachable(b, 'a binding');
+    }
   }
 
   /** What reading `node.port` gives between frames: an out port's field or the current state. */

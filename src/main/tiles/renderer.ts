@@ -238,21 +238,7 @@ export class TiledRenderer {
 
   /** The whole field a binding reads or writes (inputs, state, groups computed whole). */
   private wholeField(b: FieldBinding): Field {
-    let f: Field | undefined;
-    switch (b.kind) {
-      case 'write':
-        f = b.state ? this.fields.state(b.node, b.port)?.next : this.fields.out(b.node, b.port);
-        break;
-      case 'state':
-        f = this.fields.state(b.node, b.port)?.current;
-        break;
-      case 'read':
-        if ('input' in b.from) f = this.fields.input(b.from.input);
-        else f = this.fields.state(b.from.node, b.from.port)?.next ?? this.fields.out(b.from.node, b.from.port);
-        break;
-      default:
-        unreachable(b, 'a binding');
-    }
+    const f = this.fields.bound(b);
     if (!f) throw new Error(`internal: no whole field for ${b.kind} binding of \`${b.node}.${b.port}\``);
     return f;
   }

@@ -91,16 +91,22 @@ export function isCancel(line: string): boolean {
   }
 }
 
-export async function serve(scenePath: string, options: SessionOptions & { listen?: string; allowedOrigins?: string[]; params?: ParamOption[]; inputs?: InputOption[] }): Promise<void> {
-  const address = options.listen !== undefined ? parseListen(options.listen) : undefined; // a bad one fails before the session opens
+/** A session opened with the command line's `--param`s and `--input`s set; closed again if one is refused. */
+export async function openStarted(scenePath: string, options: SessionOptions & { params?: ParamOption[]; inputs?: InputOption[] }, command = 'entelechy'): Promise<Session> {
   const session = await Session.open(scenePath, options);
   try {
-    await startParams(session, options.params, 'entelechy');
-    await startInputs(session, options.inputs, 'entelechy');
+    await startParams(session, options.params, command);
+    await startInputs(session, options.inputs, command);
   } catch (e) {
     await session.close();
     throw e;
   }
+  return session;
+}
+
+export async function serve(scenePath: string, options: SessionOptions & { listen?: string; allowedOrigins?: string[]; params?: ParamOption[]; inputs?: InputOption[] }): Promise<void> {
+  const address = options.listen !== undefined ? parseListen(options.listen) : undefined; // a bad one fails before the session opens
+  const session = await openStarted(scenePath, options);
   const handler = doorHandler(session);
   if (session.refused) process.stderr.write(`entelechy: ${session.refused.message}\n(the session runs; mend the scene with compose)\n`);
   let listener: Listener | undefined;

@@ -35,17 +35,8 @@ class CommandError extends UserError {
  */
 async function openSession(scenePath: string, options: McpOptions): Promise<Session> {
   const { sessionGrants } = await import('../cli/tools.js');
-  const { Session } = await import('../main/session.js');
-  const { startParams, startInputs } = await import('../cli/serve.js');
-  const session = await Session.open(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers, memory: options.memory });
-  try {
-    await startParams(session, options.params, 'entelechy');
-    await startInputs(session, options.inputs, 'entelechy');
-  } catch (e) {
-    await session.close();
-    throw e;
-  }
-  return session;
+  const { openStarted } = await import('../cli/serve.js');
+  return openStarted(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers, memory: options.memory, params: options.params, inputs: options.inputs });
 }
 
 /**

@@ -105,3 +105,63 @@ t.test('a long migration runs on the pool: other connections are answered meanwh
   await req({ op: 'evaluate' });
   t.same(floats(await req({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })), [2], 'the old generation runs on, with its state');
 });
+
+/** The scene with `board` on the long migration, as an editor would save it (`note` makes each save new). */
+const savedUpgrade = (scene: string, note: string) => `${LONG}\n\n${scene.replace('count.step@1 { size', 'count.step@2 { size')}// ${note}\n`;
+
+t.test('a saved edit whose migration is long: sync takes a deadline, and cancel, the deadline or a closed connection stop it after the answer', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-migrate-'));
+  const scene = SCENE.replace('8 x 4', '64 x 64');
+  writeFileSync(join(dir, 'scene.esn'), scene);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => s.close());
+  const agent = { kind: 'test', id: 1001 };
+  const other = { kind: 'test', id: 1002 };
+  const req = async (o: object, conn: { kind: string; id: number; lost?: AbortSignal } = agent) => JSON.parse(await dispatch(s, JSON.stringify(o), conn));
+  await req({ op: 'evaluate' });
+  for (const stop of ['cancel', 'deadline', 'closed'] as const) {
+    const saved = savedUpgrade(scene, stop);
+    writeFileSync(join(dir, 'scene.esn'), saved);
+    const lost = new AbortController();
+    const a = await req(stop === 'deadline' ? { op: 'sync', deadline: 3000 } : { op: 'sync' }, stop === 'closed' ? { ...agent, lost: lost.signal } : agent);
+    t.ok(a.ok?.events.some((e: { kind: string }) => e.kind === 'preparing'), `${stop}: sync answers at once that it is preparing the saved edit`);
+    const syncing = s.syncing!;
+    t.ok(syncing, `${stop}: the saved edit is being published in the background`);
+    while (s.pool!.pending === 0) await new Promise((r) => setImmediate(r));
+    t.equal((await req({ op: 'status' }, other)).ok?.revision, 1, `${stop}: status on another connection is answered while the migration runs`);
+    if (stop === 'cancel') t.equal((await req({ op: 'cancel' })).ok?.cancelled, 1, 'cancel finds the sync after its answer');
+    if (stop === 'closed') lost.abort();
+    await syncing;
+    const later = (await req({ op: 'sync' })).ok.events;
+    const rejected = later.find((e: { kind: string }) => e.kind === 'rejected');
+    t.ok(rejected, `${stop}: a later sync tells the edit was rejected: ${JSON.stringify(later)}`);
+    t.same([rejected?.cancelled, rejected?.reason, rejected?.node], [true, stop, 'board'], `${stop}: it was cancelled, says why, and names the node`);
+    t.equal((await req({ op: 'status' })).ok.revision, 1, `${stop}: the world was not swapped`);
+    t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), saved, `${stop}: nothing was written over the saved edit`);
+    t.equal(s.pool!.pending, 0, `${stop}: nothing runs on the pool any more`);
+  }
+  await req({ op: 'evaluate' });
+  t.same(floats(await req({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })), [2], 'the old generation runs on, with its state');
+});
+
+t.test("a saved edit the Player's watcher picks up is bounded by the session's own deadline: a runaway migration is rejected naming the node", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-migrate-'));
+  const scene = SCENE.replace('8 x 4', '64 x 64');
+  writeFileSync(join(dir, 'scene.esn'), scene);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, backgroundDeadline: 2000 });
+  t.teardown(() => s.close());
+  const req = async (o: object) => JSON.parse(await dispatch(s, JSON.stringify(o)));
+  await req({ op: 'evaluate' });
+  writeFileSync(join(dir, 'scene.esn'), savedUpgrade(scene, 'watched'));
+  // What the Player's folder watcher calls (player/window.ts): no request, no signal of its own.
+  t.ok(s.syncDisk().some((e) => e.kind === 'preparing'));
+  while (s.pool!.pending === 0) await new Promise((r) => setImmediate(r));
+  await s.syncing;
+  const rejected = s.pending.find((e) => e.kind === 'rejected') as { reason?: string; node?: string; message?: string } | undefined;
+  t.same([rejected?.reason, rejected?.node], ['deadline', 'board'], `the edit is rejected by the session's deadline, naming the node: ${JSON.stringify(rejected)}`);
+  t.match(rejected?.message, /migration of node `board`/);
+  t.equal(s.pool!.pending, 0, 'nothing runs on the pool any more');
+  const evaluated = await req({ op: 'evaluate' });
+  t.ok(evaluated.ok, 'the frame slot is free: evaluate runs');
+  t.equal((await req({ op: 'status' })).ok.revision, 1, 'the world was not swapped');
+});

@@ -505,9 +505,12 @@ class Client:
         milliseconds it may take before it writes, else it is cancelled and nothing changes)."""
         return self.request("compose", text=text, edits=edits, documents=documents, path=path, expect=expect, deadline=deadline)
 
-    def sync(self) -> Answer:
-        """Pick up edits saved on disk; answers the events since the last sync."""
-        return self.request("sync")
+    def sync(self, deadline: Optional[float] = None) -> Answer:
+        """Pick up edits saved on disk; answers the events since the last sync.
+
+        ``deadline`` (milliseconds) bounds the saved edit it starts, which goes on after the
+        answer; past it the edit is ``rejected`` on a later sync and nothing changes."""
+        return self.request("sync", deadline=deadline)
 
     # Kernels
     def prepare(self, source: str, path: Optional[str] = None) -> Answer:

@@ -12,9 +12,33 @@ export class Cancelled extends Error {
   constructor(
     readonly reason: CancelReason,
     message: string,
+    /** The node whose migration it stopped, when it stopped one (carry.ts). */
+    readonly node?: string,
   ) {
     super(message);
   }
+}
+
+/** Milliseconds a change started in the background (a saved edit the Player's watcher saw) may take before it is abandoned. */
+export const BACKGROUND_DEADLINE_MS = 60_000;
+
+/**
+ * A signal aborted by `signal` or, after `ms` milliseconds, by a deadline: a background change
+ * bounded by the session's own deadline. Call `done` when the work ends (it stops the timer).
+ */
+export function withDeadline(ms: number, signal?: AbortSignal): { signal: AbortSignal; done: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Cancelled('deadline', `the session's deadline for a background change, ${ms} ms, passed`)), ms);
+  const forward = () => controller.abort(signal!.reason);
+  if (signal?.aborted) forward();
+  else signal?.addEventListener('abort', forward, { once: true });
+  return {
+    signal: controller.signal,
+    done: () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', forward);
+    },
+  };
 }
 
 /** Throw the signal's reason (a Cancelled) when it is aborted. */

@@ -86,7 +86,7 @@ async function migrate(published: Published, old: Engine, engine: Engine, node: 
     await runOnce(memory, m.ir, node.domain, [...m.oldPorts.map((p) => old.fields.state(node.name, p)!.current), ...written], run);
     if (written !== targets) written.forEach((f, i) => copyField(memory, f, targets[i], engine.memory));
   } catch (e) {
-    if (e instanceof Cancelled) throw e;
+    if (e instanceof Cancelled) throw new Cancelled(e.reason, `the migration of node \`${node.name}\` (${migration}) stopped: ${e.message}`, node.name);
     throw new MigrationFailed(`the migration of node \`${node.name}\` (${migration}) failed: ${(e as Error).message}; the old generation keeps running`, { node: node.name, port, migration });
   } finally {
     if (written !== targets) for (const f of written) memory.release(f.ptr);

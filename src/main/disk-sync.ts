@@ -4,7 +4,8 @@
 
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CheckFailed, diagnosticsData } from './refusals.js';
+import { Cancelled, withDeadline } from './cancel.js';
+import { CheckFailed, diagnosticsData, MigrationFailed } from './refusals.js';
 import { versionOf } from './documents.js';
 import { GrantRefused, inputWritesGranted } from './grants.js';
 import type { Session, SessionEvent } from './session.js';
@@ -48,9 +49,12 @@ function listDocuments(root: string, under = ''): string[] {
 
 /**
  * Look at the disk: documents renamed or removed, and saved edits, which start compiling in the
- * background. Returns what it saw at once.
+ * background. Returns what it saw at once. The change runs under `signal` (a `sync` request's:
+ * its cancel, deadline or closed connection) and always under the session's own deadline
+ * (`backgroundDeadline`), so a runaway migration is abandoned, told as `rejected` naming its
+ * node, rather than holding the frame slot; stopped, it writes nothing and the world stays.
  */
-export function syncDisk(s: Session): SessionEvent[] {
+export function syncDisk(s: Session, signal?: AbortSignal): SessionEvent[] {
   // A compose is writing: its documents land before it remembers them; look again after.
   if (s.writing) return [];
   const events = renames(s);
@@ -62,6 +66,7 @@ export function syncDisk(s: Session): SessionEvent[] {
     s.remember(path, texts.get(path)!, 'disk');
     events.push({ kind: 'preparing', path, version: versionOf(texts.get(path)!) });
   }
+  const bound = withDeadline(s.backgroundDeadline, signal);
   s.syncing = s
     .change(async () => {
       // Nothing may escape: no one awaits this, and what went wrong is told on a later sync.
@@ -70,16 +75,29 @@ export function syncDisk(s: Session): SessionEvent[] {
           reason: 'disk', texts, refusal: 'the saved edit does not check; the previous version keeps running',
           // A saved input's value is a write into it, as a compose's is.
           check: inputWritesGranted(s, 'the saved edit'),
+          signal: bound.signal,
         });
         s.pending.push(...published, { kind: 'published', paths: changed, revision: s.revision });
       } catch (e) {
-        const message = e instanceof CheckFailed ? e.message : `the saved edit was not published; the previous version keeps running: ${(e as Error)?.message ?? e}`;
-        s.refused = { message, at: new Date().toISOString() };
-        s.pending.push({ kind: 'rejected', paths: changed, message, ...(e instanceof CheckFailed ? diagnosticsData(e.diagnostics) : {}), ...(e instanceof GrantRefused ? { grant: e.grant } : {}) });
+        s.pending.push(rejection(s, changed, e));
       }
     })
     .finally(() => {
+      bound.done();
       s.syncing = undefined;
     });
   return events;
+}
+
+/** The `rejected` event of a saved edit that was not published (and `status` says refused). */
+function rejection(s: Session, paths: string[], e: unknown): SessionEvent {
+  const message = e instanceof CheckFailed ? e.message : `the saved edit was not published; the previous version keeps running: ${(e as Error)?.message ?? e}`;
+  s.refused = { message, at: new Date().toISOString() };
+  const why =
+    e instanceof CheckFailed ? diagnosticsData(e.diagnostics)
+    : e instanceof GrantRefused ? { grant: e.grant }
+    : e instanceof MigrationFailed ? e.data
+    : e instanceof Cancelled ? { cancelled: true, reason: e.reason, ...(e.node ? { node: e.node } : {}) }
+    : {};
+  return { kind: 'rejected', paths, message, ...why };
 }

@@ -18,7 +18,7 @@ import type { IrFunction } from '../ir/ir.js';
 import { ALL_GRANTS } from '../ir/grants.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
 import { EvalPool } from '../workers/pool.js';
-import { Cancelled, Evaluations, throwIfCancelled, untilCancelled } from './cancel.js';
+import { BACKGROUND_DEADLINE_MS, Cancelled, Evaluations, throwIfCancelled, untilCancelled } from './cancel.js';
 import { commit, type Change } from './commit.js';
 import { CheckFailed } from './refusals.js';
 import { defaultMemoryBudget } from './budget.js';
@@ -46,6 +46,8 @@ export interface SessionOptions {
   cacheDir?: string | null;
   /** Milliseconds an optimised compile may take before it is abandoned (optimiser.ts; default 2000). */
   optimiseBudget?: number;
+  /** Milliseconds a saved edit picked up in the background may take before it is abandoned (cancel.ts; default BACKGROUND_DEADLINE_MS, 60 s). */
+  backgroundDeadline?: number;
 }
 
 export type SessionEvent = WorldEvent;
@@ -109,6 +111,8 @@ export class Session {
   private running?: AbortController;
   /** The evaluations requests are running, for `cancel`. */
   readonly evaluations = new Evaluations();
+  /** Milliseconds a saved edit picked up in the background may take (syncDisk). */
+  readonly backgroundDeadline: number;
   /** A saved edit compiling in the background (syncDisk). */
   syncing?: Promise<void>;
   /** Documents of the running world seen gone from disk (told once: disk-sync.ts). */
@@ -122,6 +126,7 @@ export class Session {
     this.entry = basename(scenePath);
     this.grants = options.grants ?? [...ALL_GRANTS];
     this.fuse = options.fuse ?? true;
+    this.backgroundDeadline = options.backgroundDeadline ?? BACKGROUND_DEADLINE_MS;
     this.cacheDir = options.cacheDir === undefined ? cacheDir() : options.cacheDir;
     const workers = options.workers ?? availableParallelism();
     // Always a pool, so kernel code that is not provably short runs off this thread (with
@@ -381,9 +386,9 @@ export class Session {
     this.running?.abort(new Cancelled('changed', why));
   }
 
-  /** Look at the disk for saved edits, renames and removals (disk-sync.ts): `sync`, the Player. */
-  syncDisk(): SessionEvent[] {
-    return syncDisk(this);
+  /** Look at the disk for saved edits, renames and removals (disk-sync.ts): `sync` (under its request's signal), the Player. */
+  syncDisk(signal?: AbortSignal): SessionEvent[] {
+    return syncDisk(this, signal);
   }
 
   /**

@@ -39,16 +39,21 @@ export async function dispatch(session: Session, line: string, conn: Connection 
   const evaluation = req.spec.fields.some((f) => f.name === 'deadline')
     ? session.evaluations.start({ connection: conn.id, request: req.id, deadline: req.fields.deadline as number | undefined, closed: conn.lost })
     : undefined;
+  // Work a request started and answered before it ends (sync's saved edit) keeps its signal
+  // until it ends: cancel, the deadline and a closed connection still reach it.
+  let held: Promise<unknown> | undefined;
+  const hold = (work: Promise<unknown>) => void (held = work);
   try {
     // The fields were held to the table's types for this op by parseRequest.
-    const ok = await handle(req.op, session, req.fields as RequestFields<OperationName>, { kind: conn.kind, id: conn.id, signal: evaluation?.signal });
+    const ok = await handle(req.op, session, req.fields as RequestFields<OperationName>, { kind: conn.kind, id: conn.id, signal: evaluation?.signal, hold });
     return okLine(req.id, ok);
   } catch (e) {
     if (e instanceof Cancelled)
-      return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; nothing of it was kept: state, clock and frame counter are as before it (frame ${session.engine.frame})`, { cancelled: true, reason: e.reason, frame: session.engine.frame }));
+      return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; nothing of it was kept: state, clock and frame counter are as before it (frame ${session.engine.frame})`, { cancelled: true, reason: e.reason, frame: session.engine.frame, ...(e.node ? { node: e.node } : {}) }));
     return errorLine(req.id, protocolError(e, req.op));
   } finally {
-    evaluation?.done();
+    if (held) void held.finally(() => evaluation?.done());
+    else evaluation?.done();
   }
 }
 

@@ -15,6 +15,8 @@ export interface RequestContext {
   kind: string;
   id: number;
   signal?: AbortSignal;
+  /** Keep the signal live until `work` ends, after the answer (sync's saved edit, compiling in the background). */
+  hold?: (work: Promise<unknown>) => void;
 }
 
 /** A request for `Op` turned into calls on the session; resolves to what `ok` holds (answers.ts types it). */

@@ -110,8 +110,11 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
   });
 }
 
-export async function sync(s: Session) {
+export async function sync(s: Session, _f: RequestFields<'sync'>, ctx: RequestContext) {
   const events: SessionEvent[] = s.pending.splice(0);
-  events.push(...s.syncDisk());
+  const syncing = s.syncing;
+  events.push(...s.syncDisk(ctx.signal));
+  // A saved edit this sync started runs on after the answer, still under the request's signal.
+  if (s.syncing && s.syncing !== syncing) ctx.hold?.(s.syncing);
   return { events };
 }

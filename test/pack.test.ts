@@ -31,7 +31,7 @@ t.test('npm pack ships dist, bin, docs, examples, bridges and the Player page, n
   const [packed] = JSON.parse(r.stdout) as { filename: string; files: { path: string }[] }[];
   tarball = join(work, packed!.filename);
   const files = packed!.files.map((f) => f.path);
-  for (const need of ['bin/entelechy.js', 'bin/entelechy-player.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/main/cli.js', 'dist/bridges/host/index.js',
+  for (const need of ['bin/entelechy.js', 'bin/entelechy-player.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli/cli.js', 'dist/bridges/host/index.js',
     'dist/bridges/host/index.d.ts', 'src/player/page/index.html', 'src/player/page/player.js', 'docs/language.md', 'docs/protocol.md', 'examples/rings/scene.esn',
     'examples/photo/photo.jpg', 'bridges/c/entelechy.h', 'bridges/dcc/entelechy_client.py', 'bridges/web/index.html', 'README.md', 'package.json'])
     t.ok(files.includes(need), `ships ${need}`);

@@ -224,6 +224,8 @@ t.test('recovery refuses journals it did not write, and journals that lead elsew
   const outside = folder();
   writeFileSync(join(root, 'scene.esn'), 'the scene');
   writeFileSync(join(root, 'kernels.esn'), 'the kernels');
+  // A document may start with a dot, as Entelechy's temp files do: only the suffix tells them apart.
+  writeFileSync(join(root, '.hidden.esn'), 'the hidden kernels');
   symlinkSync(outside, join(root, 'out'));
   const notOurs = `${join(root, JOURNAL_NAME)} is not a journal Entelechy wrote; look at it, then move it away and start again`;
   const hostile: [string, string | RegExp][] = [
@@ -239,6 +241,7 @@ t.test('recovery refuses journals it did not write, and journals that lead elsew
     // The issue's planted bug: a temp that is not a temp file would rename kernels.esn over the scene.
     [journal('committed', [{ path: 'scene.esn', temp: 'kernels.esn' }]), notOurs],
     [journal('committed', [{ path: 'scene.esn', temp: 'kernels.esn.entelechy-tmp.bak' }]), notOurs],
+    [journal('committed', [{ path: 'scene.esn', temp: '.hidden.esn' }]), notOurs],
     [journal('committed', [{ path: 'a.esn', temp: '.a.entelechy-tmp' }, { path: 'scene.esn', temp: 'kernels.esn' }]), notOurs],
     [journal('committed', [{ path: '../escape.esn', temp: '.e.entelechy-tmp' }]), /uses `\.\.`/],
     [journal('committed', [{ path: 'out/x.esn', temp: '.x.entelechy-tmp' }]), /leads out of the scene's folder/],
@@ -253,6 +256,7 @@ t.test('recovery refuses journals it did not write, and journals that lead elsew
     await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'new' }]), { message }, `a write refuses it too: ${text}`);
     t.equal(readFileSync(join(root, 'scene.esn'), 'utf8'), 'the scene');
     t.equal(readFileSync(join(root, 'kernels.esn'), 'utf8'), 'the kernels');
+    t.equal(readFileSync(join(root, '.hidden.esn'), 'utf8'), 'the hidden kernels');
     t.equal(readFileSync(join(outside, '.x.entelechy-tmp'), 'utf8'), 'from outside', 'nothing outside is moved');
     t.ok(existsSync(join(root, JOURNAL_NAME)), 'the journal is left for the user to look at');
   }

@@ -28,10 +28,10 @@ const V2 = COUNT_STEP_V2;
 
 // What the child does: every path that builds an engine, then what it saw.
 const SCRIPT = `
-const { Session } = await import(process.env.ENTRY);
+const { Session, dispatch } = await import(process.env.ENTRY);
 const { compilerLoaded } = await import(process.env.MODULES);
 const s = await Session.open(process.env.SCENE, { workers: 1 });
-const req = async (o) => JSON.parse(await s.request(JSON.stringify(o)));
+const req = async (o) => JSON.parse(await dispatch(s, JSON.stringify(o)));
 const answers = [];
 if (process.env.CHANGE) {
   answers.push(await req({ op: 'evaluate' }));

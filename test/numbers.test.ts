@@ -61,6 +61,7 @@ const CASES: Case[] = [
   { op: 'publish', field: 'expect', line: '{"op":"publish","source":"kernel t.step@1 { out result: field2<f32>; each (x, y) { result = 9.0; } }","expect":§}', numbers: [...BAD_INTEGERS, '-1', '1e20'] },
   ...['evaluate', 'read', 'trace'].map((op) => ({ op, field: 'deadline', line: `{"op":"${op}",${op === 'trace' ? '"x":0,' : ''}"deadline":§}`, numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] })),
   { op: 'compose', field: 'deadline', line: '{"op":"compose","edits":[{"node":"step","member":"gain","text":"gain = gain;"}],"deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
+  { op: 'sync', field: 'deadline', line: '{"op":"sync","deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
   { op: 'restore', field: 'deadline', line: '{"op":"restore","path":"none.json","deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
   { op: 'retire', field: 'expect', line: '{"op":"retire","kernel":"t.step@1","expect":§}', numbers: [...BAD_INTEGERS, '-1', '1e20'] },
 ];

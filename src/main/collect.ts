@@ -20,7 +20,11 @@ function collector(): (() => void) | null {
   return gc;
 }
 
-/** Collect garbage once the caller's references are gone (a macrotask later, outside its closures). */
+/**
+ * Collect garbage once the caller's references are gone (a macrotask later, outside its closures),
+ * and again a second and five seconds later: a thread that held the memory may end, or a promise
+ * that referenced it settle, after the first collection (seen on a loaded machine).
+ */
 export function collectSoon(): void {
-  setTimeout(() => collector()?.(), 0).unref();
+  for (const ms of [0, 1000, 5000]) setTimeout(() => collector()?.(), ms).unref();
 }

@@ -226,25 +226,8 @@ export class Engine {
 
   private allocate(): void {
     const m = this.memory;
-    for (const input of this.scene.inputs.values()) {
-      const f = this.alloc(input.size, components(input.type), `input \`${input.name}\``);
-      fillField(m, f, input.value);
-      this.fields.setInput(input.name, f);
-    }
+    this.fields.allocate(m, this.scene.inputs.values(), this.groups, (size, comps, what) => this.alloc(size, comps, what));
     for (const g of this.groups) {
-      for (const b of g.fields) {
-        if (b.kind === 'read') continue;
-        const node = g.nodes.find((n) => n.name === b.node)!;
-        const port = node.kernel.ports.find((p) => p.name === b.port)!;
-        const comps = components(port.type);
-        const what = `\`${b.node}.${b.port}\``;
-        if (b.kind === 'write' && !b.state) this.fields.setOut(b.node, b.port, this.alloc(node.domain, comps, what));
-        if (b.kind === 'state' && !this.fields.state(b.node, b.port)) {
-          const current = this.alloc(node.domain, comps, what);
-          fillField(m, current, port.value ?? comps.map(() => 0));
-          this.fields.setState(b.node, b.port, { current, next: this.alloc(node.domain, comps, what) });
-        }
-      }
       this.args.push(m.alloc(ARGS.size(g.ir.fields.length, g.ir.uniforms.length), 'an argument block'));
     }
   }

@@ -2,8 +2,13 @@
 // port with its two buffers (the current state, and the next one the frame writes). Looked up
 // by input name or by node and port, never by a name built from them.
 
-import type { Field } from './field.js';
+import { fillField, type Field } from './field.js';
+import type { FieldMemory } from './memory.js';
 import type { FieldBinding } from '../ir/bindings.js';
+import type { InputInfo } from '../ir/check/scene.js';
+import type { Group } from '../ir/fuse.js';
+import type { Scalar } from '../ir/ir.js';
+import { components } from '../ir/types.js';
 import { unreachable } from '../ir/unreachable.js';
 
 /** A state port's double buffer: a frame reads `current` and writes `next`; they swap when it succeeds. */
@@ -87,11 +92,61 @@ export class FieldSlots {
     return out;
   }
 
+  /**
+   * Gives each input, and each field the groups write or keep, a buffer from `alloc`: inputs and
+   * states filled with their values. A state that already has buffers (carried from the previous
+   * world) keeps them.
+   */
+  allocate(memory: FieldMemory, inputs: Iterable<InputInfo>, groups: Group[], alloc: Allocate): void {
+    for (const input of inputs) {
+      const f = alloc(input.size, components(input.type), `input \`${input.name}\``);
+      fillField(memory, f, input.value);
+      this.setInput(input.name, f);
+    }
+    for (const g of groups) {
+      for (const o of ownedFields(g)) {
+        const what = `\`${o.node}.${o.port}\``;
+        if (!o.state) this.setOut(o.node, o.port, alloc(o.domain, o.comps, what));
+        else if (!this.state(o.node, o.port)) {
+          const current = alloc(o.domain, o.comps, what);
+          fillField(memory, current, o.initial ?? o.comps.map(() => 0));
+          this.setState(o.node, o.port, { current, next: alloc(o.domain, o.comps, what) });
+        }
+      }
+    }
+  }
+
   clear(): void {
     this.inputs.clear();
     this.outs.clear();
     this.states.clear();
   }
+}
+
+/** How an engine gets a field's buffer (with its own accounting: a `large` event, a budget). */
+export type Allocate = (size: number[], comps: Scalar[], what: string) => Field;
+
+/** A field a group owns: one of its nodes' out ports, or a state port (two buffers). */
+export interface OwnedField {
+  node: string;
+  port: string;
+  domain: number[];
+  comps: Scalar[];
+  state: boolean;
+  /** A state's declared initial value. */
+  initial?: number[];
+}
+
+/** The fields `g` writes or keeps, once each (a state's write binding is its state binding's). */
+export function ownedFields(g: Group): OwnedField[] {
+  const owned: OwnedField[] = [];
+  for (const b of g.fields) {
+    if (b.kind === 'read' || (b.kind === 'write' && b.state)) continue;
+    const node = g.nodes.find((n) => n.name === b.node)!;
+    const port = node.kernel.ports.find((p) => p.name === b.port)!;
+    owned.push({ node: b.node, port: b.port, domain: node.domain, comps: components(port.type), state: b.kind === 'state', initial: port.value });
+  }
+  return owned;
 }
 
 function byNode<T>(map: Map<string, Map<string, T>>, node: string): Map<string, T> {

@@ -21,11 +21,11 @@ import { DEFAULT_BAND_ROWS, type EvalPool } from '../../workers/pool.js';
 import { mib } from '../budget.js';
 import { interpret } from '../../ir/interp.js';
 import { groupFailure, POOL_THRESHOLD, sceneGroups, type Backend } from '../engine.js';
-import { allocField, fieldBytes, fillField, placement, type Field } from '../field.js';
+import { allocField, fieldBytes, placement, type Field } from '../field.js';
 import { fieldRgbaRows } from '../image.js';
 import { MemoryLimitError, type FieldMemory } from '../memory.js';
 import { compileModule } from '../modules.js';
-import { FieldSlots } from '../slots.js';
+import { FieldSlots, ownedFields } from '../slots.js';
 import { uniformValues, type FrameInput } from '../uniforms.js';
 import { tilesOf, TilePlan, type Need, type Rect } from './plan.js';
 import { UserError } from '../user-error.js';
@@ -245,17 +245,14 @@ export class TiledRenderer {
 
   private allocateWhole(): void {
     const m = this.memory;
+    const whole = this.groups.filter((_, gi) => this.plan.needed[gi] && this.plan.whole[gi]);
     const needs: { what: string; bytes: number; size: number[] }[] = [];
     for (const input of this.scene.inputs.values()) needs.push({ what: `input \`${input.name}\``, size: input.size, bytes: fieldBytes(input.size, components(input.type).length) });
-    for (const [gi, g] of this.groups.entries()) {
-      if (!this.plan.needed[gi] || !this.plan.whole[gi]) continue;
-      for (const b of g.fields) {
-        if (b.kind === 'read') continue;
-        const node = g.nodes.find((n) => n.name === b.node)!;
-        const port = node.kernel.ports.find((p) => p.name === b.port)!;
-        const bytes = fieldBytes(node.domain, components(port.type).length);
-        if (b.kind === 'write' && b.state) continue; // counted with its state binding
-        needs.push({ what: `\`${b.node}.${b.port}\` of node \`${b.node}\` (${wholeWhy(this.plan.whole[gi]!)})`, size: node.domain, bytes: b.kind === 'state' ? 2 * bytes : bytes });
+    for (const g of whole) {
+      const why = wholeWhy(this.plan.whole[this.groups.indexOf(g)]!);
+      for (const o of ownedFields(g)) {
+        const bytes = fieldBytes(o.domain, o.comps.length);
+        needs.push({ what: `\`${o.node}.${o.port}\` of node \`${o.node}\` (${why})`, size: o.domain, bytes: o.state ? 2 * bytes : bytes });
       }
     }
     const total = needs.reduce((n, x) => n + x.bytes, 0);
@@ -264,27 +261,7 @@ export class TiledRenderer {
       const largest = needs.reduce((a, b) => (b.bytes > a.bytes ? b : a));
       throw new MemoryLimitError(`in tiles, the fields computed whole need ${mib(total)}, more than the memory budget of ${mib(m.limitBytes)}: ${largest.what}, ${largest.size.join(' x ')}, alone needs ${mib(largest.bytes)}. Use a smaller size, or give the render more memory (--memory)`);
     }
-    for (const input of this.scene.inputs.values()) {
-      const f = allocField(m, input.size, components(input.type), `input \`${input.name}\``);
-      fillField(m, f, input.value);
-      this.fields.setInput(input.name, f);
-    }
-    for (const [gi, g] of this.groups.entries()) {
-      if (!this.plan.needed[gi] || !this.plan.whole[gi]) continue;
-      for (const b of g.fields) {
-        if (b.kind === 'read') continue;
-        const node = g.nodes.find((n) => n.name === b.node)!;
-        const port = node.kernel.ports.find((p) => p.name === b.port)!;
-        const comps = components(port.type);
-        const what = `\`${b.node}.${b.port}\``;
-        if (b.kind === 'write' && !b.state) this.fields.setOut(b.node, b.port, allocField(m, node.domain, comps, what));
-        if (b.kind === 'state' && !this.fields.state(b.node, b.port)) {
-          const current = allocField(m, node.domain, comps, what);
-          fillField(m, current, port.value ?? comps.map(() => 0));
-          this.fields.setState(b.node, b.port, { current, next: allocField(m, node.domain, comps, what) });
-        }
-      }
-    }
+    this.fields.allocate(m, this.scene.inputs.values(), whole, (size, comps, what) => allocField(m, size, comps, what));
   }
 
   dispose(): void {

@@ -1,7 +1,7 @@
 // State migrations: a changed state layout is carried by `migrate from`; a failing migration
 // rejects the publication, names node, port and migration, and the old generation keeps running.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,7 +65,8 @@ const LONG = `kernel count.step@2 {
   migrate from count.step@1 { let s = 0.0; for (let i = 0; i < 16000000; i++) { s += 1.0; } cells = vec2(s, 0.0); }
 }`;
 
-t.test('a long migration runs on the pool: other connections are answered meanwhile, and cancel, a deadline or a closed connection stop it', async (t) => {
+/** A session on SCENE at 64 x 64 on one worker, evaluated once, and a request function for two connections. */
+async function longMigrationSession(t: Test) {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-migrate-'));
   const scene = SCENE.replace('8 x 4', '64 x 64');
   writeFileSync(join(dir, 'scene.esn'), scene);
@@ -75,6 +76,11 @@ t.test('a long migration runs on the pool: other connections are answered meanwh
   const other = { kind: 'test', id: 1002 };
   const req = async (o: object, conn: { kind: string; id: number; lost?: AbortSignal } = agent) => JSON.parse(await dispatch(s, JSON.stringify(o), conn));
   await req({ op: 'evaluate' });
+  return { dir, scene, s, agent, other, req };
+}
+
+t.test('a long migration runs on the pool: other connections are answered meanwhile, and cancel, a deadline or a closed connection stop it', async (t) => {
+  const { dir, scene, s, agent, other, req } = await longMigrationSession(t);
   const upgrade = { op: 'compose', edits: [{ kernel: 'count.step@2', text: LONG }, { node: 'board', text: 'node board: count.step@2 { size = 64 x 64; }' }] };
   /** Resolves once the pool runs the migration's tasks (the compose has checked, compiled and started migrating). */
   const migrating = async () => {
@@ -110,15 +116,7 @@ t.test('a long migration runs on the pool: other connections are answered meanwh
 const savedUpgrade = (scene: string, note: string) => `${LONG}\n\n${scene.replace('count.step@1 { size', 'count.step@2 { size')}// ${note}\n`;
 
 t.test('a saved edit whose migration is long: sync takes a deadline, and cancel, the deadline or a closed connection stop it after the answer', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-migrate-'));
-  const scene = SCENE.replace('8 x 4', '64 x 64');
-  writeFileSync(join(dir, 'scene.esn'), scene);
-  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
-  t.teardown(() => s.close());
-  const agent = { kind: 'test', id: 1001 };
-  const other = { kind: 'test', id: 1002 };
-  const req = async (o: object, conn: { kind: string; id: number; lost?: AbortSignal } = agent) => JSON.parse(await dispatch(s, JSON.stringify(o), conn));
-  await req({ op: 'evaluate' });
+  const { dir, scene, s, agent, other, req } = await longMigrationSession(t);
   for (const stop of ['cancel', 'deadline', 'closed'] as const) {
     const saved = savedUpgrade(scene, stop);
     writeFileSync(join(dir, 'scene.esn'), saved);

@@ -5,6 +5,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Test } from 'tap';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ROOT } from './helpers.js';
 
@@ -100,6 +101,29 @@ export async function startPlayerProcess(example: string, extra: string[] = []):
 }
 
 /** Wait until `test` (run in the page) returns something truthy; fail with `what` after `ms`. */
+/**
+ * Real players for a test file, started at once (a session takes seconds to start on a busy
+ * machine), and one chromium; all stopped when the file's tests end. A player that fails to
+ * start is reported by the test that asks for it.
+ */
+export function startPlayers<N extends string>(t: Test, which: Record<N, { example: string; args?: string[] }>): { browser: () => Browser; player: (name: N) => Promise<PlayerProcess> } {
+  const started = new Map<N, Promise<PlayerProcess>>();
+  for (const name of Object.keys(which) as N[]) {
+    const p = startPlayerProcess(which[name].example, which[name].args);
+    p.catch(() => undefined);
+    started.set(name, p);
+  }
+  let browser: Browser | undefined;
+  t.before(async () => {
+    browser = await launchChromium();
+  });
+  t.teardown(async () => {
+    await browser?.close();
+    for (const p of started.values()) await p.then((x) => x.stop(), () => undefined);
+  });
+  return { browser: () => browser!, player: (name) => started.get(name)! };
+}
+
 export async function until<T>(page: Page, what: string, test: () => T, ms = 30000): Promise<T> {
   try {
     const handle = await page.waitForFunction(test, undefined, { timeout: ms, polling: 50 });

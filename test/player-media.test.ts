@@ -7,26 +7,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, statSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { decodePng } from '../src/main/image.js';
 import { BYTE_TO_LINEAR } from '../src/main/srgb.js';
 import { ROOT } from './helpers.js';
-import { canvasPixels, frameOf, launchChromium, openPlayer, startPlayerProcess, until, type PlayerProcess } from './player-harness.js';
+import { canvasPixels, frameOf, openPlayer, startPlayers, until } from './player-harness.js';
 
-let browser: Browser;
 const PHOTO = join(ROOT, 'examples', 'photo', 'photo.jpg');
-const started = { rings: startPlayerProcess('rings'), photo: startPlayerProcess('photo', ['--input', `photo=${PHOTO}`]) };
-for (const p of Object.values(started)) p.catch(() => undefined);
-
-t.before(async () => {
-  browser = await launchChromium();
-});
-t.teardown(async () => {
-  await browser?.close();
-  for (const p of Object.values(started)) await p.then((x) => x.stop(), () => undefined);
-});
-
-const player = (name: keyof typeof started): Promise<PlayerProcess> => started[name];
+const { browser, player } = startPlayers(t, { rings: { example: 'rings' }, photo: { example: 'photo', args: ['--input', `photo=${PHOTO}`] } });
 /** The f32 values of base64 data (a Buffer may sit inside a larger pool: copy its own bytes). */
 const f32s = (data: string) => {
   const b = Buffer.from(data, 'base64');
@@ -43,7 +31,7 @@ function probe(file: string) {
 
 t.test('rings: Record, then Stop, writes what the canvas shows to a video under the scene\'s folder', async (t) => {
   const rings = await player('rings');
-  const page = await openPlayer(browser, rings.url);
+  const page = await openPlayer(browser(), rings.url);
   await page.click('#record');
   const recording = await until(page, 'the recording to start', () => (window as any).player.recording);
   t.match(recording.file, /^recordings\/scene-result-.*\.mp4$/, 'named under recordings/ in the scene\'s folder');
@@ -93,7 +81,7 @@ async function dropFile(page: Page, name: string, bytes: Buffer): Promise<void> 
 
 t.test('photo: a PNG dropped on the canvas fills the input, sRGB-decoded as --input does; the page shows it as read does', async (t) => {
   const photo = await player('photo');
-  const page = await openPlayer(browser, photo.url);
+  const page = await openPlayer(browser(), photo.url);
   // Started with --input photo=photo.jpg: the photograph is there before anything is dropped.
   const started = decodePng(Buffer.from((await photo.ask({ op: 'read', input: 'photo' })).ok.data, 'base64'));
   const jpeg = await sharp(PHOTO).ensureAlpha().raw().toBuffer();
@@ -136,7 +124,7 @@ t.test('photo: a PNG dropped on the canvas fills the input, sRGB-decoded as --in
 
 t.test('photo: with two inputs a drop must say which; the chosen one takes it', async (t) => {
   const photo = await player('photo');
-  const page = await openPlayer(browser, photo.url);
+  const page = await openPlayer(browser(), photo.url);
   const file = join(photo.dir, 'scene.esn');
   const original = readFileSync(file, 'utf8');
   const revision = await page.evaluate(() => (window as any).player.scene.revision as number);

@@ -4,25 +4,11 @@
 import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { decodePng } from '../src/main/image.js';
-import { SCREENSHOTS, canvasPixels, frameOf, launchChromium, openPlayer, startPlayerProcess, until, type PlayerProcess } from './player-harness.js';
+import { SCREENSHOTS, canvasPixels, frameOf, openPlayer, startPlayers, until } from './player-harness.js';
 
-let browser: Browser;
-// Two real players, started at once (a session takes seconds to start on a busy machine).
-const started = { rings: startPlayerProcess('rings'), life: startPlayerProcess('life') };
-// A failure to start is reported by the test that needs the player.
-for (const p of Object.values(started)) p.catch(() => undefined);
-
-t.before(async () => {
-  browser = await launchChromium();
-});
-t.teardown(async () => {
-  await browser?.close();
-  for (const p of Object.values(started)) await p.then((x) => x.stop(), () => undefined);
-});
-
-const player = (example: keyof typeof started): Promise<PlayerProcess> => started[example];
+const { browser, player } = startPlayers(t, { rings: { example: 'rings' }, life: { example: 'life' } });
 const is = (expression: string) => new Function(`return ${expression}`) as () => boolean;
 
 // Generous: on a machine shared by many jobs a screenshot can take tens of seconds.
@@ -41,7 +27,7 @@ function redBlue(rgba: Uint8Array): { red: number; blue: number } {
 
 t.test('rings: the page shows frames whose pixels are what `read` returns; a slider changes the image', async (t) => {
   const rings = await player('rings');
-  const page = await openPlayer(browser, rings.url);
+  const page = await openPlayer(browser(), rings.url);
   await until(page, 'several frames drawn', () => (window as any).player.framesDrawn >= 5);
   await shot(page, 'rings-live');
 
@@ -88,7 +74,7 @@ const ALIVE = [249, 255, 237, 255];
 
 t.test('life: pointer strokes draw live cells where the pointer is', async (t) => {
   const life = await player('life');
-  const page = await openPlayer(browser, life.url);
+  const page = await openPlayer(browser(), life.url);
   const box = (await page.locator('#canvas').boundingBox())!;
   const size = 128;
   // A stroke from the left to the right third of the board, held down at its end.
@@ -130,7 +116,7 @@ t.test('life: pointer strokes draw live cells where the pointer is', async (t) =
 
 t.test('life: a rejected edit on disk shows the overlay while frames go on; a fixed edit clears it', async (t) => {
   const life = await player('life');
-  const page = await openPlayer(browser, life.url);
+  const page = await openPlayer(browser(), life.url);
   const file = join(life.dir, 'scene.esn');
   const original = readFileSync(file, 'utf8');
   writeFileSync(file, original.replace('(cells > 0.5 && n == 2)', '(cellz > 0.5 && n == 2)'));
@@ -161,7 +147,7 @@ t.test('life: a rejected edit on disk shows the overlay while frames go on; a fi
 
 t.test('life: pause stops the frame counter, play resumes it', async (t) => {
   const life = await player('life');
-  const page = await openPlayer(browser, life.url);
+  const page = await openPlayer(browser(), life.url);
   await page.click('#play-pause');
   await until(page, 'the session paused', () => (window as any).player.scene?.paused === true);
   t.equal(await page.locator('#play-pause').textContent(), 'play');
@@ -182,7 +168,7 @@ t.test('life: pause stops the frame counter, play resumes it', async (t) => {
 
 t.test('life: two pages watch one session and share its frames', async (t) => {
   const life = await player('life');
-  const [a, b] = await Promise.all([openPlayer(browser, life.url), openPlayer(browser, life.url)]);
+  const [a, b] = await Promise.all([openPlayer(browser(), life.url), openPlayer(browser(), life.url)]);
   await Promise.all([a, b].map((p) => p.evaluate(() => ((window as any).player.seen = []))));
   // Frames counted, not seconds: wait until each page has drawn five.
   await Promise.all([a, b].map((p) => until(p, 'five frames drawn', () => (window as any).player.seen.length >= 5)));
@@ -198,7 +184,7 @@ t.test('life: two pages watch one session and share its frames', async (t) => {
 
 t.test('bridges/web: the WebSocket client page sends status and read and shows the image', async (t) => {
   const life = await player('life');
-  const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
+  const page = await browser().newPage({ viewport: { width: 1000, height: 800 } });
   page.setDefaultTimeout(120000);
   await page.goto(`${life.url}bridges/web/`);
   await until(page, 'connected', () => document.getElementById('state')!.textContent === 'connected');
@@ -213,7 +199,7 @@ t.test('bridges/web: the WebSocket client page sends status and read and shows t
 
 t.test('life: a pinned node\'s state can be shown instead of the output', async (t) => {
   const life = await player('life');
-  const page = await openPlayer(browser, life.url);
+  const page = await openPlayer(browser(), life.url);
   await page.check('#nodes input[data-node="board"]');
   await until(page, 'board.cells among the sources', () => Array.from((document.getElementById('source') as HTMLSelectElement).options).some((o) => o.value === 'board.cells'));
   await page.selectOption('#source', 'board.cells');
@@ -237,7 +223,7 @@ t.test('life: a pinned node\'s state can be shown instead of the output', async 
 
 t.test('keys: a saved scene that reads keys swaps in live, and held keys reach its kernel', async (t) => {
   const life = await player('life');
-  const page = await openPlayer(browser, life.url);
+  const page = await openPlayer(browser(), life.url);
   const revision = await page.evaluate(() => (window as any).player.scene.revision as number);
   writeFileSync(join(life.dir, 'scene.esn'), [
     'kernel demo.keys@1 {',

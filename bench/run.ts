@@ -57,7 +57,7 @@ function checksum(engine: Engine, output: string): number {
 }
 
 /** The engine on one pipeline with a pool of `workers` threads, warmed up, timing runs. */
-class EngineRun {
+export class EngineRun {
   readonly times: number[] = [];
 
   private constructor(
@@ -194,7 +194,7 @@ async function editToPublished(): Promise<Extra> {
   }
 }
 
-function machine(): string {
+export function machine(): string {
   const c = cpus();
   return `${c.length} x ${c[0]?.model ?? 'cpu'}, Node ${process.version}`;
 }

@@ -71,8 +71,8 @@ export function loadSceneFile(scenePath: string, options: { size?: number[]; inp
  * package leaves them out, so `entelechy bench` loads them only when asked, and says where they are.
  */
 async function loadBench() {
-  const [{ isPipelineName }, { bench }] = await fromBench(() => Promise.all([import('../../bench/reference/measurement.js'), import('../../bench/run.js')]));
-  return { isPipelineName, bench };
+  const { isPipelineName } = await fromBench(() => import('../../bench/reference/measurement.js'));
+  return { isPipelineName, bench: async (...a: Parameters<typeof import('../../bench/run.js').bench>) => (await import('../../bench/run.js')).bench(...a) };
 }
 
 async function fromBench<T>(load: () => Promise<T>): Promise<T> {
@@ -281,7 +281,11 @@ export async function main(args: string[]): Promise<number> {
           .option('json', { type: 'boolean', default: false, describe: 'one JSON object per measurement' })
           .option('compile', { type: 'boolean', default: false, describe: 'instead: the compile corpus, per scene and tier: time per compiler stage, wasm size, edit to first frame' })
           .option('scenes', { type: 'string', describe: 'with --compile: which corpus scenes, e.g. raymarch,P4 (default all)' })
-          .option('edits', { type: 'number', default: 11, describe: 'with --compile: timed edits per scene' }),
+          .option('edits', { type: 'number', default: 11, describe: 'with --compile: timed edits per scene' })
+          .option('rounds', { type: 'number', describe: 'instead: N rounds (3 if only --sizes, --chart or --out is given), each running the engine and the C reference one after the other per pipeline, size and worker count; reports each ratio\'s min / median / max over the rounds and the load average (no plain JavaScript)' })
+          .option('sizes', { type: 'string', describe: 'with rounds: several sizes, e.g. 256,1024,4096 (default: --size)' })
+          .option('chart', { type: 'string', describe: 'with rounds: draw the ratios to C into this SVG file' })
+          .option('out', { type: 'string', describe: 'with rounds: write the whole report (every round\'s figures) into this JSON file' }),
       async (argv) => {
         if (argv.compile) {
           const { benchCompile, corpus } = await fromBench(() => import('../../bench/compile.js'));
@@ -298,6 +302,11 @@ export async function main(args: string[]): Promise<number> {
         if (bad) throw new UserError(`--pipelines: \`${bad}\` is not a pipeline; they are P1, P2, P3, P4`);
         if (!(argv.size >= 16 && argv.size <= 16384)) throw new UserError(`--size must be between 16 and 16384; got ${argv.size}`);
         if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${argv.runs}`);
+        if (argv.rounds !== undefined || argv.sizes !== undefined || argv.chart !== undefined || argv.out !== undefined) {
+          const { benchRounds } = await fromBench(() => import('../../bench/rounds-cli.js'));
+          await benchRounds({ ...argv, pipelines: pipelines as PipelineName[] });
+          return;
+        }
         await bench({ size: argv.size, pipelines: pipelines as PipelineName[], runs: argv.runs, workers: Math.max(1, argv.workers), c: argv.c, js: argv.js, json: argv.json });
       },
     )

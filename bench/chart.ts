@@ -1,0 +1,70 @@
+// `entelechy bench --chart FILE.svg`: the rounds' ratios to C as a picture, drawn by Vega-Lite
+// and rendered to SVG by Vega in Node (no browser; without the optional `canvas` package Vega
+// estimates text widths, which is fine for labels this short).
+//
+// One panel per size; in each, per pipeline, a point per worker count at the median ratio and a
+// whisker from the lowest round to the highest; a dashed line marks parity with C.
+
+import * as vega from 'vega';
+import { compile, type TopLevelSpec } from 'vega-lite';
+import { plural, runsAt, type RoundsReport } from './rounds.js';
+
+export function chartSpec(report: RoundsReport): TopLevelSpec {
+  const values = report.summary
+    .filter((s) => s.vs_c)
+    .map((s) => ({
+      pipeline: s.pipeline,
+      size: `${s.size} x ${s.size}`,
+      workers: `${s.workers} worker${s.workers > 1 ? 's' : ''}`,
+      min: round(s.vs_c!.min),
+      median: round(s.vs_c!.median),
+      max: round(s.vs_c!.max),
+    }));
+  if (values.length === 0) throw new Error('the chart draws the ratios to the C reference, and this run has none');
+  const x = { field: 'pipeline', type: 'nominal', title: null, sort: report.pipelines, axis: { labelAngle: 0 } } as const;
+  const xOffset = { field: 'workers', type: 'nominal', sort: report.workers.map((w) => `${w} worker${w > 1 ? 's' : ''}`) } as const;
+  const color = { field: 'workers', type: 'nominal', title: null, sort: xOffset.sort } as const;
+  const { start, end } = report.load;
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: 'Engine throughput against the C reference, same round',
+      subtitle: [
+        `median of ${plural(report.rounds, 'round')} (whiskers: lowest and highest round), ${report.sizes.map((s) => `${runsAt(report.runs, s)} runs at ${s}`).join(', ')} per figure`,
+        `${report.date.slice(0, 16).replace('T', ' ')} UTC, load average ${start[0]} at the start, ${end[0]} at the end (${report.machine.split(',')[0]})`,
+      ],
+    },
+    data: { values },
+    facet: { column: { field: 'size', type: 'ordinal', title: null, sort: report.sizes.map((s) => `${s} x ${s}`) } },
+    spec: {
+      width: Math.max(120, 34 * report.pipelines.length * report.workers.length),
+      height: 220,
+      layer: [
+        { mark: { type: 'rule', strokeDash: [4, 4], color: '#888' }, encoding: { y: { datum: 1 } } },
+        {
+          mark: { type: 'rule', strokeWidth: 2 },
+          encoding: { x, xOffset, color, y: { field: 'min', type: 'quantitative', title: 'engine / C' }, y2: { field: 'max' } },
+        },
+        {
+          mark: { type: 'point', filled: true, size: 70 },
+          encoding: {
+            x, xOffset, color,
+            y: { field: 'median', type: 'quantitative' },
+            tooltip: [{ field: 'pipeline' }, { field: 'size' }, { field: 'workers' }, { field: 'median' }, { field: 'min' }, { field: 'max' }],
+          },
+        },
+      ],
+    },
+  } as TopLevelSpec;
+}
+
+const round = (v: number) => Math.round(v * 1000) / 1000;
+
+export async function chartSvg(report: RoundsReport): Promise<string> {
+  const view = new vega.View(vega.parse(compile(chartSpec(report)).spec), { renderer: 'none' });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
+}

@@ -181,6 +181,14 @@ t.test('integers stay integers: min, max, abs of i32 wrap like i32', async (t) =
   t.same(run('f32(max(i32(a), 3) * 1073741824), f32(min(i32(a), 3) * 1073741824), f32(abs(i32(a)) * 1073741824), 0.0', A)[2], [-1073741824, 1073741824, 1073741824, 0]);
   t.same(run('max(a, 3.0) * 1073741824.0', A)[2][0], 3221225472, 'min/max of floats stay floats');
   t.same(run('f32(abs(-7)), abs(-7.5), f32(min(-7, 2)), f32(max(-7, 2))', A)[0], [7, 7.5, -7, 2]);
+  // abs of an i32 is exact past 2^24, where an f32 rounds (16777217 would become 16777216), and
+  // wraps at the i32 minimum as i32 arithmetic does (an f32 abs would give +2^31).
+  t.same(run('f32(abs(-16777217) - 16777216), f32(abs(16777219) - 16777216), f32(abs(-2147483647 - 1)), 0.0', A)[0], [1, 3, -2147483648, 0]);
+});
+
+t.test('length of a scalar is its absolute value, also where its square leaves the f32 range', async (t) => {
+  // sqrt(x * x) would overflow to Infinity at 1e20 and underflow to 0 at 1e-30.
+  t.same(run('length(a * 0.0 + 1e20), length(a * 0.0 - 1e-30), length(-1e20), length(3.0)', A)[0], [Math.fround(1e20), Math.fround(1e-30), Math.fround(1e20), 3]);
 });
 
 t.test('the helpers of the lowering: types of results, the turns rewrite only for `* TAU`, f32 min and max', async (t) => {

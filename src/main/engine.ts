@@ -382,11 +382,11 @@ export class Engine {
   /**
    * Set `copy` (an engine of the same scene) up to run this engine's last frame again: the state
    * that frame started from, its clock, frame number and params; returns that frame's input. With
-   * no frame to replay (none ran, or the last one failed), `copy` starts from the current state
-   * and clock to run the next frame, and the answer is undefined.
+   * no frame to replay (none ran, or the last one failed), or with `next`, `copy` starts from the
+   * current state and clock to run the next frame, and the answer is undefined.
    */
-  replayInto(copy: Engine): FrameInput | undefined {
-    const last = this.last;
+  replayInto(copy: Engine, next = false): FrameInput | undefined {
+    const last = next ? undefined : this.last;
     const carry = (from: Field, mine: Field | undefined) => {
       if (mine && mine.planeBytes === from.planeBytes && mine.comps.length === from.comps.length) copyField(this.memory, from, mine);
     };

@@ -29,7 +29,8 @@ import { PathError, versionOf } from './documents.js';
 import { Engine, sceneGroups, type FrameReport } from './engine.js';
 import { recoverJournal, writeDocuments } from './journal.js';
 import { cacheDir, compileHere, prepareModules } from './modules.js';
-import { traceElement, type TracedValue } from './trace.js';
+import { traceElement } from './trace.js';
+import { profileFrame } from './profile.js';
 import { SceneFolder } from './files.js';
 import { FieldMemory, pagesFor } from './memory.js';
 import { emptyWorld, type World, type WorldEvent } from './world.js';
@@ -377,8 +378,13 @@ export class Session {
   }
 
   /** What each node computed at one element in the last frame (trace.ts); the world is not touched. */
-  trace(at: { x: number; y: number; z: number }, needed?: ReadonlySet<string>, signal?: AbortSignal): Promise<{ frame: number; values: TracedValue[] }> {
+  trace(at: { x: number; y: number; z: number }, needed?: ReadonlySet<string>, signal?: AbortSignal): ReturnType<typeof traceElement> {
     return traceElement(this, at, needed, signal);
+  }
+
+  /** Each node's time in the next frame, run once on an unfused copy (profile.ts); the world is not touched. */
+  profile(input: Parameters<Engine['evaluate']>[0], signal?: AbortSignal): ReturnType<typeof profileFrame> {
+    return profileFrame(this, input ?? {}, signal);
   }
 
   /** Stop the frame running now (commit.ts: a change about to swap the world does not wait for it); it commits nothing. */

@@ -1,10 +1,17 @@
-// `trace`: what each node computed at one element in the last frame. The last frame is run again,
-// unfused, on a copy of the world (from the state it started from, with its input), and every
-// port is read at the element; before any frame of the running version, the next frame. The
-// running world is not touched: the copy has fields of its own, freed after.
+// `trace`: what each node read and computed at one element in the last frame. The last frame is
+// run again, unfused, on a copy of the world (from the state it started from, with its input;
+// before any frame of the running version, the next frame: unfused-copy.ts), and every node's
+// ports are read at the element: what it computed (`values`) and what it read (`reads`): the
+// fields its in ports read, the state it started from, its plain in values (a param or the
+// document's value) and the world's uniforms its code reads (time, frame, pointer, keys).
 
-import { Engine } from './engine.js';
+import type { Field } from './field.js';
+import type { FieldMemory } from './memory.js';
+import type { Engine } from './engine.js';
 import type { Session } from './session.js';
+import { onUnfusedCopy } from './unfused-copy.js';
+import { uniformValues } from './uniforms.js';
+import { uniformName } from '../ir/bindings.js';
 
 export interface TracedValue {
   node: string;
@@ -12,34 +19,86 @@ export interface TracedValue {
   value: number | number[];
 }
 
-/** The values of every out and state port (of the `needed` nodes, or all) at element `at`; none where it is outside them all. */
-export function traceElement(s: Session, at: { x: number; y: number; z: number }, needed: ReadonlySet<string> | undefined, signal?: AbortSignal): Promise<{ frame: number; values: TracedValue[] }> {
-  const { x, y, z } = at;
-  return s.frame(async (running) => {
-    const scene = s.scene;
-    const pins = scene.nodes.map((n) => n.name);
-    await s.prepareScene(scene, pins, false);
-    // On the pool like any frame: the copy's kernels are no shorter than the world's.
-    const copy = new Engine(scene, { memory: s.memory, fuse: false, pins, cacheFrames: false, prepared: true, pool: s.pool });
-    try {
-      const input = s.engine.replayInto(copy);
-      await copy.evaluate(input ?? { time: copy.time }, running);
-      const values: TracedValue[] = [];
-      for (const node of scene.nodes) {
-        if (needed && !needed.has(node.name)) continue;
-        for (const port of node.kernel.ports) {
-          if (port.kind === 'in') continue;
-          const field = copy.fields.port(node.name, port.name);
-          if (!field) continue;
-          if (x < 0 || y < 0 || z < 0 || x >= field.width || y >= field.height || z >= field.depth) continue;
-          const word = (field.ptr + 4 * (x + y * field.stride + z * field.stride * field.height)) / 4;
-          const comps = field.comps.map((t, c) => (t === 'f32' ? s.memory.f32 : s.memory.i32)[word + (c * field.planeBytes) / 4]);
-          values.push({ node: node.name, port: port.name, value: comps.length === 1 ? comps[0] : comps });
-        }
+/**
+ * One thing a node read at the element. `kind`: `field` (an in port's field; `from` its source,
+ * `node.port` or `input:NAME`), `state` (a state port's value the frame started from), `param`
+ * (an in value bound to a param; `from` the param), `value` (an in value the document gives) or
+ * `uniform` (a world value: time, frame, pointer.x, pointer.y, pointer.down, keys.NAME).
+ */
+export interface TracedRead {
+  node: string;
+  name: string;
+  kind: 'field' | 'state' | 'param' | 'value' | 'uniform';
+  from?: string;
+  value: number | number[];
+}
+
+type At = { x: number; y: number; z: number };
+
+/** A field's components at element `at` (one number for one component); undefined outside it. */
+function valueAt(memory: FieldMemory, field: Field | undefined, { x, y, z }: At): number | number[] | undefined {
+  if (!field || x < 0 || y < 0 || z < 0 || x >= field.width || y >= field.height || z >= field.depth) return undefined;
+  const word = (field.ptr + 4 * (x + y * field.stride + z * field.stride * field.height)) / 4;
+  const comps = field.comps.map((t, c) => (t === 'f32' ? memory.f32 : memory.i32)[word + (c * field.planeBytes) / 4]);
+  return comps.length === 1 ? comps[0] : comps;
+}
+
+const one = (v: number[]) => (v.length === 1 ? v[0] : v);
+
+/** What each node of `copy` (after its frame) read at `at`. */
+function readsAt(copy: Engine, memory: FieldMemory, at: At, node: Engine['scene']['nodes'][number], frame: { time: number; frame: number; input: Parameters<typeof uniformValues>[1]['input'] }): TracedRead[] {
+  const reads: TracedRead[] = [];
+  for (const [port, src] of node.edges) {
+    const from = 'input' in src ? copy.fields.input(src.input) : copy.fields.port(src.node, src.port);
+    const value = valueAt(memory, from, at);
+    if (value !== undefined) reads.push({ node: node.name, name: port, kind: 'field', from: 'input' in src ? `input:${src.input}` : `${src.node}.${src.port}`, value });
+  }
+  for (const port of node.kernel.ports) {
+    if (port.kind !== 'state') continue;
+    // After the frame the back buffer holds the state it started from.
+    const value = valueAt(memory, copy.fields.state(node.name, port.name)?.next, at);
+    if (value !== undefined) reads.push({ node: node.name, name: port.name, kind: 'state', value });
+  }
+  for (const [port, src] of node.values) {
+    if ('param' in src) reads.push({ node: node.name, name: port, kind: 'param', from: src.param, value: one(copy.params.get(src.param) ?? []) });
+    else reads.push({ node: node.name, name: port, kind: 'value', value: one(src.value) });
+  }
+  // Unfused, the node's group is its own: its world uniforms are what its code reads, filled as the frame filled them.
+  const g = copy.groups.find((gr) => gr.nodes.some((n) => n.name === node.name));
+  if (g) {
+    const values = uniformValues(g, { ...frame, params: copy.params });
+    const seen = new Set<string>();
+    g.uniforms.forEach((u, i) => {
+      if (u.kind === 'value') return;
+      const name = uniformName(u);
+      if (seen.has(name)) return;
+      seen.add(name);
+      reads.push({ node: node.name, name, kind: 'uniform', value: values[i] });
+    });
+  }
+  return reads;
+}
+
+/**
+ * The values of every out and state port (of the `needed` nodes, or all) at element `at`, and what
+ * each of those nodes read there; none where it is outside them all.
+ */
+export function traceElement(s: Session, at: At, needed: ReadonlySet<string> | undefined, signal?: AbortSignal): Promise<{ frame: number; values: TracedValue[]; reads: TracedRead[] }> {
+  return onUnfusedCopy(s, { last: true }, ({ copy, report, input }) => {
+    const values: TracedValue[] = [];
+    const reads: TracedRead[] = [];
+    for (const node of copy.scene.nodes) {
+      if (needed && !needed.has(node.name)) continue;
+      let inside = false;
+      for (const port of node.kernel.ports) {
+        if (port.kind === 'in') continue;
+        const value = valueAt(s.memory, copy.fields.port(node.name, port.name), at);
+        if (value === undefined) continue;
+        values.push({ node: node.name, port: port.name, value });
+        inside = true;
       }
-      return { frame: copy.frame, values };
-    } finally {
-      copy.dispose();
+      if (inside) reads.push(...readsAt(copy, s.memory, at, node, { time: input.time ?? copy.time, frame: report.frame - 1, input }));
     }
+    return { frame: report.frame, values, reads };
   }, signal);
 }

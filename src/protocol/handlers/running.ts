@@ -36,22 +36,24 @@ export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: R
     if (!s.scene.outputs.some((x) => x.name === o)) throw new ProtocolError(`no output \`${o}\`; the outputs: ${s.scene.outputs.map((x) => x.name).join(', ')}`, { field: 'outputs' });
   }
   if (Array.isArray(f.keys) && !f.keys.every((k) => typeof k === 'string'))
-    throw new ProtocolError('`keys` are the names of keys held: an array of strings, e.g. ["a", "shift"]', { fields: ['time', 'outputs', 'pointer', 'keys', 'deadline'], field: 'keys', expected: 'array of strings' });
+    throw new ProtocolError('`keys` are the names of keys held: an array of strings, e.g. ["a", "shift"]', { fields: ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile'], field: 'keys', expected: 'array of strings' });
   const pointer = f.pointer as { x?: unknown; y?: unknown; down?: unknown } | undefined;
   if (pointer && (['x', 'y'].some((k) => pointer[k as 'x'] !== undefined && !isF32Number(pointer[k as 'x'])) || (pointer.down !== undefined && typeof pointer.down !== 'boolean')))
-    throw new ProtocolError('`pointer` is {x, y, down}: x and y finite numbers within ±3.4e38 (element coordinates), down true or false', { fields: ['time', 'outputs', 'pointer', 'keys', 'deadline'], field: 'pointer', expected: '{x: number, y: number, down: boolean}' });
-  const { report, events } = await s.evaluate({
+    throw new ProtocolError('`pointer` is {x, y, down}: x and y finite numbers within ±3.4e38 (element coordinates), down true or false', { fields: ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile'], field: 'pointer', expected: '{x: number, y: number, down: boolean}' });
+  const input = {
     time: typeof f.time === 'number' ? f.time : undefined,
     pointer: pointer ? { x: Number(pointer.x ?? 0), y: Number(pointer.y ?? 0), down: Boolean(pointer.down) } : undefined,
     keys: Array.isArray(f.keys) ? (f.keys as string[]) : undefined,
-  }, conn.signal);
+  };
+  // Profiling runs the next frame on an unfused copy: the answer is that frame's, with a timing per node; the world does not move.
+  const { report, events, slowest } = f.profile === true ? { ...(await s.profile(input, conn.signal)), events: [] } : { ...(await s.evaluate(input, conn.signal)), slowest: undefined };
   const outputs = s.scene.outputs
     .filter((o) => !wanted || wanted.includes(o.name))
     .map((o) => {
       const field = s.engine.outputField(o.name)!;
       return { name: o.name, width: field.width, height: field.height, ...(field.dims === 3 ? { depth: field.depth } : {}) };
     });
-  return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, events: [...events, ...s.engine.events.splice(0)] };
+  return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...s.engine.events.splice(0)] };
 }
 
 /** The region a read names, checked: integers inside the field (undefined: the whole field). */
@@ -190,9 +192,9 @@ export async function trace(s: Session, f: RequestFields<'trace'>, conn: Request
     };
     visit(out.node);
   }
-  const { frame, values } = await s.trace({ x, y, z }, needed, conn.signal);
+  const { frame, values, reads } = await s.trace({ x, y, z }, needed, conn.signal);
   if (!values.length) throw new ProtocolError(`(${x}, ${y}${f.z !== undefined ? `, ${z}` : ''}) is outside every field of the scene`, { field: 'x' });
-  return { frame, x, y, ...(f.z !== undefined ? { z } : {}), values };
+  return { frame, x, y, ...(f.z !== undefined ? { z } : {}), values, reads };
 }
 
 /** Stop this connection's evaluations (the doors answer `cancel` out of turn, so it reaches them). */

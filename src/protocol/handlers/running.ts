@@ -1,6 +1,6 @@
 // Running: param, evaluate, read, pause, trace, pin, unpin, cancel.
 
-import type { RequestFields } from '../operations.js';
+import { operation, type RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
 import type { World } from '../../main/world.js';
 import { readField, type Field } from '../../main/field.js';
@@ -30,16 +30,19 @@ export async function param(s: Session, f: RequestFields<'param'>) {
   return { events, name, value: f.value };
 }
 
+/** The fields `evaluate` takes, as a refusal of one of them lists them. */
+const EVALUATE_FIELDS = operation('evaluate')!.fields.map((x) => x.name);
+
 export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: RequestContext) {
   const wanted = Array.isArray(f.outputs) ? (f.outputs as string[]) : undefined;
   for (const o of wanted ?? []) {
     if (!s.scene.outputs.some((x) => x.name === o)) throw new ProtocolError(`no output \`${o}\`; the outputs: ${s.scene.outputs.map((x) => x.name).join(', ')}`, { field: 'outputs' });
   }
   if (Array.isArray(f.keys) && !f.keys.every((k) => typeof k === 'string'))
-    throw new ProtocolError('`keys` are the names of keys held: an array of strings, e.g. ["a", "shift"]', { fields: ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile'], field: 'keys', expected: 'array of strings' });
+    throw new ProtocolError('`keys` are the names of keys held: an array of strings, e.g. ["a", "shift"]', { fields: EVALUATE_FIELDS, field: 'keys', expected: 'array of strings' });
   const pointer = f.pointer as { x?: unknown; y?: unknown; down?: unknown } | undefined;
   if (pointer && (['x', 'y'].some((k) => pointer[k as 'x'] !== undefined && !isF32Number(pointer[k as 'x'])) || (pointer.down !== undefined && typeof pointer.down !== 'boolean')))
-    throw new ProtocolError('`pointer` is {x, y, down}: x and y finite numbers within ±3.4e38 (element coordinates), down true or false', { fields: ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile'], field: 'pointer', expected: '{x: number, y: number, down: boolean}' });
+    throw new ProtocolError('`pointer` is {x, y, down}: x and y finite numbers within ±3.4e38 (element coordinates), down true or false', { fields: EVALUATE_FIELDS, field: 'pointer', expected: '{x: number, y: number, down: boolean}' });
   const input = {
     time: typeof f.time === 'number' ? f.time : undefined,
     pointer: pointer ? { x: Number(pointer.x ?? 0), y: Number(pointer.y ?? 0), down: Boolean(pointer.down) } : undefined,

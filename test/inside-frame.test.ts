@@ -44,7 +44,7 @@ t.test('profile: a timing per node, the slowest named; the world does not move',
   t.equal(after.frame, before.status.frame, 'the frame counter is as it was');
   t.equal(after.time, before.status.time, 'the clock is as it was');
   t.equal(await f32(t, R), before.data, 'the output is as the last frame left it');
-  t.equal((await ok(t, R, { op: 'evaluate', time: 0.25 })).frame, 2, 'the next real frame is frame 2');
+  t.equal((await ok(t, R, { op: 'evaluate', time: 0.5 })).frame, 2, 'the next real frame is frame 2');
 });
 
 t.test('profile leaves state as it was: the next frame computes what it would have', async (t) => {

@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import type { Backend } from '../main/engine.js';
 import { SceneFolder } from '../main/files.js';
 import { parseMemory } from '../main/budget.js';
+import { optimiseBudget, optimiseBudgetOption } from '../main/optimise-budget.js';
 import { isVideoFile, videoCrf } from '../main/video.js';
 import { checkParamOptions, parseParamOptions } from '../main/param-option.js';
 import { isUserError, markPrinted, UserError, wasPrinted } from '../main/user-error.js';
@@ -324,11 +325,11 @@ export async function main(args: string[]): Promise<number> {
           .option('allow-origin', { type: 'array', string: true, describe: 'a browser origin whose pages may open a WebSocket (e.g. http://localhost:5173; loopback pages of this port always may)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' })
           .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
-          .option('optimise-budget', { type: 'number', default: 2000, describe: 'milliseconds an optimised compile may take in the background before the fast tier is kept (docs/architecture.md, Tiers)' }),
+          .option('optimise-budget', optimiseBudgetOption),
       async (argv) => {
         const { sessionGrants } = await import('./tools.js');
         const { serve } = await import('./serve.js');
-        if (!(argv.optimiseBudget >= 0 && argv.optimiseBudget <= 3_600_000)) throw new UserError(`--optimise-budget takes milliseconds between 0 and 3600000; got ${argv.optimiseBudget}`);
+        const budget = optimiseBudget(argv.optimiseBudget);
         const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
         const listenSpec = argv.listen === '' ? '127.0.0.1:7788' : (argv.listen as string | undefined);
         const allowedOrigins = (argv.allowOrigin as string[] | undefined) ?? [];
@@ -336,7 +337,7 @@ export async function main(args: string[]): Promise<number> {
           if (o !== '*' && !/^https?:\/\/[^/\s]+$/i.test(o)) throw new UserError(`--allow-origin takes an origin such as http://localhost:5173 (scheme, host and port, no path); got \`${o}\``);
         const params = parseParamOptions(argv.param as string[] | undefined);
         const inputs = parseInputOptions(argv.input as string[] | undefined);
-        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, params, inputs, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory), optimiseBudget: argv.optimiseBudget });
+        await serve(String(argv.scene), { listen: listenSpec, allowedOrigins, grants, params, inputs, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory), optimiseBudget: budget });
       },
     )
     .command(
@@ -350,12 +351,14 @@ export async function main(args: string[]): Promise<number> {
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
           .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG), resized to it (repeatable)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' })
-          .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' }),
+          .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
+          .option('optimise-budget', optimiseBudgetOption),
       async (argv) => {
         const { mcp } = await import('../mcp/run.js');
+        const budget = optimiseBudget(argv.optimiseBudget);
         const params = parseParamOptions(argv.param as string[] | undefined);
         const inputs = parseInputOptions(argv.input as string[] | undefined);
-        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, params, inputs, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory) });
+        await mcp(String(argv.scene), { grant: argv.grant as string[] | undefined, deny: argv.deny as string[] | undefined, params, inputs, workers: Math.max(1, argv.workers as number), memory: memoryOption(argv.memory), optimiseBudget: budget });
       },
     )
     .command(

@@ -11,9 +11,10 @@
 import type { IrFunction } from '../ir/ir.js';
 import { CompileWorker } from './compiler.js';
 import { prepareModules } from './modules.js';
+import { DEFAULT_OPTIMISE_BUDGET_MS } from './optimise-budget.js';
 import type { World, WorldEvent } from './world.js';
 
-export const DEFAULT_OPTIMISE_BUDGET_MS = 2000;
+export { DEFAULT_OPTIMISE_BUDGET_MS };
 
 /** What the optimiser needs of the session. */
 export interface OptimiserSite {

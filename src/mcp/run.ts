@@ -17,6 +17,8 @@ export interface McpOptions {
   deny?: string[];
   workers?: number;
   memory?: number;
+  /** Milliseconds an optimised compile may take (--optimise-budget). */
+  optimiseBudget?: number;
   /** --param NAME=VALUE, read; checked against the scene once it opens. */
   params?: ParamOption[];
   /** --input NAME=FILE: images read into inputs at the start. */
@@ -36,7 +38,7 @@ class CommandError extends UserError {
 async function openSession(scenePath: string, options: McpOptions): Promise<Session> {
   const { sessionGrants } = await import('../cli/tools.js');
   const { openStarted } = await import('../cli/serve.js');
-  return openStarted(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers, memory: options.memory, params: options.params, inputs: options.inputs });
+  return openStarted(scenePath, { grants: sessionGrants(options.grant, options.deny), workers: options.workers, memory: options.memory, optimiseBudget: options.optimiseBudget, params: options.params, inputs: options.inputs });
 }
 
 /**

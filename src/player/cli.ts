@@ -1,6 +1,7 @@
 // The `entelechy-player` command line.
 
 import { parseMemory } from '../main/budget.js';
+import { optimiseBudget, optimiseBudgetOption } from '../main/optimise-budget.js';
 import yargs from 'yargs';
 import { serveStdio } from '../protocol/transports.js';
 import { doorHandler, startInputs, startParams } from '../cli/serve.js';
@@ -36,6 +37,7 @@ async function main(args: string[]): Promise<void> {
     .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
     .option('workers', { type: 'number', describe: 'evaluation workers (default: one per core)' })
     .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
+    .option('optimise-budget', optimiseBudgetOption)
     .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0)' })
     .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG), resized to it (repeatable)' })
     .strict()
@@ -51,9 +53,10 @@ async function main(args: string[]): Promise<void> {
   const workers = argv.workers === undefined ? undefined : Math.max(1, argv.workers);
   const params = parseParamOptions(argv.param as string[] | undefined);
   const inputs = parseInputOptions(argv.input as string[] | undefined);
+  const budget = optimiseBudget(argv.optimiseBudget);
   const memory = argv.memory === undefined ? undefined : parseMemory(String(argv.memory));
   if (memory !== undefined && typeof memory !== 'number') throw new PlayerError(memory.problem);
-  const player = await startPlayer(String(argv.scene), { listen: argv.listen, grants, ...(workers ? { workers } : {}), ...(memory ? { memory } : {}) });
+  const player = await startPlayer(String(argv.scene), { listen: argv.listen, grants, ...(workers ? { workers } : {}), ...(memory ? { memory } : {}), optimiseBudget: budget });
   try {
     await startParams(player.session, params, 'entelechy-player');
     await startInputs(player.session, inputs, 'entelechy-player');

@@ -81,8 +81,8 @@ t.test('render --json on a scene that does not check prints the error and its di
   t.notOk(existsSync(join(dir, 'o.png')));
 });
 
-t.test('help NAME [--json], in any order; help alone lists every name; test runs examples/ by default', async (t) => {
-  const index = cli(['help']);
+t.test('help NAME [--json], in any order; help --all lists every name; test runs examples/ by default', async (t) => {
+  const index = cli(['help', '--all']);
   t.equal(index.status, 0, index.ended);
   t.match(index.stdout, /operation:\n  status, kernels/);
   t.match(index.stdout, /`entelechy help NAME` describes one/);
@@ -93,7 +93,7 @@ t.test('help NAME [--json], in any order; help alone lists every name; test runs
   }
   const typo = cli(['help', 'evalute']);
   t.equal(typo.status, 1);
-  t.match(typo.stderr, /no help for `evalute`; similar: evaluate.*`entelechy help` lists every name/);
+  t.match(typo.stderr, /no help for `evalute`; similar: evaluate.*`entelechy help --all` lists every name/);
   const replays = cli(['test']);
   t.equal(replays.status, 0, replays.ended);
   t.match(replays.stdout, /^([1-9]\d*) passed, 0 failed$/m);

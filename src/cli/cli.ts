@@ -202,10 +202,10 @@ export async function main(args: string[]): Promise<number> {
   // `help` is yargs's own word too (it would print the usage): read its name and --json here.
   if (args[0] === 'help' && !args.includes('--help')) {
     const names = args.slice(1).filter((a) => !a.startsWith('-'));
-    const unknown = args.slice(1).find((a) => a.startsWith('-') && a !== '--json');
-    if (names.length > 1 || unknown) throw new UserError(`help takes one name and --json, e.g. \`entelechy help evaluate --json\`; got \`${args.slice(1).join(' ')}\``);
+    const unknown = args.slice(1).find((a) => a.startsWith('-') && a !== '--json' && a !== '--all');
+    if (names.length > 1 || unknown) throw new UserError(`help takes one name and --json, e.g. \`entelechy help evaluate --json\` (or --all for every name); got \`${args.slice(1).join(' ')}\``);
     const { printHelp } = await import('./tools.js');
-    return printHelp(names[0], args.includes('--json'));
+    return printHelp(names[0], args.includes('--json'), args.includes('--all'));
   }
   let status = 0;
   const parser = yargs(args)

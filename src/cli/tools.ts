@@ -23,16 +23,18 @@ export function sessionGrants(grant?: string[], deny?: string[]): Grant[] {
   return base.filter((g) => !(deny ?? []).includes(g));
 }
 
-export function printHelp(name: string | undefined, json: boolean): number {
+/** `entelechy help [NAME] [--json] [--all]`: the quick start, one entry, or (--all) every name. */
+export function printHelp(name: string | undefined, json: boolean, all = false): number {
   try {
     const entry = helpEntry(name);
     if (json) process.stdout.write(JSON.stringify(entry) + '\n');
+    else if (entry.quickstart && !all) process.stdout.write((entry.quickstart as string[]).join('\n') + '\n\n`entelechy help --all` lists every name help knows.\n');
     else process.stdout.write(formatHelp(entry) + '\n');
     return 0;
   } catch (e) {
     if (!(e instanceof ProtocolError)) throw e;
     if (json) process.stdout.write(JSON.stringify({ error: { message: e.message, ...e.data } }) + '\n');
-    else process.stderr.write(`entelechy: ${e.message.replace('{"op": "help"} lists every name', '`entelechy help` lists every name')}\n`);
+    else process.stderr.write(`entelechy: ${e.message.replace('{"op": "help"} lists every name', '`entelechy help --all` lists every name')}\n`);
     return 1;
   }
 }
@@ -50,6 +52,11 @@ function formatHelp(entry: Record<string, unknown>): string {
       }
       if (Array.isArray(e.takes)) for (const f of e.takes as { op: string; type: string; meaning: string }[]) lines.push(`  ${f.op}: ${f.type} — ${f.meaning}`);
       if (e.answer) lines.push(`  answers: ${e.answer}`);
+      if (Array.isArray(e.answered_by) && e.answered_by.length) lines.push(`  in the answer of: ${e.answered_by.join(', ')}`);
+      if (e.within) lines.push(`  within: ${e.within}`);
+      if (Array.isArray(e.names)) lines.push(`  ${e.names.join(', ')}`);
+      if (Array.isArray(e.aliases)) lines.push(`  also: ${e.aliases.join(', ')}`);
+      if (e.doc) lines.push(`  more: ${e.doc}`);
       if (e.open) lines.push(`  open: ${e.open}`);
       if (e.example) lines.push(`  e.g. ${e.example}`);
       return lines.join('\n');

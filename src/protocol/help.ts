@@ -1,8 +1,11 @@
 // `help`: gathered from the tables the implementation executes — the protocol's operations and
 // fields, the compiler's types and builtins, the parser's forms and reserved words, the grants,
-// the events, the doors, the protocol's limits, the replayer's lines and the session's packages. Nothing here is a
-// second list.
+// the events, the doors, the protocol's limits, the replayer's lines and the session's packages —
+// and from the two tables of words no code table holds: what answers' members mean
+// (answer-fields.ts) and the concepts of the docs (concepts.ts). Without a name, the quick start.
 
+import { ANSWER_FIELDS, ERROR_MEMBERS, EVENT_MEMBERS } from './answer-fields.js';
+import { CONCEPTS } from './concepts.js';
 import { BUILTIN_FUNCTIONS, BUILTIN_VALUES } from '../ir/builtins.js';
 import { GRANTS } from '../ir/grants.js';
 import { similar } from '../ir/suggest.js';
@@ -11,10 +14,20 @@ import { TYPES } from '../ir/types.js';
 import { ProtocolError } from './envelope.js';
 import { fieldLimit, LIMIT_LIST } from './limits.js';
 import { EVENTS, OPERATIONS } from './operations.js';
+import { DOCS, docsFolder, quickStart } from './quickstart.js';
 import { REPLAY_LINES } from './replay.js';
 import { DOORS } from './transports.js';
 
-type Entry = { name: string; kind: string } & Record<string, unknown>;
+type Entry = { name: string; kind: string; aliases?: string[] } & Record<string, unknown>;
+
+/** What each answer member means, and which operations answer it (their `returns`). */
+function answerEntries(): Entry[] {
+  const errors = ERROR_MEMBERS.map((f) => ({ name: f.name, kind: 'error member', summary: f.meaning, ...(f.doc ? { doc: f.doc } : {}) }));
+  return [...ANSWER_FIELDS, ...EVENT_MEMBERS].map((f): Entry => {
+    const ops = f.within ? [] : OPERATIONS.filter((o) => f.name in o.returns).map((o) => o.name);
+    return { name: f.name, kind: 'answer field', summary: f.meaning, ...(f.within ? { within: f.within } : { answered_by: ops }), ...(f.doc ? { doc: f.doc } : {}) };
+  }).concat(errors);
+}
 
 /** Each field of the operations once, with what it means to each operation that takes it. */
 function fieldEntries(): Entry[] {
@@ -50,6 +63,8 @@ function entries(kernels: readonly string[]): Entry[] {
     ...DOORS.map((d) => ({ name: d.name, kind: 'door', summary: d.summary, open: d.open })),
     ...LIMIT_LIST.map((l) => ({ name: l.name, kind: 'limit', max: l.limit, unit: l.unit, summary: l.applies, remedy: l.remedy })),
     ...fieldEntries(),
+    ...answerEntries(),
+    ...CONCEPTS.map((c) => ({ name: c.name, kind: 'concept', summary: c.summary, doc: c.doc, ...(c.aliases ? { aliases: c.aliases } : {}) })),
     ...packageEntries(kernels),
   ];
 }
@@ -63,13 +78,31 @@ export function helpEntry(name?: string, kernels: readonly string[] = []): Recor
   if (name === undefined) {
     const index: Record<string, string[]> = {};
     for (const e of all) (index[e.kind] ??= []).includes(e.name) || index[e.kind].push(e.name);
-    return { index, usage: 'help NAME describes one; over the protocol {"op": "help", "name": NAME}' };
+    const folder = docsFolder();
+    return { quickstart: quickStart(), docs: DOCS.map((d) => ({ ...d, ...(folder ? { file: folder + d.path.slice('docs/'.length) } : {}) })), index, usage: 'help NAME describes one; over the protocol {"op": "help", "name": NAME}' };
   }
-  const found = all.filter((e) => e.name === name || e.name.split(/[ ,/]+/).includes(name));
+  const found: Record<string, unknown>[] = all.filter((e) => words(e).includes(name));
+  const kind = kindNamed(all, name);
+  const ofKind = all.filter((e) => e.kind === kind);
+  // A kind of a few entries (the replay lines, the doors) is shown whole; a longer one by name.
+  if (kind && ofKind.length <= 8) found.push(...ofKind);
+  else if (kind) found.push({ name, kind: 'list', summary: `every ${kind} help knows; help NAME describes one`, names: [...new Set(ofKind.map((e) => e.name))] });
   if (!found.length) {
-    const names = [...new Set(all.flatMap((e) => [e.name, ...e.name.split(/[ ,/]+/)]))];
+    // Neighbours among every name and kind; one- and two-letter names only for as short a word.
+    const names = [...new Set([...all.flatMap(words), ...all.map((e) => e.kind)])].filter((c) => c.length >= Math.min(3, name.length));
     const near = similar(name, names);
     throw new ProtocolError(`no help for \`${name}\`${near.length ? `; similar: ${near.join(', ')}` : ''}; {"op": "help"} lists every name`, { similar: near });
   }
   return found.length === 1 ? found[0] : { name, entries: found };
+}
+
+/** The words an entry is found by: its name, the words of a name such as `x, y`, its aliases. */
+function words(e: Entry): string[] {
+  return [e.name, ...e.name.split(/[ ,/]+/), ...(e.aliases ?? [])];
+}
+
+/** The kind a word names, in the singular or plural (`events`, `replay line`, `builtins`). */
+function kindNamed(all: Entry[], name: string): string | undefined {
+  const singular = name.toLowerCase().replace(/s$/, '');
+  return all.find((e) => e.kind === name.toLowerCase() || e.kind === singular)?.kind;
 }

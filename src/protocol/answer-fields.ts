@@ -74,9 +74,11 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('executed', 'the nodes this frame ran (those not needed by an output or pin are left out)'),
   a('placements', 'where each node ran this frame: backend, tier, its fused group, tiles and workers (help fusion, help tiers)', { doc: 'docs/architecture.md#memory-and-evaluation' }),
   a('group', 'the fused group a node ran in (an index into graph.groups)', { within: 'placements' }),
-  a('fused', 'the nodes that ran as one loop with this one: a timing of a fused group is the whole group\'s, so pin a node to time it apart (help fusion)', { within: 'placements, timings' }),
+  a('fused', 'the nodes that ran as one loop with this one: a timing of a fused group is the whole group\'s; evaluate with `"profile": true` times each node apart (help fusion)', { within: 'placements, timings' }),
   a('tiles', 'how many tiles the node\'s domain was run in', { within: 'placements' }),
-  a('timings', 'milliseconds per group this frame: one entry per fused group, under its last node, with `fused` naming the group', { doc: 'docs/architecture.md#memory-and-evaluation' }),
+  a('timings', 'milliseconds per group this frame: one entry per fused group, under its last node, with `fused` naming the group; with `"profile": true`, one per node', { doc: 'docs/architecture.md#memory-and-evaluation' }),
+  a('profiled', 'true: the frame ran once on an unfused copy to time every node on its own (evaluate with `"profile": true`); the world did not move'),
+  a('slowest', 'with `"profile": true`: the node that took longest, and its millis'),
   a('millis', 'milliseconds the group took this frame', { within: 'timings' }),
   // read, write, snapshot
   a('width', 'the field\'s width in elements'),
@@ -88,6 +90,8 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   // trace
   a('x', 'the element traced'), a('y', 'the element traced'), a('z', 'the element traced'),
   a('values', 'what each node computed at the element: node, port, value'),
+  a('reads', 'what each node read at the element: node, name, kind (field, state, param, value, uniform), from (the edge or param) and value'),
+  a('from', 'where a read value came from: the node.port of an edge, or the param', { within: 'reads' }),
   // cancel
   a('cancelled', 'how many evaluations were stopped (cancel), or true on the error of one that was'),
 ];

@@ -3,7 +3,7 @@
 // (the same render of 8 x 8 frames, where a frame's own work is next to nothing).
 //
 //   npx tsc -p tsconfig.json && node dist/bench/farm.js [--rounds 3] [--frames 240] [--scene examples/rings/scene.esn]
-//     [--counts 1,2,3] [--concurrency 1]
+//     [--counts 1,2,3] [--concurrency N]
 //
 // Runs are interleaved (local, 1, 2, 3 workers, then again), so the host's drift touches each
 // alike; every figure is the median of the rounds with their range. Times are the renders' own
@@ -25,8 +25,8 @@ const rounds = Number(arg('rounds', '3'));
 const frames = Number(arg('frames', '240'));
 const scene = arg('scene', 'examples/rings/scene.esn');
 const size = arg('size', '1024x1024');
-/** Frames each worker renders at once (--concurrency), and which worker counts to run. */
-const concurrency = arg('concurrency', '1');
+/** Jobs each worker holds at once (--concurrency; without it, the worker's default), and which worker counts to run. */
+const concurrency = arg('concurrency', '');
 const counts = arg('counts', '1,2,3').split(',').map(Number);
 
 /** One render's own millis (its --json summary), its output removed afterwards. */
@@ -59,7 +59,7 @@ try {
         perJob.local.push((await timed(tiny)) / frames);
         continue;
       }
-      while (workers.length < c) workers.push(await startWorker(redis.url, ['--workers', String(availableParallelism()), '--concurrency', concurrency]));
+      while (workers.length < c) workers.push(await startWorker(redis.url, ['--workers', String(availableParallelism()), ...(concurrency ? ['--concurrency', concurrency] : [])]));
       while (workers.length > c) await stopWorker(workers.pop()!);
       fps.get(c)!.push((frames * 1000) / (await timed([...base, '--farm', redis.url])));
       if (c === 1) perJob.farm.push((await timed([...tiny, '--farm', redis.url])) / frames);
@@ -67,7 +67,7 @@ try {
     process.stderr.write(`round ${r + 1} of ${rounds} done\n`);
   }
   const local = median(fps.get('local')!);
-  console.log(`${frames} frames of ${scene} at ${size.replace('x', ' x ')}, ${rounds} interleaved rounds, ${availableParallelism()} cores, workers at --concurrency ${concurrency}; frames per second, median (range):`);
+  console.log(`${frames} frames of ${scene} at ${size.replace('x', ' x ')}, ${rounds} interleaved rounds, ${availableParallelism()} cores, workers at --concurrency ${concurrency || 'default'}; frames per second, median (range):`);
   for (const c of configs) {
     const xs = fps.get(c)!;
     console.log(`  ${c === 'local' ? 'local render       ' : `farm, ${c} worker${c > 1 ? 's' : ' '}     `} ${median(xs).toFixed(1)} fps (${spread(xs)})${c === 'local' ? '' : `  ${(median(xs) / local).toFixed(2)}x local`}`);

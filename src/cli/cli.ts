@@ -244,13 +244,13 @@ export async function main(args: string[]): Promise<number> {
         y
           .positional('role', { choices: ['worker'], demandOption: true, describe: 'worker: take frames from the queue' })
           .option('redis', { type: 'string', demandOption: 'give the farm\'s Redis: --redis redis://HOST:PORT', describe: 'the Redis URL, e.g. redis://127.0.0.1:6379' })
-          .option('concurrency', { type: 'number', default: 1, describe: 'frames rendered at once' })
+          .option('concurrency', { type: 'number', describe: 'jobs held at once: one evaluates while the ones before it are encoded on threads and sent (default: --workers + 1)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation threads per frame (default: one per core)' })
           .option('memory', { type: 'string', describe: 'the memory budget for fields per frame in flight, e.g. 512M or 2G' })
           .option('stall-ms', { type: 'number', default: 30000, describe: 'how long a frame\'s lock lasts unrenewed: a worker that dies mid-frame loses it to another after this (BullMQ\'s lockDuration and stalledInterval)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON line per event (ready, started, done, failed)' }),
       async (argv) => {
-        for (const [name, v, least] of [['--concurrency', argv.concurrency, 1], ['--workers', argv.workers, 1], ['--stall-ms', argv.stallMs, 100]] as const)
+        for (const [name, v, least] of [['--concurrency', argv.concurrency ?? 1, 1], ['--workers', argv.workers, 1], ['--stall-ms', argv.stallMs, 100]] as const)
           if (!(Number.isInteger(v) && v >= least)) throw new UserError(`${name} must be a whole number of at least ${least}; got ${v}`);
         const { farmWorker } = await import('../farm/worker.js');
         await farmWorker({ redis: String(argv.redis), concurrency: argv.concurrency, workers: argv.workers, memory: memoryOption(argv.memory), stallMs: argv.stallMs, json: argv.json });

@@ -2,11 +2,14 @@
 // each from the documents its job carries, and leaves the PNG under the job's result key for the
 // submitter.
 //
-// Each of the --concurrency slots has its own field memory, evaluation pool and engines, kept by
-// the scene's digest: the next frame of a render reuses the engine (and the modules, cached by
-// the digest of their IR on disk and in memory). Frames are evaluated on the pool's threads,
-// never on this one, so BullMQ can renew a job's lock while it runs (a worker whose event loop is
-// blocked past the lock looks dead, and its job is given to another).
+// A worker works as the local render does (render.ts): one frame evaluates at a time, on one field
+// memory and evaluation pool, while the frames before it are encoded to PNG on threads of their
+// own (png-threads.ts) and sent. So --concurrency N holds N jobs at once: one evaluating, the others
+// waiting for it or being encoded and sent. Engines are kept by the scene's digest: the next frame
+// of a render reuses the engine (and the modules, cached by the digest of their IR on disk and in
+// memory). Frames are evaluated on the pool's threads, never on this one, so BullMQ can renew a
+// job's lock while it runs (a worker whose event loop is blocked past the lock looks dead, and its
+// job is given to another).
 
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
@@ -15,21 +18,21 @@ import { formatDiagnostic } from '../ir/check/report.js';
 import { LineIndex } from '../ir/syntax/position.js';
 import { defaultMemoryBudget } from '../main/budget.js';
 import { EvaluationError, type Engine } from '../main/engine.js';
-import { fieldRgbaRows } from '../main/image.js';
+import { fieldToRgba } from '../main/image.js';
 import { FieldMemory } from '../main/memory.js';
-import { encodePng } from '../main/png.js';
 import { openEngine } from '../main/render.js';
 import { prepareModules } from '../main/modules.js';
 import { TileError, TiledRenderer } from '../main/tiles/renderer.js';
 import { sceneGroups } from '../main/engine.js';
 import { BandEncoder } from './bands.js';
 import { EvalPool } from '../workers/pool.js';
+import { PngThreads } from '../workers/png-threads.js';
 import { aliveKey, connect, QUEUE, RESULT_SECONDS, resultKey, type FrameJob, type FrameResult } from './jobs.js';
 
 export interface FarmWorkerOptions {
   redis: string;
-  /** Frames rendered at once. */
-  concurrency: number;
+  /** Jobs held at once: one evaluating, the others waiting for it or being encoded and sent (default: --workers + 1). */
+  concurrency?: number;
   /** Evaluation threads per frame. */
   workers: number;
   memory?: number;
@@ -41,8 +44,11 @@ export interface FarmWorkerOptions {
 /** Engines a slot keeps, the last used: a worker serving a few renders at once does not compile again for each frame. */
 const ENGINES_PER_SLOT = 3;
 
-/** What one concurrent job renders with. */
-class Slot {
+/** Bytes of pixels waiting to be encoded, past which the next frame waits (as render.ts's FrameWriter). */
+const PIXELS_IN_FLIGHT = 2 ** 30;
+
+/** What the worker renders with: one memory and pool, engines kept by scene, one frame at a time. */
+class Renderer {
   readonly memory: FieldMemory;
   readonly pool: EvalPool;
   private readonly engines = new Map<string, { scene: Scene; engine: Engine }>();
@@ -51,6 +57,18 @@ class Slot {
   constructor(options: FarmWorkerOptions) {
     this.memory = new FieldMemory(options.memory ?? defaultMemoryBudget());
     this.pool = new EvalPool(this.memory.memory, { workers: options.workers, lazy: true });
+  }
+
+  private turn = Promise.resolve();
+
+  /** Run `work` when the frames before it have evaluated: one at a time, in the order asked. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work);
+    this.turn = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
   }
 
   /** The engine for a job's scene: kept from an earlier frame, or loaded from its documents. */
@@ -112,8 +130,11 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
   const connection = await connect(options.redis);
   const name = `${hostname()}:${process.pid}`;
   const say = (line: object, text: string) => (options.json ? process.stdout.write(JSON.stringify(line) + '\n') : process.stderr.write(text + '\n'));
-  const free: Slot[] = [];
-  const slots: Slot[] = [];
+  const concurrency = options.concurrency ?? options.workers + 1;
+  const renderer = new Renderer(options);
+  const encoder = new PngThreads(options.workers);
+  let inFlight = 0;
+  let encoded: Promise<unknown> = Promise.resolve();
 
   const render = async (job: Job<FrameJob, FrameResult>): Promise<FrameResult> => {
     const data = job.data;
@@ -121,17 +142,17 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
     if (!(await connection.exists(aliveKey(data.render)))) throw new UnrecoverableError(`render ${data.render} was abandoned: its submitter is gone`);
     say({ started: job.id, render: data.render, frame: data.frame, attempt: job.attemptsMade + 1 }, `frame ${data.frame} of render ${data.render}: started`);
     const t0 = performance.now();
-    const slot = free.pop() ?? new Slot(options);
-    if (!slots.includes(slot)) slots.push(slot);
-    try {
-      if (data.band) {
-        const result = await renderBand(slot, data as FrameJob & { band: NonNullable<FrameJob['band']> });
-        await connection.set(resultKey(job.id!), result, 'EX', RESULT_SECONDS);
-        const millis = Math.round((performance.now() - t0) * 1000) / 1000;
-        say({ done: job.id, render: data.render, band: data.band, millis }, `rows ${data.band.y0}-${data.band.y1 - 1} of render ${data.render}: done in ${millis.toFixed(0)} ms`);
-        return { bytes: result.length, millis, worker: name };
-      }
-      const { scene, engine } = await slot.engine(data);
+    if (data.band) {
+      const result = await renderer.exclusive(() => renderBand(renderer, data as FrameJob & { band: NonNullable<FrameJob['band']> }));
+      await connection.set(resultKey(job.id!), result, 'EX', RESULT_SECONDS);
+      const millis = Math.round((performance.now() - t0) * 1000) / 1000;
+      say({ done: job.id, render: data.render, band: data.band, millis }, `rows ${data.band.y0}-${data.band.y1 - 1} of render ${data.render}: done in ${millis.toFixed(0)} ms`);
+      return { bytes: result.length, millis, worker: name };
+    }
+    // Evaluated in turn; the pixels copied out (the next frame overwrites the field), then
+    // encoded on a thread while the next job evaluates.
+    const { width, height, rgba } = await renderer.exclusive(async () => {
+      const { scene, engine } = await renderer.engine(data);
       for (const [param, p] of scene.params) engine.params.set(param, [...p.value]);
       for (const { name: param, value } of data.params) engine.params.set(param, value);
       engine.frame = data.frame;
@@ -143,19 +164,23 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
         throw e;
       }
       const field = engine.outputField(data.output)!;
-      const png = await encodePng(field.width, field.height, fieldRgbaRows(engine.memory, field, data.output));
-      await connection.set(resultKey(job.id!), png, 'EX', RESULT_SECONDS);
-      const millis = Math.round((performance.now() - t0) * 1000) / 1000;
-      say({ done: job.id, render: data.render, frame: data.frame, millis }, `frame ${data.frame} of render ${data.render}: done in ${millis.toFixed(0)} ms`);
-      return { bytes: png.length, millis, worker: name };
-    } finally {
-      free.push(slot);
-    }
+      while (inFlight > 0 && inFlight + field.width * field.height * 4 > PIXELS_IN_FLIGHT) await encoded;
+      return { width: field.width, height: field.height, rgba: fieldToRgba(engine.memory, field, data.output) };
+    });
+    const bytes = rgba.length; // (rgba is moved to the thread: its length is 0 after)
+    inFlight += bytes;
+    const encoding = encoder.encode(width, height, rgba).finally(() => (inFlight -= bytes));
+    encoded = encoding.catch(() => {});
+    const png = await encoding;
+    await connection.set(resultKey(job.id!), png, 'EX', RESULT_SECONDS);
+    const millis = Math.round((performance.now() - t0) * 1000) / 1000;
+    say({ done: job.id, render: data.render, frame: data.frame, millis }, `frame ${data.frame} of render ${data.render}: done in ${millis.toFixed(0)} ms`);
+    return { bytes: png.length, millis, worker: name };
   };
 
   const worker = new Worker<FrameJob, FrameResult>(QUEUE, render, {
     connection,
-    concurrency: options.concurrency,
+    concurrency,
     lockDuration: options.stallMs,
     stalledInterval: options.stallMs,
     // A frame whose worker died twice is given a third chance before it fails.
@@ -167,7 +192,7 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
   worker.on('error', () => {});
   const stop = async () => {
     await worker.close(); // waits for the frames in hand
-    await Promise.all(slots.map((s) => s.destroy()));
+    await Promise.all([renderer.destroy(), encoder.close()]);
     connection.disconnect();
   };
   const stopped = new Promise<void>((resolve) => {
@@ -177,7 +202,7 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
   });
   void worker.run();
   await worker.waitUntilReady();
-  say({ ready: true, worker: name, queue: QUEUE, concurrency: options.concurrency }, `farm worker ${name}: taking frames from ${options.redis} (${options.concurrency} at once)`);
+  say({ ready: true, worker: name, queue: QUEUE, concurrency }, `farm worker ${name}: taking frames from ${options.redis} (${concurrency} at once)`);
   await stopped;
 }
 
@@ -190,8 +215,8 @@ function sceneOf(data: FrameJob): Scene {
 }
 
 /** A band of a huge picture, in tiles: its sums (a, b, length as 32-bit words) and its IDAT chunks (bands.ts). */
-async function renderBand(slot: Slot, data: FrameJob & { band: NonNullable<FrameJob['band']> }): Promise<Buffer> {
-  const { scene, renderer } = await slot.tiled(data);
+async function renderBand(from: Renderer, data: FrameJob & { band: NonNullable<FrameJob['band']> }): Promise<Buffer> {
+  const { scene, renderer } = await from.tiled(data);
   for (const [param, p] of scene.params) renderer.params.set(param, [...p.value]);
   for (const { name, value } of data.params) renderer.params.set(name, value);
   renderer.frame = data.frame;

@@ -4,11 +4,9 @@
 import { defaultMemoryBudget } from './budget.js';
 import cliProgress from 'cli-progress';
 import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
 import type { Scene } from '../ir/check/scene.js';
-import { loadedCounter, untilLoaded } from '../workers/loaded.js';
-import type { PngTask } from '../workers/png-worker.js';
-import { EvalPool, workerExecArgv } from '../workers/pool.js';
+import { PngThreads } from '../workers/png-threads.js';
+import { EvalPool } from '../workers/pool.js';
 import { Engine, EvaluationError, POOL_THRESHOLD, sceneGroups, type Backend } from './engine.js';
 import { prepareModules, type Tier } from './modules.js';
 import { FieldMemory, MemoryLimitError } from './memory.js';
@@ -260,20 +258,14 @@ interface FrameFile {
 class FrameWriter {
   written = 0;
   pixels = 0;
-  private readonly encoder?: Piscina;
-  private readonly loaded = loadedCounter();
+  private readonly encoder?: PngThreads;
   private readonly pending: { f: FrameFile; saved: Promise<number> }[] = [];
 
   constructor(
-    private readonly threads: number,
+    threads: number,
     private readonly reported: (w: FrameFile & { millis: number }) => void,
   ) {
-    if (threads > 0) {
-      // Threads start on demand and stay until close (idleTimeout), so that every thread started
-      // is still there to count itself loaded (loaded.ts).
-      const filename = new URL('../workers/png-worker.js', import.meta.url).href;
-      this.encoder = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: Infinity, workerData: { loaded: this.loaded }, execArgv: workerExecArgv() });
-    }
+    if (threads > 0) this.encoder = new PngThreads(threads);
   }
 
   /**
@@ -286,11 +278,10 @@ class FrameWriter {
       return this.drain();
     }
     if (typeof pixels === 'function') throw new Error('internal: frames written on threads need their pixels copied out');
-    const task: PngTask = { file: f.file, width: f.width, height: f.height, rgba: pixels };
-    const saved = this.encoder.run(task, { transferList: [pixels.buffer as ArrayBuffer] }) as Promise<number>;
+    const saved = this.encoder.save({ file: f.file, width: f.width, height: f.height, rgba: pixels });
     saved.catch(() => {}); // awaited in order by drain; a later frame's failure may come first
     this.pending.push({ f, saved });
-    const most = Math.max(1, Math.min(2 * this.threads, Math.floor(2 ** 30 / (f.width * f.height * 4))));
+    const most = Math.max(1, Math.min(2 * this.encoder.threads, Math.floor(2 ** 30 / (f.width * f.height * 4))));
     while (this.pending.length >= most) await this.finish(this.pending.shift()!);
   }
 
@@ -304,10 +295,7 @@ class FrameWriter {
   async abort(): Promise<void> {}
 
   async close(): Promise<void> {
-    if (!this.encoder) return;
-    const encoder = this.encoder;
-    await untilLoaded(this.loaded, () => encoder.threads.length);
-    await encoder.destroy();
+    await this.encoder?.close();
   }
 
   private async finish({ f, saved }: { f: FrameFile; saved: Promise<number> }): Promise<void> {

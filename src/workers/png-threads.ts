@@ -1,0 +1,36 @@
+// Threads that encode PNGs (png-worker.ts) while the main thread evaluates the next frame: the
+// local render's FrameWriter writes each frame's file on one, a farm worker gets the bytes back
+// to send. Threads start on demand and stay until close (idleTimeout), so that every thread
+// started is still there to count itself loaded before the pool ends them (loaded.ts).
+
+import { Piscina } from 'piscina';
+import { loadedCounter, untilLoaded } from './loaded.js';
+import type { PngTask } from './png-worker.js';
+import { workerExecArgv } from './pool.js';
+
+export class PngThreads {
+  private readonly piscina: Piscina;
+  private readonly loaded = loadedCounter();
+
+  constructor(readonly threads: number) {
+    const filename = new URL('./png-worker.js', import.meta.url).href;
+    this.piscina = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: Infinity, workerData: { loaded: this.loaded }, execArgv: workerExecArgv() });
+  }
+
+  /** Encode and write a PNG file; the pixels are moved (not copied) to the thread. Its size in bytes. */
+  save(task: PngTask): Promise<number> {
+    return this.piscina.run(task, { transferList: [task.rgba.buffer as ArrayBuffer] }) as Promise<number>;
+  }
+
+  /** A PNG's bytes; the pixels are moved (not copied) to the thread and the bytes back. */
+  async encode(width: number, height: number, rgba: Uint8Array): Promise<Buffer> {
+    const task: PngTask = { file: '', width, height, rgba };
+    const png = (await this.piscina.run(task, { name: 'encode', transferList: [rgba.buffer as ArrayBuffer] })) as Uint8Array;
+    return Buffer.from(png.buffer, png.byteOffset, png.length);
+  }
+
+  async close(): Promise<void> {
+    await untilLoaded(this.loaded, () => this.piscina.threads.length);
+    await this.piscina.destroy();
+  }
+}

@@ -155,7 +155,7 @@ async function renderCommand(argv: {
   };
   if (argv.farm !== undefined) {
     const { farmRender } = await import('../farm/submit.js');
-    return farmRender(scene, { ...options, farm: argv.farm, size });
+    return farmRender(scene, { ...options, farm: argv.farm, size, inputSizes });
   }
   await render(scene, options);
 }

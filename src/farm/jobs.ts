@@ -9,6 +9,7 @@
 
 import { Redis } from 'ioredis';
 import { UserError } from '../main/user-error.js';
+import type { JobInput } from './inputs.js';
 
 /** The queue every farm worker takes frames from. */
 export const QUEUE = 'entelechy-frames';
@@ -34,6 +35,8 @@ export interface FrameJob {
   /** sha256 over the documents' digests, the size, output, backend and fusion: one engine's worth. */
   scene: string;
   size?: number[];
+  /** The sizes of inputs whose size follows their image (the render's first frame's). */
+  inputSizes?: Record<string, number[]>;
   params: { name: string; value: number[] }[];
   output: string;
   backend: 'jit' | 'interp';
@@ -42,6 +45,15 @@ export interface FrameJob {
   time: number;
   /** Rows [y0, y1) of one huge picture (bands.ts), rendered in tiles (of `tile`, or as memory allows). */
   band?: { y0: number; y1: number; tile?: [number, number] };
+  /** The frame's --input images (inputs.ts). */
+  inputs?: JobInput[];
+  /**
+   * A scene with state: frames 0 to `last` evaluated in order on one worker (each frame's state
+   * is made from the one before), those in `send` sent as they are done, each under its own
+   * frame's result key and announced by the job's progress. `time` is frame 0's; `inputs[f]`
+   * frame f's images.
+   */
+  sequence?: { last: number; send: number[]; fps: number; inputs?: JobInput[][] };
 }
 
 /** A job's return value (the PNG itself is under resultKey). */

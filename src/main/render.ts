@@ -240,7 +240,7 @@ export function outputSize(scene: Scene, output: string): number[] {
   return scene.nodes.find((n) => n.name === o?.node)?.domain ?? [];
 }
 
-interface FrameFile {
+export interface FrameFile {
   frame: number;
   file: string;
   /** When the frame's evaluation began (performance.now()). */
@@ -316,7 +316,7 @@ class FrameWriter {
  * reported once handed over; the video is whole once finished (renamed into place), and an
  * aborted render leaves none.
  */
-class VideoWriter {
+export class VideoWriter {
   written = 0;
   pixels = 0;
   /** What was done to fit an odd size to the format, if anything. */

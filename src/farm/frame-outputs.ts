@@ -1,0 +1,76 @@
+// Where the farm's frames go as they come back, in whatever order the workers finish them: each to
+// its own PNG file (written whole, then renamed), or into one video, whose frames must reach
+// ffmpeg in order: a frame that comes early waits (as the PNG it came as) for the ones before it,
+// and is decoded to RGBA (exactly the pixels the worker encoded) when its turn comes.
+
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { writeFileAtomic } from '../main/files.js';
+import { decodePng } from '../main/image.js';
+import { frameFile, RenderError, VideoWriter, type RenderOptions } from '../main/render.js';
+
+export interface FrameOutput {
+  /** A frame's PNG; returns the frames now written (for a video, every frame it let through, in order). */
+  frame(frame: number, png: Buffer, t0: number): Promise<{ frame: number; file: string; millis: number }[]>;
+  /** Every frame given: finish the output. */
+  complete(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+export class FrameFiles implements FrameOutput {
+  constructor(private readonly pattern: string) {}
+
+  async frame(frame: number, png: Buffer, t0: number) {
+    const file = frameFile(this.pattern, frame);
+    try {
+      mkdirSync(dirname(file) || '.', { recursive: true });
+      writeFileAtomic(file, png);
+    } catch (e) {
+      throw new RenderError(`cannot write \`${file}\`: ${(e as Error).message}`, frame);
+    }
+    return [{ frame, file, millis: Math.round((performance.now() - t0) * 1000) / 1000 }];
+  }
+
+  async complete(): Promise<void> {}
+  async abort(): Promise<void> {}
+}
+
+export class VideoFrames implements FrameOutput {
+  private readonly writer: VideoWriter;
+  private readonly waiting = new Map<number, Buffer>();
+  private written: { frame: number; file: string; millis: number }[] = [];
+
+  constructor(
+    private readonly options: RenderOptions,
+    private next: number,
+  ) {
+    this.writer = new VideoWriter(options, (w) => this.written.push({ frame: w.frame, file: w.file, millis: w.millis }));
+  }
+
+  get padded(): string | undefined {
+    return this.writer.padded;
+  }
+
+  describe(): object {
+    return this.writer.describe();
+  }
+
+  async frame(frame: number, png: Buffer, t0: number) {
+    this.waiting.set(frame, png);
+    this.written = [];
+    for (let p; (p = this.waiting.get(this.next)); this.next++) {
+      this.waiting.delete(this.next);
+      const { width, height, rgba } = decodePng(p);
+      await this.writer.write({ frame: this.next, file: this.options.file, t0, width, height }, rgba);
+    }
+    return this.written;
+  }
+
+  complete(): Promise<void> {
+    return this.writer.complete();
+  }
+
+  abort(): Promise<void> {
+    return this.writer.abort();
+  }
+}

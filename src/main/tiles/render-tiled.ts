@@ -6,6 +6,7 @@ import cliProgress from 'cli-progress';
 import type { Scene } from '../../ir/check/scene.js';
 import type { EvalPool } from '../../workers/pool.js';
 import { markPrinted } from '../user-error.js';
+import { Cancelled } from '../cancel.js';
 import { EvaluationError, type Backend } from '../engine.js';
 import { InputImageError } from '../image-input.js';
 import { InputFeed } from '../input-feed.js';
@@ -44,6 +45,11 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
   const started = performance.now();
   let png: PngFile | undefined;
   let bar: cliProgress.SingleBar | undefined;
+  // Ctrl-C or SIGTERM stops the render between tiles; the frame's temporary file is removed.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => stop.abort(new Cancelled('cancel', `interrupted (${signal})`));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     for (const { name, value } of options.params ?? []) renderer.params.set(name, value);
     const [tw, th] = renderer.tileSize(options.tile);
@@ -68,12 +74,20 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
         await feed.fill(frame);
         // `frame` is the frame's number in the render, as the whole render has it (render.ts).
         renderer.frame = frame;
-        await renderer.render(tw, th, { time }, async (rgba) => {
-          if (!png) return;
-          await png.rows(rgba);
-          bar?.increment(rgba.length / (renderer.width * 4));
-        });
+        await renderer.render(
+          tw,
+          th,
+          { time },
+          async (rgba) => {
+            if (!png) return;
+            await png.rows(rgba);
+            bar?.increment(rgba.length / (renderer.width * 4));
+          },
+          undefined,
+          stop.signal,
+        );
       } catch (e) {
+        if (e instanceof Cancelled) throw new RenderError(`${e.message}: stopped at frame ${frame}; its file was not written${written ? ` (the ${written} frames before it were)` : ''}`, frame);
         if (e instanceof EvaluationError) throw new RenderError(`frame ${frame}: ${e.message}`, frame, e.node);
         if (e instanceof InputImageError) throw new RenderError(frames ? `frame ${frame}: ${e.message}` : e.message, frame);
         throw e;
@@ -102,6 +116,8 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
     }
     throw err;
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     renderer.dispose();
   }
 }

@@ -27,6 +27,7 @@ import { MemoryLimitError, type FieldMemory } from '../memory.js';
 import { compileModule } from '../modules.js';
 import { FieldSlots, ownedFields } from '../slots.js';
 import { uniformValues, type FrameInput } from '../uniforms.js';
+import { Cancelled, throwIfCancelled } from '../cancel.js';
 import { tilesOf, TilePlan, type Need, type Rect } from './plan.js';
 import { UserError } from '../user-error.js';
 
@@ -69,6 +70,8 @@ export class TiledRenderer {
   private readonly modules: { module: WebAssembly.Module; key: string }[];
   private readonly args: number[] = [];
   private readonly pool?: EvalPool;
+  /** The signal of the frame being rendered (render's), for the pool's runs. */
+  private signal?: AbortSignal;
   private readonly outputPort: { node: string; port: string };
 
   constructor(
@@ -146,9 +149,12 @@ export class TiledRenderer {
 
   /**
    * Evaluate one frame in tiles of tw x th and hand its rows to `sink` in order (each run of rows
-   * a whole row of tiles). The clock and frame counter advance as the engine's do.
+   * a whole row of tiles). The clock and frame counter advance as the engine's do. `signal` stops
+   * it between tiles (and a pool's run at once), rejecting with its Cancelled; the frame's state
+   * is then partly made, so a stopped render is not resumed.
    */
-  async render(tw: number, th: number, input: FrameInput, sink: RowsSink, region: Rect = { x0: 0, x1: this.width, y0: 0, y1: this.height }): Promise<void> {
+  async render(tw: number, th: number, input: FrameInput, sink: RowsSink, region: Rect = { x0: 0, x1: this.width, y0: 0, y1: this.height }, signal?: AbortSignal): Promise<void> {
+    this.signal = signal;
     if (input.time !== undefined) this.time = input.time;
     const uniforms = this.groups.map((_, gi) => this.uniformsOf(gi, input));
     // The groups computed whole, once, over their whole fields.
@@ -165,12 +171,16 @@ export class TiledRenderer {
       if (picture.length !== width * rows * 4) picture = new Uint8Array(width * rows * 4);
       for (const t of row) {
         const tile = { x0: region.x0 + t.x0, x1: region.x0 + t.x1, y0: region.y0 + t.y0, y1: region.y0 + t.y1 };
+        throwIfCancelled(signal);
         await this.renderTile(tile, uniforms, (rgba, x0) => {
           for (let y = 0; y < rows; y++) picture.set(rgba.subarray(y * (tile.x1 - tile.x0) * 4, (y + 1) * (tile.x1 - tile.x0) * 4), (y * width + x0 - region.x0) * 4);
         });
       }
       await sink(picture, region.y0 + row[0].y0);
+      // A signal (SIGINT) is seen only when the event loop turns: once per row of tiles, it does.
+      if (signal) await new Promise((resolve) => setImmediate(resolve));
     }
+    throwIfCancelled(signal);
     this.fields.swapStates();
     this.frame++;
   }
@@ -208,12 +218,13 @@ export class TiledRenderer {
       if (this.pool && (r1 - r0) * columns >= POOL_THRESHOLD) {
         // The pool keeps instances by the module's key: its IR's digest and its tier (modules.ts).
         const { module, key } = this.modules[gi];
-        await this.pool.run(module, key, this.args[gi], r1 - r0, DEFAULT_BAND_ROWS, undefined, r0);
+        await this.pool.run(module, key, this.args[gi], r1 - r0, DEFAULT_BAND_ROWS, this.signal, r0);
         return;
       }
       // In bands, as the engine runs a large domain: V8 moves to optimised code only at a call.
       for (let r = r0; r < r1; r += DEFAULT_BAND_ROWS) this.runners[gi](this.args[gi], r, Math.min(r1, r + DEFAULT_BAND_ROWS));
     } catch (e) {
+      if (e instanceof Cancelled) throw e;
       throw groupFailure(this.groups[gi], this.modules[gi].module, e);
     }
   }

@@ -1,0 +1,34 @@
+// A tiled render stopped mid-way (SIGINT or SIGTERM, as Ctrl-C or a scheduler sends): it stops
+// between tiles and leaves no partial file, temporary or named; frames finished before it stay.
+
+import t from 'tap';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isCompletePng } from '../src/main/shard.js';
+import { CACHE, entelechy, SLOW_SCENE } from './farm-processes.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'entelechy-tiles-cancel-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  t.test(`a tiled render stopped by ${signal} after its first frame`, async (t) => {
+    const out = join(dir, signal);
+    // Frames of 16 tiles each, a second or so apiece: the signal comes while frame 1 renders.
+    const p = entelechy(['render', join(dir, 'slow.esn'), '--size', '64x64', '--tile', '16x16', '--frames', '0:9', '--workers', '1', '--json', '-o', join(out, '%04d.png')], { ENTELECHY_CACHE_DIR: CACHE });
+    await p.line((l) => l.frame === 0);
+    p.kill(signal);
+    const ended = await p.exited;
+    t.same(ended, { code: 1, signal: null }, `ended by itself, not by the signal\n${p.stderr}`);
+    t.match(p.stderr, new RegExp(`interrupted \\(${signal}\\): stopped at frame (\\d+); its file was not written`), 'says where it stopped');
+    t.notMatch(p.stderr, /at .*\.js:\d+/, 'no stack trace');
+    const stopped = Number(/stopped at frame (\d+)/.exec(p.stderr)?.[1]);
+    const files = readdirSync(out).sort();
+    t.same(files.filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+    t.ok(stopped >= 1 && stopped <= 9, `stopped mid-way, at frame ${stopped}`);
+    t.same(files, [...Array(Number.isInteger(stopped) ? stopped : 0).keys()].map((f) => `${String(f).padStart(4, '0')}.png`), 'the frames before it, and no other');
+    t.ok(files.every((f) => isCompletePng(join(out, f), 64, 64)), 'each of them a whole PNG');
+    t.same(p.lines.at(-1)?.error?.frame, stopped, '--json: the error line names the frame');
+  });
+}

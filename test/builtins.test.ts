@@ -62,8 +62,8 @@ output o <- n.r;
 }
 
 /** The diagnostic of a kernel body `expr` (one expected). */
-function refusal(expr: string): string {
-  const text = `kernel t.f@1 {\n  in a: field1<f32>;\n  out r: field1<vec4>;\n  each (x) {\n    r = vec4(${expr});\n  }\n}\n`;
+function refusal(expr: string, declarations = ''): string {
+  const text = `${declarations}kernel t.f@1 {\n  in a: field1<f32>;\n  out r: field1<vec4>;\n  each (x) {\n    r = vec4(${expr});\n  }\n}\n`;
   const scene = loadScene('scene.esn', { read: (p) => (p === 'scene.esn' ? text : undefined) });
   return scene.diagnostics.map((d) => d.message).join('; ');
 }
@@ -282,4 +282,6 @@ t.test('each builtin checks its arguments, with a message that says what it take
     ['f32(vec2(a))', 'f32 takes a number, not a vec2'],
   ];
   for (const [expr, message] of refusals) t.match(refusal(expr), message, expr);
+  // A struct is not a list of numbers, even one whose fields are all f32.
+  t.equal(refusal('sin(P(a, a)), 0.0, 0.0, 0.0', 'struct P { u: f32; v: f32; }\n'), 'sin takes numbers or vectors, not a P');
 });

@@ -2,7 +2,7 @@
 
 import type { Grant } from './grants.js';
 import type { Expr, Op, Scalar } from './ir.js';
-import { convert, cst, f32, i32, op, select, type Value } from './lower/build.js';
+import { convert, f32, i32, op, select, type Value } from './lower/build.js';
 import { BOOL, F32, I32, vec, type ElemType } from './types.js';
 
 /** Thrown by a builtin's lowering when its arguments do not fit; the checker adds the location. */
@@ -45,7 +45,6 @@ export const BUILTIN_VALUES: BuiltinValue[] = [
 
 // ---- helpers -------------------------------------------------------------------------------
 
-const isVec = (v: Value) => v.type.kind === 'vec';
 const isNum = (v: Value) => v.type.kind === 'scalar' && v.type.name !== 'bool';
 
 function scalarOf(v: Value, what: string): Expr {
@@ -278,5 +277,3 @@ export const BUILTIN_CONSTANTS: Record<string, number> = { TAU: Math.PI * 2, PI:
 export function findBuiltin(name: string): BuiltinFunction | undefined {
   return BUILTIN_FUNCTIONS.find((b) => b.name === name);
 }
-
-export { isVec, cst };

@@ -1,0 +1,252 @@
+// The journal (src/main/journal.ts) where a set is turned back, and what it names on disk: a rename
+// the file system refuses in the middle of a set (an immutable document), journals in the
+// "rollback" state and committed ones holding a torn temp file, the backups and temp files a
+// write leaves at each crash point, the crash seam of test/crash.test.ts, and the words each
+// refusal says. test/documents.test.ts covers paths, whole writes and the other crash points.
+// Real files in temporary folders, and `chattr +i` where the machine allows it (test/disk.ts).
+
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { JOURNAL_NAME, PathError, resolveUnder, versionOf } from '../src/main/documents.js';
+import { JournalError, recoverJournal, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
+import { can, immutable } from './disk.js';
+
+function folder(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-journal-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Every file under dir (relative, `/` between folders) with its text, sorted by name. */
+function disk(dir: string, under = dir): Record<string, string> {
+  const out: [string, string][] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else out.push([relative(under, join(d, e.name)).split('\\').join('/'), readFileSync(join(d, e.name), 'utf8')]);
+    }
+  };
+  walk(dir);
+  return Object.fromEntries(out.sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+const journal = (state: string, renames: unknown) => JSON.stringify({ entelechy: 'journal', state, renames });
+const TAG = '[0-9a-f]{12}';
+
+t.test('the files a write makes beside each document, named so that only Entelechy names them', async (t) => {
+  const root = folder();
+  const long = `${'l'.repeat(60)}.esn`;
+  writeFileSync(join(root, 'scene.esn'), 'old scene');
+  writeFileSync(join(root, long), 'old long');
+  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'new scene' }, { path: long, text: 'new long' }, { path: 'made.esn', text: 'made' }], { crashAfter: 'temps' }), SimulatedCrash);
+  const files = disk(root);
+  const named = (re: string) => Object.keys(files).filter((f) => new RegExp(`^${re}$`).test(f));
+  // A temp of the new text and a backup of the old (the same file, linked) for each document
+  // that exists; a temp only for a new one. A long name is cut to its first 32 characters.
+  t.same(named(`\\.scene\\.esn\\.${TAG}\\.new\\.entelechy-tmp`).map((f) => files[f]), ['new scene']);
+  t.same(named(`\\.scene\\.esn\\.${TAG}\\.old\\.entelechy-tmp`).map((f) => files[f]), ['old scene']);
+  t.same(named(`\\.${'l'.repeat(32)}\\.${TAG}\\.new\\.entelechy-tmp`).map((f) => files[f]), ['new long']);
+  t.same(named(`\\.${'l'.repeat(32)}\\.${TAG}\\.old\\.entelechy-tmp`).map((f) => files[f]), ['old long']);
+  t.same(named(`\\.made\\.esn\\.${TAG}\\.new\\.entelechy-tmp`).map((f) => files[f]), ['made']);
+  t.same(named(`\\.made\\.esn\\.${TAG}\\.old\\.entelechy-tmp`), [], 'no backup of a document the write creates');
+  const j = JSON.parse(files[JOURNAL_NAME]);
+  t.same(j.renames.map((r: any) => [r.path, r.version, r.backup !== undefined]), [['scene.esn', versionOf('new scene'), true], [long, versionOf('new long'), true], ['made.esn', versionOf('made'), false]]);
+  t.equal(Object.keys(files).length, 8, 'the journal, three temps, two backups and the two documents');
+  t.same(await recoverJournal(root), { recovered: [], rolledBack: ['scene.esn', long, 'made.esn'] });
+  t.same(disk(root), { [long]: 'old long', 'scene.esn': 'old scene' });
+});
+
+t.test('a committed set with a torn temp file is turned back, the documents renamed already included', async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'scene.esn'), 'old scene');
+  writeFileSync(join(root, 'kernels.esn'), 'old kernels');
+  const set = [{ path: 'scene.esn', text: 'new scene' }, { path: 'made.esn', text: 'made' }, { path: 'kernels.esn', text: 'new kernels' }];
+  await t.rejects(writeDocuments(root, set, { crashAfter: 2 }), SimulatedCrash);
+  t.equal(readFileSync(join(root, 'made.esn'), 'utf8'), 'made', 'precondition: two documents renamed');
+  const temp = Object.keys(disk(root)).find((f) => f.startsWith('.kernels.esn.') && f.endsWith('.new.entelechy-tmp'))!;
+  writeFileSync(join(root, temp), 'new kern'); // torn: not the text the journal names
+  t.same(await recoverJournal(root), { recovered: [], rolledBack: ['scene.esn', 'made.esn', 'kernels.esn'] });
+  t.same(disk(root), { 'kernels.esn': 'old kernels', 'scene.esn': 'old scene' }, 'its backup back, the new document gone, no journal, temp or backup');
+});
+
+t.test('a rollback journal puts back only the documents that hold its text', async (t) => {
+  const root = folder();
+  const files: Record<string, string> = {
+    // Renamed: the new text stands; its backup goes back.
+    'renamed.esn': 'new renamed',
+    '.renamed.esn.01.old.entelechy-tmp': 'old renamed',
+    // Created by the write: it goes.
+    'created.esn': 'new created',
+    // Never renamed: its temp goes, the document and its backup stay as they were.
+    'waiting.esn': 'old waiting',
+    '.waiting.esn.02.new.entelechy-tmp': 'new waiting',
+    '.waiting.esn.02.old.entelechy-tmp': 'old waiting',
+    // Changed since by someone else (not the journal's text): left, its backup dropped.
+    'edited.esn': 'edited by hand',
+    '.edited.esn.03.old.entelechy-tmp': 'old edited',
+    // Removed since: not brought back.
+    '.removed.esn.04.old.entelechy-tmp': 'old removed',
+    // A journal from before versions: nothing is known to be its text, so nothing is undone.
+    'unversioned.esn': 'new unversioned',
+    '.unversioned.esn.05.old.entelechy-tmp': 'old unversioned',
+  };
+  for (const [f, text] of Object.entries(files)) writeFileSync(join(root, f), text);
+  const entry = (name: string, n: string, backup: boolean, version?: string) => ({
+    path: `${name}.esn`, ...(version ? { version: versionOf(version) } : {}), temp: `.${name}.esn.${n}.new.entelechy-tmp`, ...(backup ? { backup: `.${name}.esn.${n}.old.entelechy-tmp` } : {}),
+  });
+  writeFileSync(join(root, JOURNAL_NAME), journal('rollback', [
+    entry('renamed', '01', true, 'new renamed'),
+    entry('created', '06', false, 'new created'),
+    entry('waiting', '02', true, 'new waiting'),
+    entry('edited', '03', true, 'new edited'),
+    entry('removed', '04', true, 'new removed'),
+    entry('unversioned', '05', true),
+  ]));
+  const r = await recoverJournal(root);
+  t.same(r, { recovered: [], rolledBack: ['renamed.esn', 'created.esn', 'waiting.esn', 'edited.esn', 'removed.esn', 'unversioned.esn'] });
+  t.same(disk(root), { 'edited.esn': 'edited by hand', 'renamed.esn': 'old renamed', 'unversioned.esn': 'new unversioned', 'waiting.esn': 'old waiting' });
+});
+
+t.test('a crash before any temp is written, of a text equal to the old one, leaves the document', async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'scene.esn'), 'same');
+  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'same' }], { crashAfter: 'prepared' }), SimulatedCrash);
+  // The document already holds the journal's version, but the set was never decided: nothing to undo.
+  t.same(await recoverJournal(root), { recovered: [], rolledBack: ['scene.esn'] });
+  t.same(disk(root), { 'scene.esn': 'same' });
+});
+
+t.test('a rename the file system refuses mid-set turns the whole set back', { skip: can.immutable }, async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'a.esn'), 'old a');
+  writeFileSync(join(root, 'b.esn'), 'old b');
+  chmodSync(join(root, 'a.esn'), 0o640);
+  immutable(t, join(root, 'b.esn'));
+  // b.esn cannot be linked to its backup (immutable), so it is copied; its rename then fails.
+  const write = writeDocuments(root, [{ path: 'a.esn', text: 'new a' }, { path: 'new.esn', text: 'new' }, { path: 'b.esn', text: 'new b' }]);
+  await t.rejects(write, {
+    name: 'WriteError', code: 'EPERM', path: 'b.esn',
+    message: 'writing `b.esn` failed: the operation is not permitted (the file or its folder is immutable or protected) (EPERM); every document of the write is as it was: lift the protection (for example `chattr -i`), then send the request again',
+  });
+  t.same(disk(root), { 'a.esn': 'old a', 'b.esn': 'old b' }, 'a.esn put back, new.esn gone, no journal, temp or backup');
+  t.equal(statSync(join(root, 'a.esn')).mode & 0o777, 0o640, 'a.esn is its old file again');
+});
+
+t.test('a folder the file system refuses: the journal, or a temp file, cannot be written', { skip: can.immutable }, async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'scene.esn'), 'old');
+  mkdirSync(join(root, 'lib'));
+  writeFileSync(join(root, 'lib', 'k.esn'), 'old k');
+  const off = immutable(t, join(root, 'lib'));
+  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'new' }, { path: 'lib/k.esn', text: 'new k' }]), {
+    name: 'WriteError', code: 'EPERM', path: 'lib/k.esn',
+    message: /^writing `lib\/k\.esn` failed: the operation is not permitted .* \(EPERM\); nothing was written: lift the protection/,
+  });
+  t.same(disk(root), { 'lib/k.esn': 'old k', 'scene.esn': 'old' }, 'the first temp and the journal removed');
+  off();
+  immutable(t, root);
+  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'new' }]), {
+    name: 'WriteError', code: 'EPERM', path: JOURNAL_NAME,
+    message: /^writing `\.entelechy-journal\.json` failed: the operation is not permitted .* \(EPERM\); nothing was written: lift the protection/,
+  });
+});
+
+t.test('recovery that the file system refuses says so, and what state the documents are in', async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'scene.esn'), 'old');
+  mkdirSync(join(root, '.scene.esn.aa.entelechy-tmp')); // a folder where the temp file should be
+  writeFileSync(join(root, JOURNAL_NAME), journal('prepared', [{ path: 'scene.esn', temp: '.scene.esn.aa.entelechy-tmp' }]));
+  await t.rejects(recoverJournal(root), {
+    name: 'WriteError', code: 'EISDIR', path: JOURNAL_NAME,
+    message: 'recovering an interrupted write in `.entelechy-journal.json` failed: a folder stands where the document goes (EISDIR); the documents are as the interrupted write left them: name another path',
+  });
+});
+
+t.test('a temp name too long to exist is not there: recovery goes on', async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'scene.esn'), 'old');
+  writeFileSync(join(root, JOURNAL_NAME), journal('prepared', [{ path: 'scene.esn', temp: `.${'x'.repeat(300)}.entelechy-tmp` }]));
+  t.same(await recoverJournal(root), { recovered: [], rolledBack: ['scene.esn'] });
+  t.same(disk(root), { 'scene.esn': 'old' });
+});
+
+t.test('journals recovery never follows, and what each says is wrong', async (t) => {
+  const root = folder();
+  mkdirSync(join(root, 'lib'));
+  writeFileSync(join(root, 'scene.esn'), 'the scene');
+  writeFileSync(join(root, '.hidden.esn'), 'hidden');
+  const form = 'its form, state or renames are not what Entelechy writes';
+  const cases: [string, string][] = [
+    ['{"entelechy": "journ', 'it is not JSON (cut short, or not written by Entelechy)'],
+    // Each entry is checked, not only the first.
+    [journal('committed', [{ path: 'a.esn', temp: '.a.entelechy-tmp' }, { path: 'scene.esn', temp: '.hidden.esn' }]), form],
+    [journal('committed', [{ path: 'scene.esn', temp: '.s.entelechy-tmp', backup: '.hidden.esn' }]), form],
+    [journal('committed', [{ path: 'scene.esn', temp: '.s.entelechy-tmp', version: 3 }]), form],
+    [journal('committed', [{ path: 'scene.esn', temp: 'lib/.s.entelechy-tmp' }]), "`lib/.s.entelechy-tmp` is not a file of Entelechy's beside `scene.esn`"],
+    [journal('committed', [{ path: 'scene.esn', temp: 's.entelechy-tmp' }]), "`s.entelechy-tmp` is not a file of Entelechy's beside `scene.esn`"],
+    [journal('committed', [{ path: 'scene.esn', temp: '.s.entelechy-tmp', backup: 'lib/.s.entelechy-tmp' }]), "`lib/.s.entelechy-tmp` is not a file of Entelechy's beside `scene.esn`"],
+  ];
+  for (const [text, why] of cases) {
+    writeFileSync(join(root, JOURNAL_NAME), text);
+    const e = await recoverJournal(root).catch((x: unknown) => x);
+    t.ok(e instanceof JournalError, text);
+    t.equal((e as JournalError).name, 'JournalError');
+    t.equal((e as JournalError).why, why, text);
+    t.same(disk(root), { [JOURNAL_NAME]: text, '.hidden.esn': 'hidden', 'scene.esn': 'the scene' }, 'nothing moved');
+  }
+});
+
+t.test('an empty set touches nothing, not even a journal a crash left', async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'scene.esn'), 'old');
+  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'new' }], { crashAfter: 'committed' }), SimulatedCrash);
+  const before = disk(root);
+  await writeDocuments(root, []);
+  t.same(disk(root), before, 'the interrupted set waits for the next write or session');
+});
+
+t.test('writes leave no file open', async (t) => {
+  const open = () => readdirSync('/proc/self/fd').length;
+  const root = folder();
+  writeFileSync(join(root, 'scene.esn'), 'old');
+  await writeDocuments(root, [{ path: 'scene.esn', text: 'warm' }]); // the first write opens what stays open (libuv's own)
+  const before = open();
+  for (let i = 0; i < 5; i++) await writeDocuments(root, [{ path: 'scene.esn', text: `new ${i}` }, { path: `lib/k${i}.esn`, text: 'k' }]);
+  t.equal(open(), before, 'as many descriptors as before five writes');
+});
+
+t.test('a path past the path limits is refused, the path it names cut to 64 characters', async (t) => {
+  const root = folder();
+  const deep = `${'d/'.repeat(40)}x.esn`;
+  const e = (() => {
+    try {
+      resolveUnder(root, deep);
+    } catch (x) {
+      return x;
+    }
+  })();
+  t.ok(e instanceof PathError);
+  t.equal((e as PathError).path, deep.slice(0, 64));
+  t.match((e as PathError).message, /names more folders than that/);
+  // `./` is the folder itself (no empty name is taken for a document).
+  t.throws(() => resolveUnder(root, './'), { message: /^`\.\/` names the scene's folder itself, not a document/ });
+});
+
+t.test('the crash seam: ENTELECHY_TEST_KILL_AT_STEP kills the process right after that file operation', async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'scene.esn'), 'old');
+  const journalJs = pathToFileURL(join(import.meta.dirname, '..', 'src', 'main', 'journal.js')).href;
+  const script = `const j = await import(${JSON.stringify(journalJs)}); await j.writeDocuments(${JSON.stringify(root)}, [{ path: 'scene.esn', text: 'new' }]);`;
+  // Steps 1-3 open, write and fsync the journal's temp file; it is killed before the rename.
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ENTELECHY_TEST_KILL_AT_STEP: '3' }, encoding: 'utf8' });
+  t.equal(child.signal, 'SIGKILL', `killed: ${child.stderr}`);
+  const left = Object.keys(disk(root));
+  t.same(left.filter((f) => f !== 'scene.esn').map((f) => new RegExp(`^\\.entelechy-journal\\.json\\.${TAG}\\.entelechy-tmp$`).test(f)), [true], 'only the journal\'s temp file');
+  t.notOk(existsSync(join(root, JOURNAL_NAME)));
+  t.same(await recoverJournal(root), { recovered: [], rolledBack: [] });
+  t.same(disk(root), { 'scene.esn': 'old' });
+});

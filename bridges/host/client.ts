@@ -156,19 +156,19 @@ export class EntelechyClient {
   // -------------------------------------------------------------------------------------------
 
   /** Read an output (or a pinned node's port) as floats, one plane per component. */
-  async readFloats(fields: Omit<RequestFields<'read'>, 'format'> = {}, options?: RequestOptions): Promise<FieldData> {
+  async readFloats(fields: Omit<RequestFields<'read'>, 'format' | 'file'> = {}, options?: RequestOptions): Promise<FieldData> {
     const answer = (await this.request('read', { ...fields, format: 'f32' }, options)) as Answer<'read'> & { components?: number; depth?: number };
     const components = answer.components ?? 1;
-    const floats = decodeFloats(answer.data);
+    const floats = decodeFloats(answer.data!); // without `file`, a read answers its data
     const size = floats.length / components;
     const planes = Array.from({ length: components }, (_, c) => floats.subarray(c * size, (c + 1) * size));
     return { name: answer.name, width: answer.width, height: answer.height, ...(answer.depth !== undefined ? { depth: answer.depth } : {}), components, frame: answer.frame, planes };
   }
 
   /** Read an output as a PNG image: its bytes. */
-  async readPng(fields: Omit<RequestFields<'read'>, 'format'> = {}, options?: RequestOptions): Promise<Uint8Array> {
+  async readPng(fields: Omit<RequestFields<'read'>, 'format' | 'file'> = {}, options?: RequestOptions): Promise<Uint8Array> {
     const answer = await this.request('read', { ...fields, format: 'png' }, options);
-    return decodeBase64(answer.data);
+    return decodeBase64(answer.data!); // without `file`, a read answers its data
   }
 
   /**

@@ -9,6 +9,8 @@ import { isF32Number, ProtocolError } from '../envelope.js';
 import { paramSetting } from '../../ir/check/params.js';
 import type { RequestContext } from './index.js';
 import { mib, READ_LIMIT } from '../../main/budget.js';
+import { imagePath, summarise, writeImage, type ChannelSummary } from '../../main/image-out.js';
+import { PathError } from '../../main/documents.js';
 
 type Fields = Record<string, unknown>;
 
@@ -139,12 +141,22 @@ interface ReadAnswer {
   components?: number;
   format: string;
   frame: number;
-  data: string;
+  /** The PNG or floats in base64; not sent when the PNG went to `file`. */
+  data?: string;
+  /** With `file`: where the PNG was written (relative to the scene's folder), its bytes, and each channel's min, max and mean. */
+  path?: string;
+  bytes?: number;
+  summary?: ChannelSummary[];
 }
 
 export async function read(s: Session, f: RequestFields<'read'>, conn: RequestContext): Promise<ReadAnswer> {
   const format = typeof f.format === 'string' ? f.format : 'png';
   if (format !== 'png' && format !== 'f32') throw new ProtocolError('`format` is png or f32', { field: 'format', expected: 'png | f32' });
+  const file = typeof f.file === 'string' ? f.file : undefined;
+  if (file !== undefined && format !== 'png') throw new ProtocolError('`file` writes a PNG: leave `format` out (or png) with `file`', { field: 'format', expected: 'png' });
+  // Checked before the frame slot: a path outside the folder costs no wait.
+  const full = file === undefined ? undefined : pathOf(() => imagePath(s.folder, file));
+  let summary: ChannelSummary[] | undefined;
   // The field is read between frames; a PNG is encoded after, so that the next frame need not wait.
   let rgba: Uint8Array | undefined;
   // The world this request arrived to, read in the frame slot (a swap since frees it only after).
@@ -157,6 +169,7 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
     const { width, height, planes } = crop(field, readField(w.engine.memory, field), region);
     const frame = w.engine.frame;
+    if (file !== undefined) summary = summarise(planes);
     if (format === 'png') {
       rgba = region ? planesToRgba(field.comps, planes, width * height) : fieldToRgba(w.engine.memory, field, name);
       return { name, width, height, format, frame };
@@ -170,7 +183,20 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
     return { name, width, height, ...(field.dims === 3 ? { depth: field.depth } : {}), components: planes.length, format, frame, data: Buffer.from(all.buffer).toString('base64') };
   }, conn.signal);
   if (!rgba) return { ...answer, data: answer.data! };
-  return { ...answer, data: (await encodePng(answer.width, answer.height, rgba)).toString('base64') };
+  const png = await encodePng(answer.width, answer.height, rgba);
+  if (file === undefined) return { ...answer, data: png.toString('base64') };
+  writeImage(full!, file, png);
+  return { ...answer, path: s.folder.relative(full!), bytes: png.length, summary };
+}
+
+/** A path refusal as the protocol answers it, naming the field. */
+function pathOf(resolve: () => string): string {
+  try {
+    return resolve();
+  } catch (e) {
+    if (e instanceof PathError) throw new ProtocolError(e.message, { field: 'file' });
+    throw e;
+  }
 }
 
 export async function pause(s: Session, f: RequestFields<'pause'>) {

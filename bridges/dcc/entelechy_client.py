@@ -538,9 +538,11 @@ class Client:
         pointer: Optional[Dict[str, Any]] = None,
         keys: Optional[List[str]] = None,
         deadline: Optional[float] = None,
+        profile: Optional[bool] = None,
     ) -> Answer:
-        """Evaluate a frame (``deadline``: milliseconds it may take, else it is cancelled)."""
-        return self.request("evaluate", time=time, outputs=outputs, pointer=pointer, keys=keys, deadline=deadline)
+        """Evaluate a frame (``deadline``: milliseconds it may take, else it is cancelled). ``profile=True``
+        times every node on its own instead (the next frame on an unfused copy; the world does not move)."""
+        return self.request("evaluate", time=time, outputs=outputs, pointer=pointer, keys=keys, deadline=deadline, profile=profile)
 
     def read(
         self,
@@ -551,10 +553,13 @@ class Client:
         format: Optional[str] = None,
         region: Optional[Dict[str, int]] = None,
         deadline: Optional[float] = None,
+        file: Optional[str] = None,
     ) -> Answer:
         """An output's field (or a pinned node's port, or an input) as the session answers it: ``data``
-        is base64 of a PNG (``format="png"``, the default) or of raw f32. See ``read_png`` and ``read_f32``."""
-        return self.request("read", output=output, node=node, port=port, input=input, format=format, region=region, deadline=deadline)
+        is base64 of a PNG (``format="png"``, the default) or of raw f32. See ``read_png`` and ``read_f32``.
+        With ``file``, the PNG is written under the scene's folder and the answer has its ``path``,
+        ``bytes`` and a per-channel ``summary`` instead of ``data``."""
+        return self.request("read", output=output, node=node, port=port, input=input, format=format, region=region, deadline=deadline, file=file)
 
     def read_png(self, output: Optional[str] = None, **fields: Any) -> bytes:
         """``read`` as PNG file bytes."""
@@ -570,7 +575,7 @@ class Client:
         return self.request("pause", paused=paused)
 
     def trace(self, x: int, y: Optional[int] = None, z: Optional[int] = None, output: Optional[str] = None, deadline: Optional[float] = None) -> Answer:
-        """What each node computed at one element."""
+        """What each node read (``reads``) and computed (``values``) at one element."""
         return self.request("trace", x=x, y=y, z=z, output=output, deadline=deadline)
 
     def cancel(self, request: Any = None) -> Answer:

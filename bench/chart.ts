@@ -3,7 +3,8 @@
 // estimates text widths, which is fine for labels this short).
 //
 // One panel per size; in each, per pipeline, a point per worker count at the median ratio and a
-// whisker from the lowest round to the highest; a dashed line marks parity with C.
+// whisker from the lowest round to the highest; a dashed line marks parity with C. The scale is
+// logarithmic: ratios are, and under load one round can be 30 times another.
 
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
@@ -43,7 +44,7 @@ export function chartSpec(report: RoundsReport): TopLevelSpec {
         { mark: { type: 'rule', strokeDash: [4, 4], color: '#888' }, encoding: { y: { datum: 1 } } },
         {
           mark: { type: 'rule', strokeWidth: 2 },
-          encoding: { x, xOffset, color, y: { field: 'min', type: 'quantitative', title: 'engine / C' }, y2: { field: 'max' } },
+          encoding: { x, xOffset, color, y: { field: 'min', type: 'quantitative', title: 'engine / C (log scale)', scale: { type: 'log' } }, y2: { field: 'max' } },
         },
         {
           mark: { type: 'point', filled: true, size: 70 },

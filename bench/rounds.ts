@@ -72,7 +72,8 @@ export interface RoundsReport {
   workers: number[];
   rounds: number;
   runs: number;
-  c: { compiler: string; flags: string[]; note?: string } | { skipped: string };
+  /** omp_wait_policy: $OMP_WAIT_POLICY as the C reference ran (under load, libgomp's default spinning collapses its 2-thread figures). */
+  c: { compiler: string; flags: string[]; omp_wait_policy: string; note?: string } | { skipped: string };
   /** Load averages (1, 5, 15 minutes) at the start and the end of the whole bench. */
   load: { start: number[]; end: number[] };
   round_list: Round[];
@@ -90,6 +91,8 @@ export function spread(values: number[]): Spread {
 export function runsAt(runs: number, size: number): number {
   return runs * Math.max(1, Math.min(64, Math.floor((2048 / size) ** 2)));
 }
+
+const ompWaitPolicy = () => process.env.OMP_WAIT_POLICY ?? 'unset (libgomp spins a while at each barrier, then sleeps)';
 
 const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
 
@@ -147,7 +150,7 @@ export async function runRounds(options: RoundsOptions, say: (line: string) => v
     workers: counts,
     rounds: options.rounds,
     runs: options.runs,
-    c: 'skipped' in build ? build : { compiler: build.compiler, flags: build.flags, ...(build.note ? { note: build.note } : {}) },
+    c: 'skipped' in build ? build : { compiler: build.compiler, flags: build.flags, omp_wait_policy: ompWaitPolicy(), ...(build.note ? { note: build.note } : {}) },
     load: { start, end: load() },
     round_list: rounds,
     summary: summarise(rounds),
@@ -198,6 +201,7 @@ export function roundsTable(report: RoundsReport): string {
   return [
     `${plural(report.rounds, 'round')} of ${report.sizes.map((s) => `${runsAt(report.runs, s)} runs at ${s}`).join(', ')} per figure, ${report.date}, ${report.machine}`,
     `load average (1, 5, 15 min): ${report.load.start.join(' ')} at the start, ${report.load.end.join(' ')} at the end`,
+    ...('skipped' in report.c ? [] : [`C reference: ${report.c.compiler} ${report.c.flags.join(' ')}, OMP_WAIT_POLICY ${report.c.omp_wait_policy}`]),
     'Mpix/s: median over the rounds (P3 per step); ratios: each round\'s own pair, their spread over the rounds',
     '',
     ...lines,

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from '../src/main/session.js';
 import { loadScene, type Scene } from '../src/ir/check/scene.js';
-import { Engine } from '../src/main/engine.js';
+import { Engine, type EngineOptions } from '../src/main/engine.js';
 import { loadCompiler } from '../src/main/modules.js';
 import { readField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
@@ -69,12 +69,13 @@ export class EngineRun {
     private readonly checksum: number,
   ) {}
 
-  static async start(pipeline: PipelineName, size: number, workers: number): Promise<EngineRun> {
+  /** `tuning`: engine options an experiment varies (bench/experiments), e.g. bandRows. */
+  static async start(pipeline: PipelineName, size: number, workers: number, tuning: Partial<EngineOptions> = {}, poolTuning: { atomics?: 'sync' | 'async' | 'disabled' } = {}): Promise<EngineRun> {
     const scene = benchScene(pipeline, size);
     const memory = new FieldMemory();
-    const pool = new EvalPool(memory.memory, { workers });
+    const pool = new EvalPool(memory.memory, { workers, ...poolTuning });
     const t0 = performance.now();
-    const engine = new Engine(scene, { memory, pool, poolThreshold: 0, cacheFrames: false });
+    const engine = new Engine(scene, { memory, pool, poolThreshold: 0, cacheFrames: false, ...tuning });
     const compile_ms = performance.now() - t0;
     try {
       if (pipeline === 'P3') await engine.evaluate({ time: 0.5 }); // the seeding frame

@@ -52,10 +52,12 @@ t.test('a tiny real run: table, JSON report and an SVG with one mark per pipelin
   const r = cli(['bench', '--rounds', '1', '--sizes', '32', '--runs', '1', '--workers', '2', '--chart', chart, '--out', out]);
   t.equal(r.status, 0, r.ended);
   t.match(r.stdout, /engine \/ C\s+min \/ median \/ max/, 'the table heads the ratio column');
+  t.match(r.stdout, /C reference: .* -fopenmp, OMP_WAIT_POLICY /, 'says how the C reference ran');
   t.match(r.stdout, /load average \(1, 5, 15 min\): [\d.]+ [\d.]+ [\d.]+ at the start, [\d.]+ [\d.]+ [\d.]+ at the end/, 'and gives the load average');
 
   const report = JSON.parse(readFileSync(out, 'utf8')) as RoundsReport;
   t.equal(report.round_list.length, 1, 'one round');
+  t.type('skipped' in report.c ? undefined : report.c.omp_wait_policy, 'string', 'the report names the OpenMP wait policy');
   t.same(report.workers, [1, 2]);
   t.equal(report.load.start.length, 3, 'load averages at the start');
   t.equal(report.load.end.length, 3, 'and at the end');

@@ -86,14 +86,17 @@ export class EvalPool {
   /** Each thread's exit, watched from the run it first served: a cancelled run waits for its workers to be gone. */
   private readonly exits = new Map<Worker, Promise<void>>();
   private readonly execArgv: string[];
+  /** How an idle piscina worker waits for its next task (bench/experiments/dispatch.ts compares them). */
+  private readonly atomics: 'sync' | 'async' | 'disabled';
 
   /** `lazy`: start the threads at the first run (a session with --workers 1 may never need its one). */
   constructor(
     private readonly memory: WebAssembly.Memory,
-    options: { workers?: number; execArgv?: string[]; lazy?: boolean } = {},
+    options: { workers?: number; execArgv?: string[]; lazy?: boolean; atomics?: 'sync' | 'async' | 'disabled' } = {},
   ) {
     this.workers = Math.max(1, Math.floor(options.workers ?? os.availableParallelism()));
     this.execArgv = options.execArgv ?? workerExecArgv();
+    this.atomics = options.atomics ?? 'sync';
     if (!options.lazy) void this.piscina;
   }
 
@@ -104,6 +107,7 @@ export class EvalPool {
       maxThreads: this.workers,
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
+      atomics: this.atomics,
       workerData: { memory: this.memory, loaded: this.loaded },
       execArgv: this.execArgv,
     });

@@ -281,3 +281,15 @@ export function visitLocals(stmts: Stmt[], visit: (i: number, written: boolean) 
     expr: (e) => e.k === 'local' && visit(e.i, false),
   });
 }
+
+/**
+ * A `while` loop: `if (c) break` to the loop itself first, then statements that lose no lanes
+ * (no loop, no break out of them). Its lanes leave only at the exit test.
+ */
+export function whileShape(s: Extract<Stmt, { k: 'loop' }>): boolean {
+  const [first, ...rest] = s.body;
+  if (!first || first.k !== 'if' || first.else.length || first.then.length !== 1) return false;
+  const brk = first.then[0];
+  if (brk.k !== 'break' || brk.depth !== 0) return false;
+  return !rest.some((r) => containsLoop(r) || escapingBreaks(r).length > 0);
+}

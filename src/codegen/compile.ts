@@ -11,6 +11,9 @@ import { shareValues } from '../ir/share.js';
 import { analyse } from './analysis.js';
 import { Gen } from './context.js';
 import { emitRun } from './emit.js';
+import { describeLockstep, planLockstep } from './lockstep.js';
+import { describeUnroll, planUnroll } from './unroll.js';
+import { describeUses } from './uses.js';
 import { newModule } from './module.js';
 import { optimise } from './optimise.js';
 import { describeInterior, describePlan, planRun, type PlanOptions } from './plan.js';
@@ -44,13 +47,17 @@ export function compileFunction(ir: IrFunction, options: CompileOptions = {}, ti
   // plan (plan.ts): those decisions and whether to optimise, in one record the emitter follows.
   const plan = planRun(g, interleave, interior, options);
   dumpAfter('plan', () => describePlan(g, plan, options.tier));
-  // emit (emit.ts): the run function. Two steps are taken per loop as it is emitted, because they
-  // depend on the constants that enclosing unrolled loops substitute: unroll (unroll.ts, a counted
-  // loop copied with its counter a constant) and lockstep (lockstep.ts, a counter every lane agrees
-  // on tested once); what each decided is printed after emission.
-  emitRun(g, plan);
-  dumpAfter('unroll', () => [heading('unroll'), ...orNone(g.decisions('unroll'), 'no counted loop')].join('\n'));
-  dumpAfter('lockstep', () => [heading('lockstep'), ...orNone(g.decisions('lockstep'), 'no while loop')].join('\n'));
+  // unroll (unroll.ts): which counted loops are copied with their counter a constant, in every
+  // context a loop is reached in (a loop's bounds may be the counter of an enclosing unrolled loop).
+  const unroll = planUnroll(fn);
+  dumpAfter('unroll', () => [heading('unroll'), ...orNone(describeUnroll(unroll), 'no counted loop')].join('\n'));
+  // lockstep (lockstep.ts): the counters of each `while` loop that every lane agrees on, tested once.
+  const lockstep = planLockstep(fn, g.analysis, unroll);
+  dumpAfter('lockstep', () => [heading('lockstep'), ...orNone(describeLockstep(lockstep), 'no while loop')].join('\n'));
+  // emit (emit.ts): the run function, following those decisions. uses (uses.ts) runs inside it, on
+  // each vector's code once emitted: the x vector and the top mask are kept only where it reads them.
+  const uses = emitRun(g, { ...plan, unroll, lockstep });
+  dumpAfter('uses', () => [heading('uses'), ...uses.map((u) => `  ${describeUses(u.vector, u.uses)}`)].join('\n'));
   if (dumping('emit')) dumpAfter('emit', () => m.emitText());
   const emitted = performance.now();
   // optimise (optimise.ts): validate, binaryen's -O3 where the plan says, the bytes.

@@ -5,6 +5,9 @@ import binaryen from 'binaryen';
 import { ARGS, FIELD, type IrFunction } from '../ir/ir.js';
 import type { Analysis } from './analysis.js';
 import type { Interior } from './interior.js';
+import type { LockstepPlan } from './lockstep.js';
+import type { VectorUses } from './uses.js';
+import { rootContext, type Subst, type UnrollContext } from './unroll.js';
 
 export type Ref = binaryen.ExpressionRef;
 
@@ -34,8 +37,6 @@ interface Shared {
   memo: Map<string, number>;
   labels: number;
   anchors: number;
-  /** What the per-loop steps decided (unroll.ts, lockstep.ts), for the dumps only. */
-  log: { unroll: string[]; lockstep: string[] };
 }
 
 export class Gen {
@@ -57,12 +58,10 @@ export class Gen {
   readonly y: number; // i32, per row
   readonly z: number; // i32, per row
   readonly r: number; // i32, the row counter
-  /** v128 x of the 4 lanes; only maintained when `usesXv`. */
+  /** v128 x of the 4 lanes; only maintained when the vector's code reads it (uses.ts). */
   readonly xv: number;
-  usesXv = false;
   /** The mask of the lanes that matter (x < width, minus lanes that ran out of fuel). */
   readonly top: number;
-  usesTop = false;
   /** Loops: per-lane repetition counters, a scalar count of repetitions, the trap record. */
   readonly counter: number;
   readonly reps: number;
@@ -80,12 +79,13 @@ export class Gen {
    */
   interior: Interior | null = null;
 
-  /** Locals replaced by constants (the counter of a loop being unrolled, see unroll.ts). */
-  readonly subst = new Map<number, number>();
-  /** Inside an unrolled loop nest whose fuel was charged at once: inner loops charge nothing. */
-  fuelCharged = false;
-  /** Depth of unrolled loops being compiled (inner counted loops then always unroll). */
-  unrolling = 0;
+  /**
+   * Where emission stands in the unroll pass's decisions (unroll.ts): the body, or a copy of an
+   * unrolled loop (its counters substituted, its fuel maybe charged at the nest's entry).
+   */
+  unroll: UnrollContext;
+  /** The lockstep pass's findings (lockstep.ts), for the `while` loops emission meets. */
+  lockstep: LockstepPlan;
   /** In a loop with lockstep counters (lockstep.ts): their scalar shadows, by IR local. */
   shadows: Map<number, number> | null = null;
 
@@ -102,7 +102,9 @@ export class Gen {
     this.m = m;
     this.fn = fn;
     this.analysis = analysis;
-    this.shared = parent ? parent.shared : { vars: [], perCall: [], perRow: [], memo: new Map(), labels: 0, anchors: 0, log: { unroll: [], lockstep: [] } };
+    this.shared = parent ? parent.shared : { vars: [], perCall: [], perRow: [], memo: new Map(), labels: 0, anchors: 0 };
+    this.unroll = parent ? parent.unroll : rootContext();
+    this.lockstep = parent ? parent.lockstep : new Map();
     this.vars = this.shared.vars;
     this.laneZeroTraps = laneZeroTraps;
     this.irLocal = fn.locals.map(() => this.local(binaryen.v128));
@@ -119,17 +121,9 @@ export class Gen {
     this.trapped = this.local(binaryen.i32);
   }
 
-  /**
-   * Note what a per-loop step decided (ENTELECHY_DUMP=after:unroll, after:lockstep print it).
-   * For people only: no emission reads it back.
-   */
-  record(step: 'unroll' | 'lockstep', what: string): void {
-    this.shared.log[step].push(what);
-  }
-
-  /** What a per-loop step decided, each loop once (the vectors of a step compile the same loops). */
-  decisions(step: 'unroll' | 'lockstep'): string[] {
-    return [...new Set(this.shared.log[step])];
+  /** Locals replaced by constants here: the counters of the unrolled loops being emitted. */
+  get subst(): Subst {
+    return this.unroll.subst;
   }
 
   /** A new non-parameter local. */
@@ -316,27 +310,19 @@ export class Gen {
     );
   }
 
-  /** The current mask of lanes that matter at the top level of the body. */
-  topMask(): number {
-    this.usesTop = true;
-    this.usesXv = true;
-    return this.top;
-  }
-
   /**
-   * The start of a vector: its mask, fuel counter, locals = 0. Call it after the vector's body
-   * was compiled (which decides whether the mask and the x vector are used).
+   * The start of a vector: its mask, fuel counter, locals = 0. `uses`: what the vector's code
+   * reads (uses.ts), so call it after that code was emitted.
    */
-  vectorStart(): Ref[] {
+  vectorStart(uses: VectorUses): Ref[] {
     const m = this.m;
     const start: Ref[] = [];
     if (this.analysis.hasLoops) {
-      this.topMask();
       start.push(this.set(this.counter, this.zero()), this.set(this.reps, this.i32(0)));
     }
     for (const local of this.irLocal) start.push(this.set(local, this.zero()));
     for (const local of this.scalarLocal) if (local !== undefined) start.push(this.set(local, this.i32(0)));
-    if (this.usesTop) {
+    if (uses.top) {
       const widthSplat = this.splatOf(this.domainExtent(0));
       start.unshift(this.set(this.top, m.i32x4.lt_s(this.get(this.xv), this.get(widthSplat))));
     }
@@ -349,7 +335,6 @@ export class Gen {
   }
 
   xVector(): Ref {
-    this.usesXv = true;
     return this.get(this.xv);
   }
 }

@@ -16,19 +16,20 @@
 //   that run out of fuel), the mask becomes mask & (alive mask of the innermost varying
 //   construct, or g.top), and the rest of the list is skipped when no lane is left.
 // - counted loops (`for (d = -1; d <= 1; d++)`) are unrolled with the counter as a constant
-//   (unroll.ts).
+//   where the unroll pass (unroll.ts) decided so; `while` loops test their lockstep counters
+//   (lockstep.ts) once, as the lockstep pass found them.
 // - every loop repetition charges fuel (fuel.ts); lanes over the limit stop, lane 0 traps.
 
 import binaryen from 'binaryen';
 import type { Expr, Stmt } from '../ir/ir.js';
-import { containsLoop, visitLocals, escapingBreaks } from './analysis.js';
+import { containsLoop, visitLocals, escapingBreaks, whileShape } from './analysis.js';
 import type { Gen, Ref } from './context.js';
 import { fuel } from './fuel.js';
 import { lane, scalarCondition, scalarI32, vector } from './lanes.js';
 import { anyLane, getMask, type Level } from './mask.js';
 import { gathers, scoped } from './interior.js';
-import { lockstep, shadowSet, varyingExit, withShadows, type Lockstep } from './lockstep.js';
-import { constValue, fixedCharge, unrollDecision, withValue, type Counted } from './unroll.js';
+import { lockstepCode, shadowSet, varyingExit, withShadows, type Lockstep } from './shadows.js';
+import { constValue, type LoopUnroll } from './unroll.js';
 
 const v128 = binaryen.v128;
 const i32 = binaryen.i32;
@@ -48,10 +49,9 @@ export function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
     // Anything but a set may hold code that does not run (interior.ts: `scoped`). The copies of
     // an unrolled loop run in order, so they share the aligned blocks they load.
     if (s.k === 'loop') {
-      const prev = stmts[i - 1];
-      const counted = unrollDecision(g, prev, s);
-      if (counted) {
-        out.push(...scoped(g, () => unrolledLoop(g, counted, s, prev as SetStmt, lvl)));
+      const unroll = g.unroll.loops.get(s);
+      if (unroll?.unrolled) {
+        out.push(...scoped(g, () => unrolledLoop(g, unroll, s, stmts[i - 1] as SetStmt, lvl)));
       } else {
         out.push(...scoped(g, () => statement(g, s, lvl, stmts.slice(0, i))));
       }
@@ -127,7 +127,7 @@ function maskedStep(g: Gen, local: number, e: Expr): number | undefined {
   if (e.k !== 'op' || e.t !== 'i32' || (e.op !== 'i32.add' && e.op !== 'i32.sub')) return undefined;
   const [a, b] = e.args;
   const self = (x: Expr) => x.k === 'local' && x.i === local && !g.subst.has(local);
-  const k = (x: Expr) => constValue(g, x);
+  const k = (x: Expr) => constValue(g.subst, x);
   if (e.op === 'i32.add' && self(a) && k(b) !== undefined) return k(b);
   if (e.op === 'i32.add' && self(b) && k(a) !== undefined) return k(a);
   if (e.op === 'i32.sub' && self(a) && k(b) !== undefined) return -k(b)! | 0;
@@ -140,7 +140,7 @@ function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level, before:
     case 'set':
       return setLocal(g, lvl, s.local, s.e, g.analysis.blends(s));
     case 'if': {
-      const known = constValue(g, s.c);
+      const known = constValue(g.subst, s.c);
       if (known !== undefined) {
         // A condition made constant by unrolling: only the branch taken.
         const taken = list(g, known ? s.then : s.else, lvl);
@@ -237,7 +237,7 @@ function breakCode(g: Gen, depth: number, lvl: Level): Ref[] {
   const target = lvl.stack[lvl.stack.length - 1 - depth];
   if (!target) throw new Error(`internal: break ${depth} has no enclosing construct`);
   if (target.uniform) return [g.m.br(target.exit!)];
-  return removeFromAlive(g, lvl, depth, lvl.mask === g.top ? g.topMask() : lvl.mask).code;
+  return removeFromAlive(g, lvl, depth, lvl.mask).code;
 }
 
 function uniformBlock(g: Gen, s: Block, lvl: Level): Ref[] {
@@ -287,7 +287,7 @@ function varyingLoop(g: Gen, s: Loop, lvl: Level, before: Stmt[]): Ref[] {
   const enter = g.set(alive, getMask(g, lvl.mask));
   if (whileShape(s)) {
     // One test of the alive mask per repetition, after the exit test, instead of two.
-    const ls = lockstep(g, before, s);
+    const ls = lockstepCode(g, s);
     const body = withShadows(g, ls, () => m.block(bodyEnd, [
       ...fuel(g, s.node, inner, bodyEnd),
       ...(ls ? [m.br(bodyEnd, m.i32.eqz(ls.stay))] : []),
@@ -302,18 +302,6 @@ function varyingLoop(g: Gen, s: Loop, lvl: Level, before: Stmt[]): Ref[] {
     m.loop(repeat, m.block(null, [body, m.br(repeat, m.v128.any_true(g.get(alive)))])),
     ...restore(g, lvl),
   ];
-}
-
-/**
- * A `while` loop: `if (c) break` to the loop itself first, then statements that lose no lanes
- * (no loop, no break out of them). Its lanes leave only at the exit test.
- */
-export function whileShape(s: Loop): boolean {
-  const [first, ...rest] = s.body;
-  if (!first || first.k !== 'if' || first.else.length || first.then.length !== 1) return false;
-  const brk = first.then[0];
-  if (brk.k !== 'break' || brk.depth !== 0) return false;
-  return !rest.some((r) => containsLoop(r) || escapingBreaks(r).length > 0);
 }
 
 /**
@@ -341,27 +329,19 @@ export function whileLevel(alive: number, lvl: Level): Level {
 }
 
 /**
- * A counted loop, unrolled: each copy of the middle with the counter's value substituted. Every
- * lane of the mask runs all repetitions, so when the nest's whole fuel is a constant of this
- * loop's node it is charged once at entry (the same lanes trap, naming the same node); else one
- * unit per repetition, in the original order.
+ * A counted loop, unrolled (as the unroll pass decided): each copy of the middle in its own
+ * context, the counter's value substituted. Every lane of the mask runs all repetitions, so when
+ * the nest's whole fuel is a constant of this loop's node it is charged once at entry (the same
+ * lanes trap, naming the same node); else one unit per repetition, in the original order.
  */
-function unrolledLoop(g: Gen, c: Counted, s: Loop, prev: SetStmt, lvl: Level): Ref[] {
+function unrolledLoop(g: Gen, d: LoopUnroll, s: Loop, prev: SetStmt, lvl: Level): Ref[] {
   const m = g.m;
+  const c = d.counted;
   const out = g.label('unrolled');
   const code: Ref[] = [];
-  const chargedBefore = g.fuelCharged;
-  let perRepetition = false;
-  if (!g.fuelCharged) {
-    const total = fixedCharge(g, [prev, s], s.node);
-    if (total !== undefined) {
-      code.push(...fuel(g, s.node, lvl, out, total));
-      g.fuelCharged = true;
-    } else {
-      perRepetition = true;
-    }
-  }
-  g.unrolling++;
+  const perRepetition = !g.unroll.charged && d.charge === undefined;
+  if (!g.unroll.charged && d.charge !== undefined) code.push(...fuel(g, s.node, lvl, out, d.charge));
+  const context = g.unroll;
   try {
     const middleLoops = c.middle.some(containsLoop);
     // V8 issues a basic block's loads in order and its pure arithmetic as late as it can: a
@@ -374,14 +354,15 @@ function unrolledLoop(g: Gen, c: Counted, s: Loop, prev: SetStmt, lvl: Level): R
     for (let k = 0; k < c.values.length; k++) {
       if (perRepetition) code.push(...fuel(g, s.node, lvl, out, 1));
       if (k === c.values.length - 1) break; // the last repetition only exits
-      code.push(m.block(null, withValue(g, c.v, c.values[k], () => list(g, c.middle, lvl))));
+      g.unroll = d.copies[k];
+      code.push(m.block(null, list(g, c.middle, lvl)));
+      g.unroll = context;
       // Inner loops may have stopped lanes (fuel): stop when none is left.
       if (middleLoops) code.push(m.br(out, m.i32.eqz(anyLane(g, lvl.mask))));
     }
     code.push(...anchored.map((i) => g.anchor(g.irLocal[i], binaryen.v128)));
   } finally {
-    g.unrolling--;
-    g.fuelCharged = chargedBefore;
+    g.unroll = context;
   }
   const last = c.values[c.values.length - 1];
   const final: Expr = { k: 'const', t: 'i32', v: last };

@@ -10,7 +10,12 @@
 // Latency-bound loops take several vectors per step first (interleave.ts); the columns left over
 // take the one-vector loop. The order of emission matters: the vector bodies register the values
 // they need hoisted (Gen.rowSplat, uniformVector, ...), so the row code and then the call code
-// are emitted after them, each from what the code inside it registered.
+// are emitted after them, each from what the code inside it registered. Each vector's start
+// follows the uses pass (uses.ts) on its code: it keeps the x vector and the top mask only where
+// that code reads them.
+//
+// Emission follows the unroll and lockstep passes' decisions (Gen.unroll, Gen.lockstep): it
+// decides nothing about loops itself.
 
 import binaryen from 'binaryen';
 import { P_R0, P_R1, type Gen, type Ref } from './context.js';
@@ -19,20 +24,28 @@ import { trapCheck } from './fuel.js';
 import { storeCode } from './fields.js';
 import { interleavedStep } from './interleave.js';
 import { Interior, interiorRange, offsetSpans } from './interior.js';
-import type { RunPlan } from './plan.js';
+import type { EmitPlan } from './plan.js';
+import { vectorUses, type VectorUses } from './uses.js';
 
 const i32 = binaryen.i32;
 
-/** One vector: its start, body, trap check and stores. */
-function vectorCode(g: Gen): Ref[] {
+/** One vector: its start, body, trap check and stores; and what its code reads (the uses pass). */
+function vectorCode(g: Gen): { code: Ref[]; uses: VectorUses } {
   const body = compileBody(g);
   const stores = storeCode(g);
-  return [...g.vectorStart(), ...body, ...(g.analysis.hasLoops ? [trapCheck(g)] : []), ...stores];
+  const uses = vectorUses(g, [...body, ...stores]);
+  return { code: [...g.vectorStart(uses), ...body, ...(g.analysis.hasLoops ? [trapCheck(g)] : []), ...stores], uses };
 }
 
+/** What the uses pass found for each vector emitted, by name (after:uses prints it). */
+export type UsesFound = { vector: string; uses: VectorUses }[];
+
 /** Emit the run function into g's module as `plan` says. */
-export function emitRun(g: Gen, plan: RunPlan): void {
+export function emitRun(g: Gen, plan: EmitPlan): UsesFound {
   const m = g.m;
+  g.unroll = plan.unroll;
+  g.lockstep = plan.lockstep;
+  const found: UsesFound = [];
   const loops = g.analysis.hasLoops;
   const height = g.domainExtent(1);
   // The row's columns [x0, x1): all of them, or a tile's (x0 a multiple of 4, so vectors keep
@@ -41,23 +54,27 @@ export function emitRun(g: Gen, plan: RunPlan): void {
 
   // The vector bodies first: they register what they need hoisted.
   const step = plan.interleave ? interleavedStep(g, plan.interleave.vectors, plan.interleave.at) : null;
+  step?.uses.forEach((uses, j) => found.push({ vector: `step vector ${j}`, uses }));
   const perCallTraps: Ref[] = [...(step?.perCall ?? [])];
-  const general = vectorCode(g);
+  const { code: general, uses } = vectorCode(g);
+  found.push({ vector: 'vector', uses });
+  let xv = uses.xv;
   // Gathers along x: an interior version without edge tests, where they hold (interior.ts).
   const inner = plan.interior ? g.view({ samePosition: true }) : null;
   let interior: Ref[] | null = null;
   if (inner) {
     inner.interior = new Interior(offsetSpans(g, g.fn.body));
-    const code = vectorCode(inner);
+    const version = vectorCode(inner);
     if (inner.interior.used) {
-      interior = code;
-      if (inner.usesXv) g.usesXv = true; // (they share the x vector)
+      interior = version.code;
+      found.push({ vector: 'interior version', uses: version.uses });
+      xv ||= version.uses.xv; // (they share the x vector)
       perCallTraps.push(...inner.trapStart());
     }
   }
   const advance = (): Ref[] => [
     g.set(g.x0, m.i32.add(g.get(g.x0, i32), g.i32(4))),
-    ...(g.usesXv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
+    ...(xv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
   ];
   // With an interior version: once a vector is interior, the ones after it are until the end of
   // the interior range (interiorRange), so they run in a loop of their own without the test.
@@ -75,7 +92,7 @@ export function emitRun(g: Gen, plan: RunPlan): void {
     ...vector,
     m.br(xLoop, m.i32.lt_s(g.get(g.x0, i32), g.get(columnsAt.x1, i32))),
   ]));
-  const xStart = g.usesXv ? [g.set(g.xv, m.i32x4.add(m.i32x4.splat(g.get(g.x0, i32)), g.lanesI32(0, 1, 2, 3)))] : [];
+  const xStart = xv ? [g.set(g.xv, m.i32x4.add(m.i32x4.splat(g.get(g.x0, i32)), g.lanesI32(0, 1, 2, 3)))] : [];
   const columns: Ref[] = step
     ? [...step.loop, m.if(m.i32.lt_s(g.get(g.x0, i32), g.get(columnsAt.x1, i32)), m.block(null, [...xStart, oneAtATime]))]
     : [...xStart, oneAtATime];
@@ -110,4 +127,5 @@ export function emitRun(g: Gen, plan: RunPlan): void {
   ]);
   m.addFunction('run', binaryen.createType([i32, i32, i32]), binaryen.none, g.vars, run);
   m.addFunctionExport('run', 'run');
+  return found;
 }

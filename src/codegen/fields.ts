@@ -200,7 +200,7 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
   const fast = xPlusUniform(g, at.coords[0]);
   if (fast && uniform.slice(1).every((u) => u)) {
     const base = uniformRowBase(g, e, 1, pre);
-    const offset = fast.d ? constValue(g, fast.d) : 0;
+    const offset = fast.d ? constValue(g.subst, fast.d) : 0;
     const d = offset === undefined ? undefined : fast.negate ? -offset : offset;
     // The interior version (interior.ts) runs only where the gather needs no test.
     const interior = g.interior !== null && d !== undefined && g.interior.note(f, d);

@@ -40,14 +40,14 @@ export interface FuelParts {
 /** fuel()'s parts, for loops that share the scalar count (interleave.ts); null when nothing to charge. */
 export function fuelParts(g: Gen, node: number, lvl: Level, out: string, units = 1): FuelParts | null {
   const m = g.m;
-  if (g.fuelCharged || units === 0) return null;
+  if (g.unroll.charged || units === 0) return null;
   const limit = fuelLimit(g.fn.fuel);
   const over = g.local(v128);
   const dropOver: Ref[] = [];
   for (const c of lvl.stack) {
     if (!c.uniform) dropOver.push(g.set(c.alive!, m.v128.andnot(g.get(c.alive!), g.get(over))));
   }
-  dropOver.push(g.set(g.topMask(), m.v128.andnot(g.get(g.top), g.get(over))));
+  dropOver.push(g.set(g.top, m.v128.andnot(g.get(g.top), g.get(over))));
   if (lvl.mask !== g.top && !lvl.stack.some((c) => c.alive === lvl.mask)) {
     dropOver.push(g.set(lvl.mask, m.v128.andnot(g.get(lvl.mask), g.get(over))));
   }

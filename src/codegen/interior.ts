@@ -15,7 +15,7 @@ import binaryen from 'binaryen';
 import type { Expr, IrFunction, Stmt } from '../ir/ir.js';
 import { someStmtExpr, unreachable, visitExpr } from '../ir/walk.js';
 import type { Gen, Ref } from './context.js';
-import { constValue, countedLoop, withValue } from './unroll.js';
+import { constValue, countedLoop, type Subst } from './unroll.js';
 
 const i32 = binaryen.i32;
 
@@ -173,7 +173,7 @@ export function interiorTap(g: Gen, f: number, rowBase: number, d: number): Ref 
 }
 
 /** Per field, the range of the constant x offsets of its gathers once counted loops are unrolled. */
-export function offsetSpans(g: Gen, stmts: Stmt[], into = new Map<number, { lo: number; hi: number }>()): Map<number, { lo: number; hi: number }> {
+export function offsetSpans(g: Gen, stmts: Stmt[], into = new Map<number, { lo: number; hi: number }>(), subst: Subst = g.subst): Map<number, { lo: number; hi: number }> {
   const note = (f: number, d: number) => {
     const known = into.get(f);
     into.set(f, known ? { lo: Math.min(known.lo, d), hi: Math.max(known.hi, d) } : { lo: d, hi: d });
@@ -181,7 +181,7 @@ export function offsetSpans(g: Gen, stmts: Stmt[], into = new Map<number, { lo: 
   const expr = (e: Expr): void =>
     visitExpr(e, (x) => {
       if (x.k !== 'load' || !x.at) return;
-      const d = xOffset(g, x.at.coords[0]);
+      const d = xOffset(g, subst, x.at.coords[0]);
       if (d !== undefined) note(x.field, d);
     });
   stmts.forEach((s, i) => {
@@ -190,17 +190,17 @@ export function offsetSpans(g: Gen, stmts: Stmt[], into = new Map<number, { lo: 
         return expr(s.e);
       case 'if':
         expr(s.c);
-        offsetSpans(g, s.then, into);
-        offsetSpans(g, s.else, into);
+        offsetSpans(g, s.then, into, subst);
+        offsetSpans(g, s.else, into, subst);
         return;
       case 'block':
-        offsetSpans(g, s.body, into);
+        offsetSpans(g, s.body, into, subst);
         return;
       case 'loop': {
         // Unrolled loops are compiled once per value of their counter: each has its own offsets.
-        const c = countedLoop(g, stmts[i - 1], s);
-        if (!c) offsetSpans(g, s.body, into);
-        else for (let k = 0; k + 1 < c.values.length; k++) withValue(g, c.v, c.values[k], () => offsetSpans(g, c.middle, into));
+        const c = countedLoop(g.fn, subst, stmts[i - 1], s);
+        if (!c) offsetSpans(g, s.body, into, subst);
+        else for (let k = 0; k + 1 < c.values.length; k++) offsetSpans(g, c.middle, into, new Map(subst).set(c.v, c.values[k]));
         return;
       }
       case 'break':
@@ -226,11 +226,11 @@ export function xPlusUniform(g: Gen, e: Expr): { d: Expr | null; negate: boolean
 }
 
 /** x + d or x - d with d constant (counters of unrolled loops substituted): d, else undefined. */
-function xOffset(g: Gen, e: Expr): number | undefined {
+function xOffset(g: Gen, subst: Subst, e: Expr): number | undefined {
   const at = xPlusUniform(g, e);
   if (!at) return undefined;
   if (!at.d) return 0;
-  const d = constValue(g, at.d);
+  const d = constValue(subst, at.d);
   return d === undefined ? undefined : at.negate ? -d : d;
 }
 

@@ -22,15 +22,16 @@
 
 import binaryen from 'binaryen';
 import type { Stmt } from '../ir/ir.js';
-import { containsLoop, visitLocals } from './analysis.js';
+import { containsLoop, visitLocals, whileShape } from './analysis.js';
 import type { Gen, Ref } from './context.js';
-import { list, whileBody, whileLevel, whileShape } from './control.js';
+import { list, whileBody, whileLevel } from './control.js';
 import { fuel, fuelParts, trapCheck } from './fuel.js';
 import { anyLane, type Level } from './mask.js';
-import { lockstep, withShadows } from './lockstep.js';
+import { lockstepCode, withShadows } from './shadows.js';
 import { storeCode } from './fields.js';
 import { gathers } from './interior.js';
 import { countedLoop, expandedSize, withinBudget } from './unroll.js';
+import { localsRead, vectorUses, type VectorUses } from './uses.js';
 
 type Loop = Extract<Stmt, { k: 'loop' }>;
 
@@ -67,10 +68,10 @@ function fusableLoop(g: Gen): number {
     }
     if (g.analysis.uniformConstruct(s)) return -1;
     // A counted loop that will be unrolled is not latency-bound in this way.
-    const counted = countedLoop(g, body[i - 1], s);
-    if (counted && withinBudget(g, body[i - 1], s)) return -1;
+    const counted = countedLoop(g.fn, g.subst, body[i - 1], s);
+    if (counted && withinBudget(g.fn, g.subst, body[i - 1], s)) return -1;
     if (s.body.some(containsLoop)) return -1;
-    if (expandedSize(g, s.body) > LOOP_MAX_SIZE) return -1;
+    if (expandedSize(g.fn, g.subst, s.body) > LOOP_MAX_SIZE) return -1;
     return i;
   }
   return -1;
@@ -110,7 +111,7 @@ export function interleavePoint(g: Gen): number {
 
 /** No loops, no gathers and small: a pointwise chain, latency-bound per vector. */
 export function straightLine(g: Gen): boolean {
-  return !g.analysis.hasLoops && !gathers(g.fn.body) && expandedSize(g, g.fn.body) <= POINTWISE_MAX_SIZE;
+  return !g.analysis.hasLoops && !gathers(g.fn.body) && expandedSize(g.fn, g.subst, g.fn.body) <= POINTWISE_MAX_SIZE;
 }
 
 export interface Step {
@@ -118,6 +119,8 @@ export interface Step {
   loop: Ref[];
   /** Per call (after the call values): the views' trap records. */
   perCall: Ref[];
+  /** What each vector's code reads (the uses pass). */
+  uses: VectorUses[];
 }
 
 /** The loop over columns taking `k` vectors per step, fused at `at` (interleavePoint). */
@@ -136,11 +139,14 @@ export function interleavedStep(g: Gen, k: number, at: number): Step {
     return code.length ? [m.if(anyLane(v, v.top), m.block(null, code))] : [];
   });
   const stores = views.map((v) => storeCode(v));
+  // The uses pass, on all the vectors' code at once (each reads only its own locals).
+  const read = localsRead([...before.flat(), ...loop, ...after.flat(), ...stores.flat()]);
+  const uses = views.map((v) => vectorUses(v, read));
   const starts = views.map((v, j) => {
-    const start = v.vectorStart();
+    const start = v.vectorStart(uses[j]);
     return [
       g.set(v.x0, m.i32.add(g.get(g.x0, i32), g.i32(4 * j))),
-      ...(v.usesXv ? [g.set(v.xv, m.i32x4.add(m.i32x4.splat(g.get(v.x0, i32)), g.lanesI32(0, 1, 2, 3)))] : []),
+      ...(uses[j].xv ? [g.set(v.xv, m.i32x4.add(m.i32x4.splat(g.get(v.x0, i32)), g.lanesI32(0, 1, 2, 3)))] : []),
       ...start,
     ];
   });
@@ -163,6 +169,7 @@ export function interleavedStep(g: Gen, k: number, at: number): Step {
   return {
     loop: [m.if(m.i32.lt_s(g.get(g.x0, i32), g.get(limit, i32)), m.loop(label, m.block(null, stepCode)))],
     perCall: views.flatMap((v) => v.trapStart()),
+    uses,
   };
 }
 
@@ -200,7 +207,7 @@ function fusedLoop(views: Gen[], before: Stmt[], s: Loop, countsRead: boolean): 
   const plain = whileShape(s);
   // Lockstep counters (lockstep.ts): the same in every view, so only the first view follows them
   // and their conjunct is tested once per repetition, before the bodies.
-  const ls = plain ? lockstep(g, before, s) : null;
+  const ls = plain ? lockstepCode(g, s) : null;
   // Plain loops: one scalar repetition count for all views (views[0].reps), see `head` below.
   const charges: Ref[] = [];
   const slows: Ref[] = [];
@@ -209,7 +216,7 @@ function fusedLoop(views: Gen[], before: Stmt[], s: Loop, countsRead: boolean): 
     const a = g.local(v128);
     alive.push(a);
     const bodyEnd = g.label('body');
-    enter.push(g.set(a, g.get(v.topMask())));
+    enter.push(g.set(a, g.get(v.top)));
     if (plain) {
       // No test per vector: a vector whose lanes all left runs on with no effect.
       const top: Level = { mask: v.top, stack: [] };

@@ -17,12 +17,17 @@
 // The vector local is kept as before (the lanes that left hold their own values); the shadow
 // (an i32 local) follows it in the loop and is only read by the exit test.
 
-import binaryen from 'binaryen';
-import type { Expr, Stmt } from '../ir/ir.js';
-import { usesOf, visitLocals } from './analysis.js';
-import type { Gen, Ref } from './context.js';
-import { scalarCondition, scalarI32 } from './lanes.js';
+//
+// The lockstep pass (planLockstep) finds them for every `while` loop emission will meet, before
+// emission; shadows.ts emits what it found.
+
+import type { Expr, IrFunction, Stmt } from '../ir/ir.js';
 import { printExpr } from '../ir/print-ir.js';
+import { unreachable } from '../ir/walk.js';
+import { usesOf, visitLocals, whileShape, type Analysis } from './analysis.js';
+import type { Gen } from './context.js';
+import { shadowsFor, type Lockstep } from './shadows.js';
+import { constValue, type UnrollContext } from './unroll.js';
 
 type Loop = Extract<Stmt, { k: 'loop' }>;
 
@@ -32,17 +37,6 @@ const SCALAR_OPS = new Set([
   'i32.eq', 'i32.ne', 'i32.lt', 'i32.le', 'i32.gt', 'i32.ge', 'i32.to_bool',
   'bool.not', 'bool.and', 'bool.or', 'bool.xor', 'bool.ne', 'bool.eq',
 ]);
-
-export interface Lockstep {
-  /** IR local -> the i32 local of its shadow. Gen.shadows while the loop's body compiles. */
-  shadows: Map<number, number>;
-  /** The shadows' values at the loop's entry. */
-  init: Ref[];
-  /** i32: the exit test's lockstep conjuncts hold (the lanes may stay). */
-  stay: Ref;
-  /** The rest of the exit test, per lane: lanes leave where it is false (null: none leave). */
-  varying: Expr | null;
-}
 
 /** The conjuncts of a `bool.and` tree. */
 function conjuncts(e: Expr): Expr[] {
@@ -59,55 +53,98 @@ function stayConjuncts(leave: Expr): Expr[] {
   return [{ k: 'op', t: 'bool', op: 'bool.not', args: [leave] }];
 }
 
-function and(parts: Expr[]): Expr | null {
+export function and(parts: Expr[]): Expr | null {
   return parts.length ? parts.reduce((a, b) => ({ k: 'op', t: 'bool', op: 'bool.and', args: [a, b] })) : null;
 }
 
+/** What the lockstep pass found for one loop. */
+export interface LockstepCounters {
+  /** The lockstep counters: IR local -> its value at the loop's entry. */
+  counters: Map<number, Expr>;
+  /** The conjuncts of "stay in the loop" they decide (tested once, as a scalar). */
+  scalar: Expr[];
+  /** The rest of the test, per lane (null: none). */
+  varying: Expr | null;
+}
+
+/** The lockstep pass's result: for each varying `while` loop emission meets, its counters or null. */
+export type LockstepPlan = Map<Loop, LockstepCounters | null>;
+
 /**
- * The lockstep counters of `loop` (a whileShape loop) and its exit test split, with the shadows'
- * locals allocated in `g`; null when no conjunct of the exit test is lockstep. `before` is the
- * statement list before the loop, at the loop's level.
+ * The lockstep pass: the lockstep counters of every varying `while`-shaped loop emission meets
+ * (walking the body as emission does, through the unroll pass's contexts: an unrolled loop's
+ * copies, not the loop). What a loop's counters are depends only on the loop and the statements
+ * before it in its list, so each loop is decided once.
  */
-export function lockstep(g: Gen, before: Stmt[], loop: Loop): Lockstep | null {
-  const found = lockstepCounters(g, before, loop);
-  g.record('lockstep', found ? `loop of node ${loop.node}: counters ${[...found.counters.keys()].map((i) => `L${i}`).join(', ')}; tested once: ${printExpr(and(found.scalar)!)}` : `loop of node ${loop.node}: none`);
-  if (!found) return null;
-  const m = g.m;
-  const shadows = new Map<number, number>();
-  const init: Ref[] = [];
-  for (const [local, value] of found.counters) {
-    const shadow = g.local(binaryen.i32);
-    const pre: Ref[] = [];
-    const v = scalarI32(g, value, pre);
-    init.push(...pre, g.set(shadow, v));
-    shadows.set(local, shadow);
-  }
-  const ls: Lockstep = { shadows, init, stay: g.i32(1), varying: found.varying };
-  ls.stay = withShadows(g, ls, () => {
-    const pre: Ref[] = [];
-    const stay = scalarCondition(g, and(found.scalar)!, pre);
-    return pre.length ? m.block(null, [...pre, stay], binaryen.i32) : stay;
-  });
-  return ls;
+export function planLockstep(fn: IrFunction, analysis: Analysis, unroll: UnrollContext): LockstepPlan {
+  const plan: LockstepPlan = new Map();
+  const walk = (stmts: Stmt[], ctx: UnrollContext): void => {
+    for (let i = 0; i < stmts.length; i++) {
+      const s = stmts[i];
+      switch (s.k) {
+        case 'set':
+          break;
+        case 'break':
+          return; // the rest of the list is unreachable
+        case 'if': {
+          const known = constValue(ctx.subst, s.c);
+          if (known === undefined || known) walk(s.then, ctx);
+          if (known === undefined || !known) walk(s.else, ctx);
+          break;
+        }
+        case 'block':
+          walk(s.body, ctx);
+          break;
+        case 'loop': {
+          const unrolled = ctx.loops.get(s);
+          if (unrolled?.unrolled) {
+            unrolled.copies.forEach((copy) => walk(unrolled.counted.middle, copy));
+            break;
+          }
+          if (whileShape(s) && !analysis.uniformConstruct(s) && !plan.has(s)) plan.set(s, lockstepCounters(fn, analysis, stmts.slice(0, i), s));
+          walk(s.body, ctx);
+          break;
+        }
+        default:
+          unreachable(s);
+      }
+    }
+  };
+  walk(fn.body, unroll);
+  return plan;
+}
+
+/** The lockstep pass's findings for people (after:lockstep). */
+export function describeLockstep(plan: LockstepPlan): string[] {
+  return [...plan].map(([loop, found]) =>
+    found ? `loop of node ${loop.node}: counters ${[...found.counters.keys()].map((i) => `L${i}`).join(', ')}; tested once: ${printExpr(and(found.scalar)!)}` : `loop of node ${loop.node}: none`);
 }
 
 /**
- * The decision, without emitting anything: the lockstep counters of `loop` (local -> initial
- * value), the conjuncts of its exit test they decide (`scalar`), and the rest (`varying`); null
- * when no conjunct is lockstep.
+ * One loop's lockstep counters and their code at once, outside the pass (the tests ask about
+ * one loop): the shadows' locals allocated in `g`; null when no conjunct is lockstep.
  */
-export function lockstepCounters(g: Gen, before: Stmt[], loop: Loop): { counters: Map<number, Expr>; scalar: Expr[]; varying: Expr | null } | null {
+export function lockstep(g: Gen, before: Stmt[], loop: Loop): Lockstep | null {
+  return shadowsFor(g, lockstepCounters(g.fn, g.analysis, before, loop));
+}
+
+/**
+ * The decision for one loop: its lockstep counters (local -> initial value), the conjuncts of its
+ * exit test they decide (`scalar`), and the rest (`varying`); null when no conjunct is lockstep.
+ * `before` is the statement list before the loop, at the loop's level.
+ */
+export function lockstepCounters(fn: IrFunction, analysis: Analysis, before: Stmt[], loop: Loop): LockstepCounters | null {
   const exit = loop.body[0];
   if (exit.k !== 'if') return null;
   const rest = loop.body.slice(1);
-  const uniform = (e: Expr) => g.analysis.uniformExpr(e);
+  const uniform = (e: Expr) => analysis.uniformExpr(e);
 
   // Candidates: i32 locals the loop writes only at the top level of `rest`, with an init.
   const writes = new Map<number, number>();
   visitLocals(loop.body, (i, written) => written && writes.set(i, (writes.get(i) ?? 0) + 1));
   const counters = new Map<number, Expr>(); // local -> init
   for (const [local, count] of writes) {
-    if (g.fn.locals[local] !== 'i32' || g.analysis.uniformLocal[local]) continue;
+    if (fn.locals[local] !== 'i32' || analysis.uniformLocal[local]) continue;
     if (rest.filter((s) => s.k === 'set' && s.local === local).length !== count) continue;
     const init = initialValue(before, local, uniform);
     if (init) counters.set(local, init);
@@ -133,17 +170,6 @@ export function lockstepCounters(g: Gen, before: Stmt[], loop: Loop): { counters
   return { counters, scalar, varying: and(parts.filter((p) => !scalar.includes(p))) };
 }
 
-/** Compile with the lockstep counters' shadows followed (their sets update them). */
-export function withShadows<T>(g: Gen, ls: Lockstep | null, build: () => T): T {
-  const saved = g.shadows;
-  if (ls) g.shadows = ls.shadows;
-  try {
-    return build();
-  } finally {
-    g.shadows = saved;
-  }
-}
-
 /**
  * The value `local` has at the end of `before` when it is the same for every lane: its last set
  * there is at this level with a uniform value, and nothing after that set changes the local or
@@ -163,17 +189,3 @@ function initialValue(before: Stmt[], local: number, uniform: (e: Expr) => boole
   return null;
 }
 
-/** The exit test of a lockstep loop, per lane: `if (!varying) break 0` (nothing when null). */
-export function varyingExit(ls: Lockstep): Stmt[] {
-  if (!ls.varying) return [];
-  return [{ k: 'if', c: { k: 'op', t: 'bool', op: 'bool.not', args: [ls.varying] }, then: [{ k: 'break', depth: 0 }], else: [] }];
-}
-
-/** After a set of `local` in a lockstep loop: its shadow follows (empty when it has none). */
-export function shadowSet(g: Gen, local: number, e: Expr): Ref[] {
-  const shadow = g.shadows?.get(local);
-  if (shadow === undefined) return [];
-  const pre: Ref[] = [];
-  const value = scalarI32(g, e, pre);
-  return [...pre, g.set(shadow, value)];
-}

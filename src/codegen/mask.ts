@@ -18,9 +18,9 @@ export interface Level {
   stack: Construct[];
 }
 
-/** The mask in a local; `g.top` is read through topMask (which marks the top mask used). */
+/** The mask in a local. */
 export function getMask(g: Gen, local: number): Ref {
-  return local === g.top ? g.get(g.topMask()) : g.get(local);
+  return g.get(local);
 }
 
 export function anyLane(g: Gen, local: number): Ref {

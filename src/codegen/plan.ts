@@ -1,9 +1,10 @@
 // The decisions codegen takes for a whole function before it emits anything (the interleave and
 // interior split steps, and whether to optimise), in one record the emitter follows (and
-// `ENTELECHY_DUMP=after:plan` prints). Decisions that depend on where a
-// loop stands — unrolling a counted loop (unroll.ts), testing a lockstep counter once
-// (lockstep.ts) — are taken per loop as it is emitted: they depend on the constants that
-// enclosing unrolled loops substitute.
+// `ENTELECHY_DUMP=after:plan` prints). The loops' decisions join it after: which counted loops
+// to unroll in which context (unroll.ts) and each `while` loop's lockstep counters (lockstep.ts).
+
+import type { LockstepPlan } from './lockstep.js';
+import type { UnrollContext } from './unroll.js';
 
 import type { Gen } from './context.js';
 import { describeInterleave, straightLine } from './interleave.js';
@@ -38,6 +39,14 @@ export interface RunPlan {
   interior: boolean;
   /** Run binaryen's -O3: it buys a straight-line body nothing at run time and costs ~90 ms on its six vectors. */
   optimize: boolean;
+}
+
+/** The plan with the loops' decisions: what emission follows (emit.ts). */
+export interface EmitPlan extends RunPlan {
+  /** The unroll pass's decisions, from the body's context down (unroll.ts). */
+  unroll: UnrollContext;
+  /** The lockstep pass's findings (lockstep.ts). */
+  lockstep: LockstepPlan;
 }
 
 /** The plan: the interleave and interior split steps' decisions, and whether to optimise (not on the fast tier). */

@@ -6,11 +6,13 @@
 // A counted loop is `set(v, c0); loop { if (exit(v)) break 0; middle...; set(v, step(v)) }` where
 // exit and step are constant given v, the middle never sets v and never breaks out of the loop.
 // Every lane of the mask then runs exactly n repetitions (the last one only exits).
+//
+// The unroll pass (planUnroll) decides before emission, for every context a loop is reached in;
+// emission (control.ts, unrolledLoop) follows its decisions and substitutes the counters.
 
-import type { Expr, Op, Stmt } from '../ir/ir.js';
+import type { Expr, IrFunction, Op, Stmt } from '../ir/ir.js';
 import { someStmt, unreachable, visitExpr } from '../ir/walk.js';
 import { escapingBreaks } from './analysis.js';
-import type { Gen } from './context.js';
 
 type Loop = Extract<Stmt, { k: 'loop' }>;
 
@@ -27,22 +29,25 @@ const MAX_REPETITIONS = 33;
 /** IR nodes an unrolled loop nest may expand to. */
 const MAX_EXPANDED = 3000;
 
-/** The value of a constant i32/bool expression (locals substituted by g.subst), else undefined. */
-export function constValue(g: Gen, e: Expr): number | undefined {
+/** Substituted locals: the counters of the enclosing unrolled loops, by IR local. */
+export type Subst = ReadonlyMap<number, number>;
+
+/** The value of a constant i32/bool expression (locals substituted by `subst`), else undefined. */
+export function constValue(subst: Subst, e: Expr): number | undefined {
   switch (e.k) {
     case 'const':
       return e.t === 'f32' ? undefined : e.v | 0;
     case 'local':
-      return g.subst.get(e.i);
+      return subst.get(e.i);
     case 'select': {
-      const c = constValue(g, e.c);
-      return c === undefined ? undefined : constValue(g, c ? e.a : e.b);
+      const c = constValue(subst, e.c);
+      return c === undefined ? undefined : constValue(subst, c ? e.a : e.b);
     }
     case 'op': {
       if (e.t === 'f32') return undefined;
       const args: number[] = [];
       for (const a of e.args) {
-        const v = constValue(g, a);
+        const v = constValue(subst, a);
         if (v === undefined) return undefined;
         args.push(v);
       }
@@ -88,21 +93,107 @@ function setsLocal(stmts: Stmt[], v: number): boolean {
 }
 
 /**
- * The unroll step, for one loop as it is emitted: unroll `s` (preceded by `prev`) when it is a
- * counted loop under the current substitution and either inside an unrolled loop or within the
- * size budget. Taken per loop at emission, not before: a loop's bounds may be the counter of an
- * enclosing loop, a constant only inside that loop's unrolled copies.
+ * What the unroll pass decided for the loops of one context: the function's body, or one copy of
+ * an unrolled loop's middle (its counter, and those of the loops around it, substituted). Emission
+ * keeps the context it is in (Gen.unroll) and enters a copy's context as it emits that copy.
  */
-export function unrollDecision(g: Gen, prev: Stmt | undefined, s: Loop): Counted | null {
-  const counted = countedLoop(g, prev, s);
-  const unroll = counted !== null && (g.unrolling > 0 || withinBudget(g, prev, s));
-  if (counted) g.record('unroll', `loop of node ${s.node}, counter L${counted.v}: ${counted.values.length - 1} repetitions${unroll ? ', unrolled' : ', kept (past the size budget)'}`);
-  return unroll ? counted : null;
+export interface UnrollContext {
+  /** The counters substituted here. */
+  subst: Subst;
+  /** Inside an unrolled nest whose whole fuel is charged at its entry: loops here charge nothing. */
+  charged: boolean;
+  /** The counted loops reached in this context (not past an unrolled loop: those are in its copies). */
+  loops: Map<Loop, LoopUnroll>;
 }
 
-/** Is `s` (preceded by `prev` in its list) a counted loop under the current substitution? */
-export function countedLoop(g: Gen, prev: Stmt | undefined, s: Loop): Counted | null {
-  if (!prev || prev.k !== 'set' || g.fn.locals[prev.local] !== 'i32') return null;
+/** The unroll pass's decision for one counted loop in one context. */
+export interface LoopUnroll {
+  counted: Counted;
+  unrolled: boolean;
+  /**
+   * Unrolled only: the fuel the nest's every lane spends, when it is a constant of this loop's node,
+   * charged once at entry; undefined: one unit per repetition (nothing when the context is charged).
+   */
+  charge: number | undefined;
+  /** Unrolled only: the context of each copy of the middle, in order (all repetitions but the last). */
+  copies: UnrollContext[];
+}
+
+/** The context of the function's body: nothing substituted, no loop unrolled. */
+export function rootContext(): UnrollContext {
+  return { subst: new Map(), charged: false, loops: new Map() };
+}
+
+/**
+ * The unroll pass: which counted loops to unroll, in every context they are reached in, walking
+ * the body as emission does (a condition the substitution makes constant takes only its branch).
+ * A counted loop is unrolled inside an unrolled loop, or at the top when its nest fits the size
+ * budget. The decision is per context, not per loop: a loop's bounds may be the counter of an
+ * enclosing loop, a constant only inside that loop's unrolled copies.
+ */
+export function planUnroll(fn: IrFunction): UnrollContext {
+  const root = rootContext();
+  walk(fn, fn.body, root, false);
+  return root;
+}
+
+function walk(fn: IrFunction, stmts: Stmt[], ctx: UnrollContext, inside: boolean): void {
+  for (let i = 0; i < stmts.length; i++) {
+    const s = stmts[i];
+    switch (s.k) {
+      case 'set':
+        break;
+      case 'break':
+        return; // the rest of the list is unreachable
+      case 'if': {
+        const known = constValue(ctx.subst, s.c);
+        if (known === undefined || known) walk(fn, s.then, ctx, inside);
+        if (known === undefined || !known) walk(fn, s.else, ctx, inside);
+        break;
+      }
+      case 'block':
+        walk(fn, s.body, ctx, inside);
+        break;
+      case 'loop': {
+        const prev = stmts[i - 1];
+        const counted = countedLoop(fn, ctx.subst, prev, s);
+        const unrolled = counted !== null && (inside || withinBudget(fn, ctx.subst, prev, s));
+        if (!counted || !unrolled) {
+          if (counted) ctx.loops.set(s, { counted, unrolled: false, charge: undefined, copies: [] });
+          walk(fn, s.body, ctx, inside);
+          break;
+        }
+        const charge = ctx.charged ? undefined : fixedCharge(fn, ctx.subst, [prev, s], s.node);
+        const copies = counted.values.slice(0, -1).map((value) => {
+          const copy: UnrollContext = { subst: new Map(ctx.subst).set(counted.v, value), charged: ctx.charged || charge !== undefined, loops: new Map() };
+          walk(fn, counted.middle, copy, true);
+          return copy;
+        });
+        ctx.loops.set(s, { counted, unrolled: true, charge, copies });
+        break;
+      }
+      default:
+        unreachable(s);
+    }
+  }
+}
+
+/** The unroll pass's decisions for people (after:unroll): each loop once, in the body's order. */
+export function describeUnroll(root: UnrollContext): string[] {
+  const lines: string[] = [];
+  const visit = (ctx: UnrollContext) => {
+    for (const [s, d] of ctx.loops) {
+      lines.push(`loop of node ${s.node}, counter L${d.counted.v}: ${d.counted.values.length - 1} repetitions${d.unrolled ? ', unrolled' : ', kept (past the size budget)'}`);
+      d.copies.forEach(visit);
+    }
+  };
+  visit(root);
+  return [...new Set(lines)];
+}
+
+/** Is `s` (preceded by `prev` in its list) a counted loop under the substitution `subst`? */
+export function countedLoop(fn: IrFunction, subst: Subst, prev: Stmt | undefined, s: Loop): Counted | null {
+  if (!prev || prev.k !== 'set' || fn.locals[prev.local] !== 'i32') return null;
   const v = prev.local;
   const body = s.body;
   if (body.length < 2) return null;
@@ -114,41 +205,29 @@ export function countedLoop(g: Gen, prev: Stmt | undefined, s: Loop): Counted | 
   if (step.k !== 'set' || step.local !== v) return null;
   const middle = body.slice(1, -1);
   if (setsLocal(middle, v) || middle.some((m) => escapingBreaks(m).length > 0)) return null;
-  const start = constValue(g, prev.e);
+  const start = constValue(subst, prev.e);
   if (start === undefined) return null;
 
   const values: number[] = [];
-  const saved = g.subst.get(v);
+  const at = new Map(subst);
   let value = start;
-  try {
-    for (;;) {
-      values.push(value);
-      if (values.length > MAX_REPETITIONS) return null;
-      g.subst.set(v, value);
-      const done = constValue(g, exit.c);
-      if (done === undefined) return null;
-      if (done) break;
-      const next = constValue(g, step.e);
-      if (next === undefined) return null;
-      value = next;
-    }
-  } finally {
-    if (saved === undefined) g.subst.delete(v);
-    else g.subst.set(v, saved);
+  for (;;) {
+    values.push(value);
+    if (values.length > MAX_REPETITIONS) return null;
+    at.set(v, value);
+    const done = constValue(at, exit.c);
+    if (done === undefined) return null;
+    if (done) break;
+    const next = constValue(at, step.e);
+    if (next === undefined) return null;
+    value = next;
   }
   return { v, values, middle };
 }
 
-/** Run `body` with v = value substituted. */
-export function withValue<T>(g: Gen, v: number, value: number, body: () => T): T {
-  const saved = g.subst.get(v);
-  g.subst.set(v, value);
-  try {
-    return body();
-  } finally {
-    if (saved === undefined) g.subst.delete(v);
-    else g.subst.set(v, saved);
-  }
+/** `subst` with v = value. */
+function withValue(subst: Subst, v: number, value: number): Subst {
+  return new Map(subst).set(v, value);
 }
 
 function exprSize(e: Expr): number {
@@ -158,23 +237,23 @@ function exprSize(e: Expr): number {
 }
 
 /** IR nodes of a statement list once its counted loops are unrolled (Infinity past the limit). */
-export function expandedSize(g: Gen, stmts: Stmt[]): number {
+export function expandedSize(fn: IrFunction, subst: Subst, stmts: Stmt[]): number {
   let size = 0;
   for (let i = 0; i < stmts.length && size <= MAX_EXPANDED; i++) {
     const s = stmts[i];
     switch (s.k) {
       case 'set': size += 1 + exprSize(s.e); break;
-      case 'if': size += 1 + exprSize(s.c) + expandedSize(g, s.then) + expandedSize(g, s.else); break;
-      case 'block': size += 1 + expandedSize(g, s.body); break;
+      case 'if': size += 1 + exprSize(s.c) + expandedSize(fn, subst, s.then) + expandedSize(fn, subst, s.else); break;
+      case 'block': size += 1 + expandedSize(fn, subst, s.body); break;
       case 'break': size += 1; break;
       case 'loop': {
-        const c = countedLoop(g, stmts[i - 1], s);
+        const c = countedLoop(fn, subst, stmts[i - 1], s);
         if (!c) {
-          size += 1 + expandedSize(g, s.body);
+          size += 1 + expandedSize(fn, subst, s.body);
           break;
         }
         for (let k = 0; k + 1 < c.values.length && size <= MAX_EXPANDED; k++) {
-          size += withValue(g, c.v, c.values[k], () => expandedSize(g, c.middle));
+          size += expandedSize(fn, withValue(subst, c.v, c.values[k]), c.middle);
         }
         break;
       }
@@ -185,15 +264,15 @@ export function expandedSize(g: Gen, stmts: Stmt[]): number {
   return size > MAX_EXPANDED ? Infinity : size;
 }
 
-export function withinBudget(g: Gen, prev: Stmt | undefined, s: Loop): boolean {
-  return expandedSize(g, prev ? [prev, s] : [s]) <= MAX_EXPANDED;
+export function withinBudget(fn: IrFunction, subst: Subst, prev: Stmt | undefined, s: Loop): boolean {
+  return expandedSize(fn, subst, prev ? [prev, s] : [s]) <= MAX_EXPANDED;
 }
 
 /**
  * The fuel every lane running `stmts` spends, when it is a constant spent only in loops of node
  * `node` that are all unrolled (so it can be charged at once), else undefined.
  */
-export function fixedCharge(g: Gen, stmts: Stmt[], node: number): number | undefined {
+function fixedCharge(fn: IrFunction, subst: Subst, stmts: Stmt[], node: number): number | undefined {
   let total = 0;
   for (let i = 0; i < stmts.length; i++) {
     const s = stmts[i];
@@ -206,18 +285,18 @@ export function fixedCharge(g: Gen, stmts: Stmt[], node: number): number | undef
       case 'block': {
         if (!containsLoopIn(s.body)) break;
         if (s.body.some((b) => escapingBreaks(b).length > 0)) return undefined; // some lanes skip part
-        const inner = fixedCharge(g, s.body, node);
+        const inner = fixedCharge(fn, subst, s.body, node);
         if (inner === undefined) return undefined;
         total += inner;
         break;
       }
       case 'loop': {
         if (s.node !== node) return undefined;
-        const c = countedLoop(g, stmts[i - 1], s);
+        const c = countedLoop(fn, subst, stmts[i - 1], s);
         if (!c) return undefined;
         total += c.values.length;
         for (let k = 0; k + 1 < c.values.length; k++) {
-          const inner = withValue(g, c.v, c.values[k], () => fixedCharge(g, c.middle, node));
+          const inner = fixedCharge(fn, withValue(subst, c.v, c.values[k]), c.middle, node);
           if (inner === undefined) return undefined;
           total += inner;
         }

@@ -16,6 +16,7 @@ import { optimiseBudget, optimiseBudgetOption } from '../main/optimise-budget.js
 import { isVideoFile, videoCrf } from '../main/video.js';
 import { checkParamOptions, parseParamOptions } from '../main/param-option.js';
 import { isUserError, markPrinted, UserError, wasPrinted } from '../main/user-error.js';
+import { mark } from '../main/timeline.js';
 import { parseInputOptions } from '../main/input-feed.js';
 import type { PipelineName } from '../../bench/reference/measurement.js';
 
@@ -120,6 +121,7 @@ async function renderCommand(argv: {
   if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${argv.workers}`);
   const { parseFrames, render } = await import('../main/render.js');
   const { parseTile } = await import('../main/tiles/render-tiled.js');
+  mark('render imported');
   const tile = argv.tile === undefined ? undefined : parseTile(String(argv.tile));
   if (tile && !Array.isArray(tile)) throw new UserError(tile.problem);
   const frames = argv.frames !== undefined ? parseFrames(argv.frames) : undefined;
@@ -130,6 +132,7 @@ async function renderCommand(argv: {
   const inputs = parseInputOptions(argv.input);
   const inputSizes = await inputImageSizes(inputs, frames?.first ?? 0);
   const { scene } = loadSceneFile(argv.scene, { size, inputSizes });
+  mark('scene parsed and checked');
   const prefix = dirname(argv.scene) === '.' ? '' : `${dirname(argv.scene)}/`;
   if (scene.diagnostics.length) {
     const message = `${argv.scene} has ${plural(scene.diagnostics.length, 'error')}: nothing rendered`;

@@ -20,6 +20,7 @@ import { moduleMeta } from '../codegen/instantiate.js';
 import type { IrFunction } from '../ir/ir.js';
 import type { Tier } from '../codegen/plan.js';
 import { writeFileAtomic } from './files.js';
+import { mark } from './timeline.js';
 
 export type { Tier };
 type Compile = (ir: IrFunction, tier: Tier) => Uint8Array<ArrayBuffer>;
@@ -29,6 +30,7 @@ let compile: Compile | undefined;
 export async function loadCompiler(): Promise<void> {
   if (!compile) {
     const { compileFunction } = await import('../codegen/compile.js');
+    mark('compiler loaded');
     compile = (ir, tier) => compileFunction(ir, { tier });
   }
 }

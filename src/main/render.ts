@@ -17,6 +17,7 @@ import { InputFeed, type InputOption } from './input-feed.js';
 import { InputImageError } from './image-input.js';
 import { markPrinted, UserError } from './user-error.js';
 import { isCompletePng, shardFrames, type Shard } from './shard.js';
+import { mark } from './timeline.js';
 
 export class RenderError extends UserError {
   override name = 'RenderError';
@@ -94,6 +95,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     const tier = renderTier(scene, frames);
     const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir), undefined, undefined, tier) : { compiled: 0, read: 0 };
     const preparing = performance.now() - t0;
+    mark('modules compiled');
     cachedModules = modules.read;
     // Whole if the fields fit, else (or with --tile) in tiles of the output (tiles/render-tiled.ts).
     let whole: string | undefined;
@@ -162,6 +164,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
         // `frame` is the frame's number in the render, however the range is split (shards, farm).
         run.frame = frame;
         await run.evaluate({ time });
+        mark(`frame ${frame} evaluated`);
       } catch (e) {
         await writer.drain(); // the frames before this one are written and reported first
         if (e instanceof EvaluationError) throw new RenderError(`frame ${frame}: ${e.message}`, frame, e.node);
@@ -176,6 +179,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       await writer.write({ frame, file, t0, width: field.width, height: field.height }, pixels);
     }
     await writer.drain();
+    mark('frames written');
     for (let frame = end + 1; frame <= last; frame++) {
       out({ frame, file: frameFile(options.file, frame), skipped: true });
       bar?.increment();

@@ -12,7 +12,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { entelechy, RedisServer, startWorker, stopWorker, type Proc } from '../test/farm-processes.js';
 import { ROOT } from '../test/helpers.js';
@@ -42,6 +42,7 @@ async function timed(args: string[]): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const spread = (xs: number[]) => `${Math.min(...xs).toFixed(1)}-${Math.max(...xs).toFixed(1)}`;
 
+console.log(`load average at the start: ${loadavg().map((l) => l.toFixed(1)).join(', ')}`);
 const redis = await RedisServer.start();
 const workers: Proc[] = [];
 try {
@@ -67,10 +68,14 @@ try {
     process.stderr.write(`round ${r + 1} of ${rounds} done\n`);
   }
   const local = median(fps.get('local')!);
+  console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(', ')}`);
   console.log(`${frames} frames of ${scene} at ${size.replace('x', ' x ')}, ${rounds} interleaved rounds, ${availableParallelism()} cores, workers at --concurrency ${concurrency || 'default'}; frames per second, median (range):`);
   for (const c of configs) {
     const xs = fps.get(c)!;
-    console.log(`  ${c === 'local' ? 'local render       ' : `farm, ${c} worker${c > 1 ? 's' : ' '}     `} ${median(xs).toFixed(1)} fps (${spread(xs)})${c === 'local' ? '' : `  ${(median(xs) / local).toFixed(2)}x local`}`);
+    // The ratio paired within each round (the farm's run next to the local one), so that the
+    // host's drift between rounds cancels: their median and range.
+    const ratios = xs.map((x, r) => x / fps.get('local')![r]);
+    console.log(`  ${c === 'local' ? 'local render       ' : `farm, ${c} worker${c > 1 ? 's' : ' '}     `} ${median(xs).toFixed(1)} fps (${spread(xs)})${c === 'local' ? '' : `  ${median(ratios).toFixed(2)}x local (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}, paired by round)`}`);
   }
   const overhead = perJob.farm.map((f, i) => f - perJob.local[i]);
   console.log(`per frame at 8 x 8: local ${median(perJob.local).toFixed(2)} ms (${spread(perJob.local)}), farm with 1 worker ${median(perJob.farm).toFixed(2)} ms (${spread(perJob.farm)}): overhead ${median(overhead).toFixed(2)} ms per job (${spread(overhead)})`);

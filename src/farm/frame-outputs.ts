@@ -18,10 +18,14 @@ export interface FrameOutput {
 }
 
 export class FrameFiles implements FrameOutput {
-  constructor(private readonly pattern: string) {}
+  /** `pattern` names each frame's file (out/%04d.png); without `frames`, it is the one file. */
+  constructor(
+    private readonly pattern: string,
+    private readonly frames: boolean,
+  ) {}
 
   async frame(frame: number, png: Buffer, t0: number) {
-    const file = frameFile(this.pattern, frame);
+    const file = this.frames ? frameFile(this.pattern, frame) : this.pattern;
     try {
       mkdirSync(dirname(file) || '.', { recursive: true });
       writeFileAtomic(file, png);

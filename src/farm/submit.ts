@@ -68,7 +68,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   for (const frame of skipped) out({ frame, file: frameFile(options.file, frame), skipped: true });
   const units = frames ? 'frames' : sequence ? 'frame' : 'bands';
   let picture: PictureFile | undefined;
-  const output: FrameOutput = video ? new VideoFrames(options, first) : frames ? new FrameFiles(options.file) : new FrameFiles(options.file.replace(/%/g, '%%'));
+  const output: FrameOutput = video ? new VideoFrames(options, first) : new FrameFiles(options.file, Boolean(frames));
 
   const render = randomBytes(6).toString('hex');
   const documents: JobDocument[] = scene.documents.map((d) => ({ path: d.path, text: d.text, digest: sha256(d.text) }));

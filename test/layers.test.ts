@@ -53,3 +53,30 @@ for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {
     t.same(crossings, []);
   });
 }
+
+// The protocol reaches the engine only through the session and the world's own API
+// (src/main/world-fields.ts for reading and writing fields): never through the engine's internals,
+// the memory's layout, snapshots' or images' storage, or the compiler. The door (dispatcher.ts)
+// imports three of those modules for their error classes alone, which it turns into protocol errors.
+const ENGINE_INTERNALS = [
+  'src/main/field.ts', 'src/main/memory.ts', 'src/main/engine.ts', 'src/main/slots.ts', 'src/main/carry.ts',
+  'src/main/snapshot.ts', 'src/main/image-input.ts', 'src/main/image.ts', 'src/main/uniforms.ts', 'src/main/work.ts',
+  'src/main/modules.ts', 'src/main/compiler.ts', 'src/main/optimiser.ts', 'src/main/tiles/', 'src/workers/', 'src/codegen/',
+];
+const ERROR_CLASSES_AT_THE_DOOR: Record<string, string[]> = {
+  'src/protocol/dispatcher.ts': ['src/main/engine.ts', 'src/main/memory.ts', 'src/main/image.ts'],
+};
+
+/** The engine internals `file` imports (beyond its allowed error classes). */
+function internalsImported(file: string): string[] {
+  const allowed = ERROR_CLASSES_AT_THE_DOOR[file] ?? [];
+  return imports(file).filter((target) => !allowed.includes(target) && ENGINE_INTERNALS.some((i) => (i.endsWith('/') ? target.startsWith(i) : target === i)));
+}
+
+t.test('the protocol touches the engine only through the session and the world\'s field API', async (t) => {
+  t.ok(imports('src/protocol/handlers/running.ts').includes('src/main/world-fields.ts'), '`read` reads fields through the world\'s field API');
+  t.ok(imports('src/protocol/handlers/state.ts').includes('src/main/world-fields.ts'), '`write`, `snapshot` and `restore` through it too');
+  t.ok(internalsImported('src/main/world-fields.ts').includes('src/main/field.ts'), 'the check sees an import of an internal (the API\'s own, of the memory\'s layout)');
+  const crossings = sources(join(SRC, 'protocol')).flatMap((file) => internalsImported(file).map((target) => `${file} imports ${target}`));
+  t.same(crossings, []);
+});

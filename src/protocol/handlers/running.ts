@@ -3,8 +3,7 @@
 import { operation, type RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
 import type { World } from '../../main/world.js';
-import { readField, type Field } from '../../main/field.js';
-import { encodePng, fieldToRgba, planesToRgba } from '../../main/image.js';
+import { encodePng, readPlanes, readRgba, type Field } from '../../main/world-fields.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { paramSetting } from '../../ir/check/params.js';
 import type { RequestContext } from './index.js';
@@ -167,11 +166,11 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
     tooLargeToRead(name, field, region, format);
     if (!w.engine.computed && !state)
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
-    const { width, height, planes } = crop(field, readField(w.engine.memory, field), region);
+    const { width, height, planes } = crop(field, readPlanes(w.engine, field), region);
     const frame = w.engine.frame;
     if (file !== undefined) summary = summarise(planes);
     if (format === 'png') {
-      rgba = region ? planesToRgba(field.comps, planes, width * height) : fieldToRgba(w.engine.memory, field, name);
+      rgba = readRgba(w.engine, field, name, region ? { planes, elements: width * height } : undefined);
       return { name, width, height, format, frame };
     }
     const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));

@@ -2,15 +2,12 @@
 
 import type { RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
-import type { Engine } from '../../main/engine.js';
 import type { World, WorldEvent } from '../../main/world.js';
 import type { ApplyValues } from '../../main/commit.js';
-import { fillField, storeRegion, type Field } from '../../main/field.js';
-import { restoreInto, snapshotOf, type Snapshot } from '../../main/snapshot.js';
+import { decodeImageFor, fillValue, InputImageError, restoreSnapshot, snapshotText, storeBox, storeImage, type Field, type Picture, type Snapshot } from '../../main/world-fields.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { needGrant } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
-import { decodeImageFor, InputImageError, storePicture, type Picture } from '../../main/image-input.js';
 import { paramValueProblem } from '../../ir/check/params.js';
 
 /** The field a write targets in world `w`: a node's state port (current state) or a scene input. */
@@ -49,8 +46,7 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
   if (typeof f.file === 'string') {
     const picture = await readImage(s, f.file, key, field);
     return (engine) => {
-      storePicture(engine.memory, field, picture);
-      engine.version++;
+      storeImage(engine, field, picture);
       return [{ kind: 'wrote', field: key, file: f.file }];
     };
   }
@@ -60,10 +56,7 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
   const w = Number(region.width ?? field.width - x0), h = Number(region.height ?? field.height - y0), d = Number(region.depth ?? field.depth - z0);
   if (![x0, y0, z0, w, h, d].every(Number.isInteger) || x0 < 0 || y0 < 0 || z0 < 0 || w < 1 || h < 1 || d < 1 || x0 + w > field.width || y0 + h > field.height || z0 + d > field.depth)
     throw new ProtocolError(`region is not inside the ${field.width} x ${field.height}${field.dims === 3 ? ` x ${field.depth}` : ''} field \`${key}\``, { field: 'region' });
-  const wrote = (engine: Engine): WorldEvent[] => {
-    engine.version++;
-    return [{ kind: 'wrote', field: key }];
-  };
+  const wrote: WorldEvent[] = [{ kind: 'wrote', field: key }];
   let values: Float32Array;
   if (typeof f.data === 'string') {
     const bytes = Buffer.from(f.data, 'base64');
@@ -77,8 +70,8 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
     if (v.length !== n) throw new ProtocolError(`\`${key}\` has ${n} component${n > 1 ? 's' : ''}: give ${n} number${n > 1 ? 's' : ''}`, { field: 'value' });
     if (!f.region) {
       return (engine) => {
-        fillField(engine.memory, field, v);
-        return wrote(engine);
+        fillValue(engine, field, v);
+        return wrote;
       };
     }
     values = new Float32Array(w * h * d * n);
@@ -87,8 +80,8 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
     throw new ProtocolError('`write` needs `data` (base64 f32) or `value`', { fields: ['node', 'port', 'data', 'value', 'region'], field: 'value', expected: 'number | array' });
   }
   return (engine) => {
-    storeRegion(engine.memory, field, { x: x0, y: y0, z: z0, width: w, height: h, depth: d }, values);
-    return wrote(engine);
+    storeBox(engine, field, { x: x0, y: y0, z: z0, width: w, height: h, depth: d }, values);
+    return wrote;
   };
 }
 
@@ -134,7 +127,7 @@ export async function reset(s: Session, f: RequestFields<'reset'>) {
 
 export async function snapshot(s: Session, f: RequestFields<'snapshot'>) {
   if (typeof f.path === 'string') s.refuseDocument(f.path, 'a snapshot');
-  const text = await s.read((w) => snapshotOf(w.engine.memory, s.entry, w));
+  const text = await s.read((w) => snapshotText(w, s.entry));
   if (typeof f.path === 'string') {
     await s.writeFile(f.path, text, 'a snapshot');
     return { path: f.path, bytes: Buffer.byteLength(text) };
@@ -186,7 +179,7 @@ export async function restore(s: Session, f: RequestFields<'restore'>, ctx: Requ
           if (!p || problem) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene${problem ? ` (${problem.why})` : ' (it declares no such param)'}: nothing was restored`, {});
         }
       },
-      adjust: (engine) => restoreInto(engine.memory, snap, engine),
+      adjust: (engine) => restoreSnapshot(engine, snap),
     });
     return { events };
   });

@@ -1,0 +1,53 @@
+// Reading and writing the fields of a world: the protocol's `read`, `write`, `snapshot` and
+// `restore` (and anything else outside the engine) go through these, never through the memory's
+// layout (field.ts), so how a field is laid out stays the engine's business. A write moves the
+// engine's version on: the next frame recomputes from what was written.
+
+import type { Engine } from './engine.js';
+import { fillField, readField, storeRegion, type Box, type Field } from './field.js';
+import { fieldToRgba, planesToRgba } from './image.js';
+import { storePicture, type Picture } from './image-input.js';
+import { restoreInto, snapshotOf, type Snapshot } from './snapshot.js';
+import type { World, WorldEvent } from './world.js';
+
+export type { Box, Field, Picture, Snapshot };
+export { decodeImageFor, InputImageError } from './image-input.js';
+export { encodePng } from './image.js';
+
+/** The field's values, one Float32Array per component (rows packed, no padding). */
+export function readPlanes(engine: Engine, field: Field): Float32Array[] {
+  return readField(engine.memory, field);
+}
+
+/** The field as RGBA8, sRGB-encoded (image.ts): the whole of it, or `planes` already read (a region). */
+export function readRgba(engine: Engine, field: Field, name: string, planes?: { planes: Float32Array[]; elements: number }): Uint8Array {
+  return planes ? planesToRgba(field.comps, planes.planes, planes.elements) : fieldToRgba(engine.memory, field, name);
+}
+
+/** Every element of the field set to `value` (one number per component). */
+export function fillValue(engine: Engine, field: Field, value: number[]): void {
+  fillField(engine.memory, field, value);
+  engine.version++;
+}
+
+/** The box of the field set from `values` (component-major planes of the box's elements). */
+export function storeBox(engine: Engine, field: Field, box: Box, values: Float32Array): void {
+  storeRegion(engine.memory, field, box, values);
+  engine.version++;
+}
+
+/** The field set from a decoded picture (image-input.ts, already resized to the field). */
+export function storeImage(engine: Engine, field: Field, picture: Picture): void {
+  storePicture(engine.memory, field, picture);
+  engine.version++;
+}
+
+/** The world's snapshot as text (snapshot.ts): its state, params, clock and published kernels. */
+export function snapshotText(world: World, entry: string): string {
+  return snapshotOf(world.engine.memory, entry, world);
+}
+
+/** The snapshot's state, params and clock put into the engine of the next world (a change's `adjust`). */
+export function restoreSnapshot(engine: Engine, snap: Snapshot): WorldEvent[] {
+  return restoreInto(engine.memory, snap, engine);
+}

@@ -47,6 +47,25 @@ export interface SceneDescription {
   refused: string | null;
 }
 
+/**
+ * What a page can show, each under the name the page knows it by: the outputs by name, the inputs
+ * as `input:NAME` (what a dropped image or \`write\` put there, as kernels see it), and the out and
+ * state ports whose fields are kept as `node.port` (\`pinned\` when pinned: those the page lists).
+ * The names are made here only; a name from a page is looked up among them, never taken apart.
+ */
+export function sourceFields(s: Session): { name: string; kind: 'output' | 'input' | 'pinned' | 'kept'; field: Field }[] {
+  const found: { name: string; kind: 'output' | 'input' | 'pinned' | 'kept'; field: Field }[] = [];
+  const add = (name: string, kind: 'output' | 'input' | 'pinned' | 'kept', field: Field | undefined) => field && found.push({ name, kind, field });
+  for (const o of s.scene.outputs) add(o.name, 'output', s.engine.outputField(o.name));
+  for (const i of s.scene.inputs.values()) add(`input:${i.name}`, 'input', s.engine.fields.input(i.name));
+  for (const node of s.scene.nodes) {
+    for (const port of node.kernel.ports) {
+      if (port.kind !== 'in') add(`${node.name}.${port.name}`, s.pins.has(node.name) ? 'pinned' : 'kept', s.engine.fields.port(node.name, port.name));
+    }
+  }
+  return found;
+}
+
 export function describeScene(s: Session): SceneDescription {
   const params = [...s.scene.params.values()].map((p) => ({
     name: p.name,
@@ -55,28 +74,13 @@ export function describeScene(s: Session): SceneDescription {
     ...(p.range ? { range: { ...p.range } } : {}),
     integer: p.type.name === 'i32' || p.type.name === 'bool',
   }));
-  const sources: SourceDescription[] = [];
-  const size = (f: Field | undefined) => (f ? { width: f.width, height: f.height, ...(f.dims === 3 ? { depth: f.depth } : {}) } : undefined);
-  for (const o of s.scene.outputs) {
-    const z = size(s.engine.outputField(o.name));
-    if (z) sources.push({ name: o.name, kind: 'output', ...z });
-  }
-  // Inputs too (as `input:NAME`): what a dropped image or `write` put there, as kernels see it.
-  for (const i of s.scene.inputs.values()) {
-    const z = size(s.engine.fields.input(i.name));
-    if (z) sources.push({ name: `input:${i.name}`, kind: 'input', ...z });
-  }
-  for (const node of s.scene.nodes) {
-    if (!s.pins.has(node.name)) continue;
-    for (const port of node.kernel.ports) {
-      if (port.kind === 'in') continue;
-      const z = size(s.engine.fields.port(node.name, port.name));
-      if (z) sources.push({ name: `${node.name}.${port.name}`, kind: 'pinned', ...z });
-    }
-  }
+  const size = (f: Field) => ({ width: f.width, height: f.height, ...(f.dims === 3 ? { depth: f.depth } : {}) });
+  const sources: SourceDescription[] = sourceFields(s)
+    .filter((src) => src.kind !== 'kept')
+    .map((src) => ({ name: src.name, kind: src.kind as SourceDescription['kind'], ...size(src.field) }));
   const inputs = [...s.scene.inputs.values()].flatMap((i) => {
-    const z = size(s.engine.fields.input(i.name));
-    return z ? [{ name: i.name, type: i.type.name, ...z }] : [];
+    const field = s.engine.fields.input(i.name);
+    return field ? [{ name: i.name, type: i.type.name, ...size(field) }] : [];
   });
   return {
     revision: s.revision, entry: `${basename(s.folder.root)}/${s.entry}`, params, inputs, sources, nodes: s.scene.nodes.map((n) => n.name), pins: [...s.pins],

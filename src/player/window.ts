@@ -8,7 +8,7 @@ import type { FrameReport } from '../main/engine.js';
 import type { Field } from '../main/field.js';
 import type { FrameSource, Session, SessionEvent } from '../main/session.js';
 import { encodeFrame, fieldPixels, type FrameHeader } from './frames.js';
-import { describeScene, type SceneDescription } from './scene.js';
+import { describeScene, sourceFields, type SceneDescription } from './scene.js';
 import { Recorder, type RecordingSummary } from './recorder.js';
 
 /** What the window needs of a page (see pages.ts). */
@@ -317,13 +317,9 @@ export class PlayerWindow implements FrameSource {
     return encodeFrame(header, rgba);
   }
 
-  /** An output by name, `input:NAME` of an input, or `node.port` of a node whose field is kept (pinned). */
+  /** An output by name, `input:NAME` of an input, or `node.port` of a node whose field is kept (pinned): scene.ts names them. */
   fieldOf(source: string): Field | undefined {
-    const engine = this.session.engine;
-    if (this.session.scene.outputs.some((o) => o.name === source)) return engine.outputField(source);
-    if (source.startsWith('input:')) return this.session.scene.inputs.has(source.slice(6)) ? engine.fields.input(source.slice(6)) : undefined;
-    const dot = source.indexOf('.');
-    return dot < 0 ? undefined : engine.fields.port(source.slice(0, dot), source.slice(dot + 1));
+    return sourceFields(this.session).find((src) => src.name === source)?.field;
   }
 
   // -- changes and their verdicts ---------------------------------------------------------------

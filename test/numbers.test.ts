@@ -48,6 +48,7 @@ const f32b64 = (values: number[]) => Buffer.from(new Float32Array(values).buffer
 const CASES: Case[] = [
   { op: 'evaluate', field: 'time', line: '{"op":"evaluate","time":§}', numbers: BAD_NUMBERS },
   { op: 'evaluate', field: 'pointer', line: '{"op":"evaluate","pointer":{"x":§,"y":1,"down":true}}', numbers: BAD_NUMBERS },
+  { op: 'evaluate', field: 'frames', line: '{"op":"evaluate","frames":§}', numbers: [...BAD_INTEGERS, '0', '-1', '10001', '1e20'] },
   { op: 'evaluate', field: 'pointer', line: '{"op":"evaluate","pointer":{"x":1,"y":§}}', numbers: BAD_NUMBERS },
   { op: 'param', field: 'value', line: '{"op":"param","name":"gain","value":§}', numbers: [...BAD_NUMBERS, '4.5', '-1'] },
   { op: 'param', field: 'value', line: '{"op":"param","name":"gain","value":[§]}', numbers: BAD_NUMBERS },

@@ -31,6 +31,7 @@ export const LIMITS = {
   edits: limit('edits-count', 1000, 'edits', 'the edits of one compose, all documents together', 'send the whole new `text` of the document instead, or compose in several requests'),
   editWork: limit('edit-work', 262144, 'characters', "edits times the length of the document they change (each edit reads the document again)", 'send the whole new `text` of the document instead of edits'),
   documents: limit('documents-count', 64, 'documents', 'the documents of one compose', 'compose in several requests'),
+  frames: limit('frames-count', 10000, 'frames', "`evaluate`'s `frames`: frames run by one request", 'send several requests; each can be cancelled, and `deadline` bounds each'),
   items: limit('items-count', 1024, 'items', 'any other array of a request (`outputs`, `keys`, `value`)', 'send fewer: the scene has far fewer outputs and keys'),
 } satisfies Record<string, Limit>;
 

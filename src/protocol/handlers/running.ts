@@ -10,6 +10,7 @@ import type { RequestContext } from './index.js';
 import { mib, READ_LIMIT } from '../../main/budget.js';
 import { imagePath, summarise, writeImage, type ChannelSummary } from '../../main/image-out.js';
 import { PathError } from '../../main/documents.js';
+import { LIMITS, LimitError } from '../../main/limits.js';
 
 type Fields = Record<string, unknown>;
 
@@ -49,15 +50,46 @@ export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: R
     pointer: pointer ? { x: Number(pointer.x ?? 0), y: Number(pointer.y ?? 0), down: Boolean(pointer.down) } : undefined,
     keys: Array.isArray(f.keys) ? (f.keys as string[]) : undefined,
   };
+  const frames = framesWanted(f);
   // Profiling runs the next frame on an unfused copy: the answer is that frame's, with a timing per node; the world does not move.
-  const { report, events, slowest } = f.profile === true ? { ...(await s.profile(input, conn.signal)), events: [] } : { ...(await s.evaluate(input, conn.signal)), slowest: undefined };
+  const { report, events, slowest } = f.profile === true ? { ...(await s.profile(input, conn.signal)), events: [] } : { ...(await runFrames(s, input, frames, conn.signal)), slowest: undefined };
   const outputs = s.scene.outputs
     .filter((o) => !wanted || wanted.includes(o.name))
     .map((o) => {
       const field = s.engine.outputField(o.name)!;
       return { name: o.name, width: field.width, height: field.height, ...(field.dims === 3 ? { depth: field.depth } : {}) };
     });
-  return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...s.engine.events.splice(0)] };
+  return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, ...(f.frames !== undefined ? { frames_run: frames } : {}), ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...s.engine.events.splice(0)] };
+}
+
+/** `evaluate`'s `frames`, checked: 1 to the frames limit, and not with `profile` (which moves nothing). */
+function framesWanted(f: RequestFields<'evaluate'>): number {
+  if (f.frames === undefined) return 1;
+  const n = f.frames as number;
+  if (n < 1) throw new ProtocolError(`\`frames\` is how many frames to run: at least 1, not ${n}`, { fields: EVALUATE_FIELDS, field: 'frames', expected: 'integer >= 1' });
+  const refused = LIMITS.frames.limit < n ? new LimitError('frames', LIMITS.frames, `asks for ${n}`) : undefined;
+  if (refused) throw refused;
+  if (f.profile === true && n > 1) throw new ProtocolError('`profile` times one frame and moves nothing: send it without `frames`, then `frames` on its own', { fields: EVALUATE_FIELDS, field: 'frames' });
+  return n;
+}
+
+/** Frames one after another (each commits as it ends); the last one's report and every frame's events. */
+async function runFrames(s: Session, input: Parameters<Session['evaluate']>[0], frames: number, signal?: AbortSignal) {
+  const events: object[] = [];
+  let last: Awaited<ReturnType<Session['evaluate']>> | undefined;
+  for (let i = 0; i < frames; i++) {
+    last = await s.evaluate(input, signal);
+    events.push(...last.events);
+    // Between frames the engine's own events are taken, so each frame's are told once; and the
+    // event loop turns, so other connections are answered while a long run goes on.
+    if (i < frames - 1) {
+      events.push(...s.engine.events.splice(0));
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+  // A frame that repeats the last (nothing changed) says so once, not once per frame.
+  const told = new Set<string>();
+  return { report: last!.report, events: events.filter((e) => !told.has(JSON.stringify(e)) && told.add(JSON.stringify(e))) };
 }
 
 /** The region a read names, checked: integers inside the field (undefined: the whole field). */

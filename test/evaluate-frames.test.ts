@@ -1,0 +1,80 @@
+// `evaluate` with `frames`: several frames in one request, each committed as it ends. A state
+// that counts frames shows how many ran; a cancel in the middle keeps the frames already done,
+// and the count and the frame counter agree (no frame half-committed).
+
+import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Session } from '../src/main/session.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
+
+const SCENE = `kernel t.count@1 {
+  grants field.write;
+  state n: field2<f32> = 0.0;
+  out result: field2<f32>;
+  each (x, y) { n = n + 1.0; result = n; }
+}
+node count: t.count@1 { size = 64 x 64; }
+output result <- count.result;
+`;
+
+let dir = '';
+let s: Session;
+t.before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'entelechy-frames-'));
+  writeFileSync(join(dir, 'scene.esn'), SCENE);
+  s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+});
+t.teardown(async () => {
+  await s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const agent = { kind: 'test', id: 1 };
+const other = { kind: 'test', id: 2 };
+const ask = async (req: object, conn = agent): Promise<{ ok?: any; error?: any }> => JSON.parse(await dispatch(s, JSON.stringify(req), conn));
+const counted = async () => {
+  const a = await ask({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } }, other);
+  return new Float32Array(new Uint8Array(Buffer.from(a.ok.data, 'base64')).buffer)[0];
+};
+
+t.test('frames: N runs N frames, state advancing each, and answers the last', async (t) => {
+  const start = (await ask({ op: 'status' })).ok.frame;
+  const a = await ask({ op: 'evaluate', frames: 5 });
+  t.equal(a.ok?.frames_run, 5, 'frames_run says how many ran');
+  t.equal(await counted(), 5, 'the state counted five frames');
+  const after = (await ask({ op: 'status' })).ok.frame;
+  t.equal(after - start, 5, 'the frame counter moved by five');
+  t.equal(a.ok.frame, after, 'the answer is the last frame');
+  const one = await ask({ op: 'evaluate' });
+  t.equal(one.ok?.frames_run, undefined, 'without frames, no frames_run');
+  t.equal(await counted(), 6, 'and one frame more');
+});
+
+t.test('frames is refused past its limit, below 1 and with profile; nothing runs', async (t) => {
+  const before = await counted();
+  for (const [req, what] of [
+    [{ op: 'evaluate', frames: 0 }, 'at least 1'],
+    [{ op: 'evaluate', frames: 10001 }, '10000'],
+    [{ op: 'evaluate', frames: 3, profile: true }, 'profile'],
+  ] as const) {
+    const a = await ask(req);
+    t.equal(a.error?.field, 'frames', `${JSON.stringify(req)} refused, naming frames`);
+    t.match(a.error?.message, what, 'saying why');
+  }
+  t.equal(await counted(), before, 'no frame ran');
+});
+
+t.test('a cancel in the middle keeps the frames done; the count and the frame counter agree', async (t) => {
+  const start = { state: await counted(), frame: (await ask({ op: 'status' }, other)).ok.frame };
+  const running = ask({ op: 'evaluate', frames: 10000 });
+  // Wait (by frames, not time) until some frames have run, then cancel from the same connection.
+  while ((await ask({ op: 'status' }, other)).ok.frame < start.frame + 3) await new Promise((r) => setImmediate(r));
+  t.equal((await ask({ op: 'cancel' })).ok?.cancelled, 1, 'cancel finds the evaluation');
+  const a = await running;
+  t.equal(a.error?.cancelled, true, 'the evaluation answers that it was cancelled');
+  const ran = (await ask({ op: 'status' }, other)).ok.frame - start.frame;
+  t.ok(ran >= 3 && ran < 10000, `some frames ran and were kept (${ran})`);
+  t.equal(await counted(), start.state + ran, 'the state counted exactly the frames the counter shows');
+});

@@ -447,12 +447,12 @@ t.test('error forms: unknown op, bad JSON, fields, ids', async (t) => {
   t.equal(cut.column, 16);
 
   const extra = await err(t, R, { op: 'evaluate', tmie: 1 });
-  t.same(extra.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile']);
+  t.same(extra.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile', 'frames']);
   t.equal(extra.field, 'tmie');
   t.equal(extra.expected, 'time');
   const type = await err(t, R, { op: 'evaluate', time: 'now' });
   t.same([type.field, type.expected], ['time', 'number']);
-  t.same(type.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile']);
+  t.same(type.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile', 'frames']);
   const missing = await err(t, R, { op: 'kernel' });
   t.same([missing.field, missing.expected], ['kernel', 'string']);
   t.same(missing.fields, ['kernel']);

@@ -539,10 +539,12 @@ class Client:
         keys: Optional[List[str]] = None,
         deadline: Optional[float] = None,
         profile: Optional[bool] = None,
+        frames: Optional[int] = None,
     ) -> Answer:
         """Evaluate a frame (``deadline``: milliseconds it may take, else it is cancelled). ``profile=True``
-        times every node on its own instead (the next frame on an unfused copy; the world does not move)."""
-        return self.request("evaluate", time=time, outputs=outputs, pointer=pointer, keys=keys, deadline=deadline, profile=profile)
+        times every node on its own instead (the next frame on an unfused copy; the world does not move).
+        ``frames=N`` runs N frames one after another and answers the last."""
+        return self.request("evaluate", time=time, outputs=outputs, pointer=pointer, keys=keys, deadline=deadline, profile=profile, frames=frames)
 
     def read(
         self,

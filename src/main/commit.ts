@@ -21,6 +21,7 @@
 
 import type { Scene } from '../ir/check/scene.js';
 import type { IrFunction } from '../ir/ir.js';
+import { carryParams } from './param-defaults.js';
 import { carryState, migrationIrs } from './carry.js';
 import { collectSoon } from './collect.js';
 import { throwIfCancelled } from './cancel.js';
@@ -138,7 +139,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
     try {
       engine.frame = old.engine.frame;
       engine.time = old.engine.time;
-      for (const [name, value] of old.engine.params) if (engine.params.get(name)?.length === value.length) engine.params.set(name, value);
+      const params = carryParams(old, scene, engine);
       engine.keepInputs(old.engine);
       // A tier swap changes only the code: the last frame's outputs stay readable.
       if (change.tierSwap) engine.keepFrame(old.engine);
@@ -150,7 +151,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
         await site.write(change.writes);
         events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text) })));
       }
-      events.push(...(change.events ?? []), ...carried, ...adjusted);
+      events.push(...(change.events ?? []), ...params, ...carried, ...adjusted);
     } catch (e) {
       engine.dispose();
       void moved?.pool?.destroy();

@@ -25,6 +25,8 @@ const EVENT_TABLE = eventTable([
   { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved)' },
   { kind: 'state_reset', meaning: "a node's state could not be carried to a new layout and was reset" },
   { kind: 'migrated', meaning: "a node's state was carried to a new layout by its kernel's migration" },
+  { kind: 'param_moved', meaning: "a change of the scene changed a param's declared default, and its running value (still the old default) moved with it (param, value, from)" },
+  { kind: 'param_kept', meaning: "a change of the scene changed a param's declared default, but its running value was set with `param` and is kept (param, value, default); `request` is the `param` request that applies the new default" },
   { kind: 'recovered', meaning: 'when the session opened, a write a crash interrupted was finished (written) or turned back (turnedBack)' },
 ]);
 

@@ -99,7 +99,16 @@ export async function history(s: Session, f: RequestFields<'history'>) {
   const path = docPath(s, f);
   const list = s.history.get(path);
   if (!list) throw new ProtocolError(`this session has seen no document \`${path}\`; its documents: ${[...s.history.keys()].join(', ')}`, { field: 'path' });
-  return { path, versions: list.map(({ version, origin, at, bytes }) => ({ version, origin, at, bytes })) };
+  // Which version the running world was built from, and which the file holds now (they differ
+  // after a publish over it, a refused edit, or a save not yet picked up by `sync`).
+  const runningText = s.texts.get(path);
+  const running = runningText === undefined ? null : versionOf(runningText);
+  const diskText = s.folder.read(path);
+  const disk = diskText === undefined ? null : versionOf(diskText);
+  return {
+    path, running, disk,
+    versions: list.map(({ version, origin, at, bytes }) => ({ version, origin, at, bytes, ...(version === running ? { running: true } : {}), ...(version === disk ? { disk: true } : {}) })),
+  };
 }
 
 export async function help(s: Session, f: RequestFields<'help'>) {

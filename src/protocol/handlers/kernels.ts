@@ -44,8 +44,11 @@ export async function prepare(s: Session, f: RequestFields<'prepare'>) {
 
 function checkExpect(s: Session, id: string, expect: unknown): void {
   if (expect === undefined) return;
-  const held = s.registry.get(id)?.generation ?? 0;
-  if (held !== expect) throw new ProtocolError(`cannot replace ${id} g${expect}: the registry holds g${held}`, { kernel: id, generation: held, expected: expect });
+  const kernel = s.registry.get(id);
+  const held = kernel?.generation ?? 0;
+  // The current source and generation travel with the refusal: the next request can be the right one.
+  if (held !== expect)
+    throw new ProtocolError(`cannot replace ${id} g${expect}: the registry holds g${held}${kernel ? ` (from ${kernel.origin}; its source is this error's \`source\`)` : ''}: send it again with "expect": ${held}`, { kernel: id, generation: held, expected: expect, ...(kernel ? { origin: kernel.origin, source: kernel.source } : {}) });
 }
 
 export async function publish(s: Session, f: RequestFields<'publish'>) {

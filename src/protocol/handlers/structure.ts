@@ -18,7 +18,11 @@ function target(s: Session, path: string, item: Fields, index?: number): { path:
   const where = index === undefined ? '' : ` (documents[${index}])`;
   if (typeof item.expect === 'string' && item.expect !== (before === undefined ? 'none' : versionOf(before))) {
     const current = before === undefined ? null : versionOf(before);
-    throw new ProtocolError(`\`${path}\` is at version ${current ?? '(absent)'}, not ${item.expect}${where}: nothing was written; read it again (document) and compose against version ${current}`, { path, version: current, expected: item.expect });
+    // The current text travels with the refusal: no `document` request is needed to compose against it.
+    throw new ProtocolError(
+      `\`${path}\` is at version ${current ?? '(absent)'}, not ${item.expect}${where}: nothing was written; ${current ? `its current text is this error's \`text\`: compose against version ${current}` : 'it does not exist: compose it without `expect`, or with "expect": "none"'}`,
+      { path, version: current, expected: item.expect, ...(before !== undefined ? { text: before } : {}) },
+    );
   }
   if (typeof item.text === 'string') return { path, text: item.text, before };
   if (Array.isArray(item.edits)) {

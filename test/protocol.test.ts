@@ -391,7 +391,7 @@ t.test('prepare, publish, stale expect, rejected kernel, retire', async (t) => {
   const g3 = await ok(t, R, { op: 'publish', source: TINT('result = vec4(src.y, src.y, src.y, 1.0);'), expect: 2 });
   t.same([g3.id, g3.generation], ['demo.tint@1', 3]);
   const stale = await ask(R, { id: 2, op: 'publish', source: TINT('result = src;'), expect: 2 });
-  t.equal(stale.error.message, 'cannot replace demo.tint@1 g2: the registry holds g3');
+  t.equal(stale.error.message, 'cannot replace demo.tint@1 g2: the registry holds g3 (from protocol; its source is this error\'s `source`): send it again with "expect": 3');
   t.same(Object.keys(stale), ['error', 'id']);
   const k = await ok(t, R, { op: 'kernel', kernel: 'demo.tint@1' });
   t.same([k.generation, k.origin], [3, 'protocol']);

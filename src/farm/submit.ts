@@ -1,5 +1,8 @@
 // `entelechy render SCENE --frames A:B --farm redis://...`: the frames as BullMQ jobs for the farm
-// workers, each PNG written here as its job completes.
+// workers, each PNG written here as its job completes (or handed to ffmpeg in order for a video:
+// frame-outputs.ts). Without --frames, one picture in bands (bands.ts). A scene with state is one
+// job, its frames run in order on one worker and announced by the job's progress. --input images
+// go to Redis once each (inputs.ts).
 //
 // The jobs carry the scene's documents, so the workers need no shared filesystem. Progress comes
 // from the queue's events (QueueEvents). What BullMQ cannot know is handled here:
@@ -66,7 +69,6 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
     bands.forEach((_, i) => todo.add(i));
   }
   for (const frame of skipped) out({ frame, file: frameFile(options.file, frame), skipped: true });
-  const units = frames ? 'frames' : sequence ? 'frame' : 'bands';
   let picture: PictureFile | undefined;
   const output: FrameOutput = video ? new VideoFrames(options, first) : new FrameFiles(options.file, Boolean(frames));
 
@@ -191,7 +193,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
       stopSignal = () => reject(new RenderError('interrupted: the render\'s jobs were removed from the farm'));
       process.once('SIGINT', stopSignal);
       process.once('SIGTERM', stopSignal);
-      out({ submitted: render, [units]: sequence ? undefined : todo.size, ...(sequence ? { sequence: { first, last, frames: todo.size } } : {}), queue: QUEUE });
+      out({ submitted: render, ...(sequence ? { sequence: { first, last, frames: todo.size } } : { [frames ? 'frames' : 'bands']: todo.size }), queue: QUEUE });
       void queue.addBulk(jobs()).catch(reject);
     }).finally(() => (ended = true));
     await picture?.finish();

@@ -35,6 +35,12 @@ function disk(dir: string, under = dir): Record<string, string> {
 }
 
 const journal = (state: string, renames: unknown) => JSON.stringify({ entelechy: 'journal', state, renames });
+
+/** A script for a child process (`node --input-type=module -e`) that writes `files` under `root`. */
+function writing(root: string, files: { path: string; text: string }[]): string {
+  const journalJs = pathToFileURL(join(import.meta.dirname, '..', 'src', 'main', 'journal.js')).href;
+  return `const j = await import(${JSON.stringify(journalJs)}); await j.writeDocuments(${JSON.stringify(root)}, ${JSON.stringify(files)});`;
+}
 const TAG = '[0-9a-f]{12}';
 
 t.test('the files a write makes beside each document, named so that only Entelechy names them', async (t) => {
@@ -134,6 +140,56 @@ t.test('a rename the file system refuses mid-set turns the whole set back', { sk
   });
   t.same(disk(root), { 'a.esn': 'old a', 'b.esn': 'old b' }, 'a.esn put back, new.esn gone, no journal, temp or backup');
   t.equal(statSync(join(root, 'a.esn')).mode & 0o777, 0o640, 'a.esn is its old file again');
+});
+
+t.test('a turn-back leaves a document whose new text was its old one, and no backup of it', { skip: can.immutable }, async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'a.esn'), 'old a');
+  writeFileSync(join(root, 'b.esn'), 'old b');
+  writeFileSync(join(root, 'same.esn'), 'same');
+  immutable(t, join(root, 'b.esn'));
+  // same.esn is never renamed (b.esn's rename fails first); its backup is a link to it.
+  await t.rejects(writeDocuments(root, [{ path: 'a.esn', text: 'new a' }, { path: 'b.esn', text: 'new b' }, { path: 'same.esn', text: 'same' }]), { code: 'EPERM', path: 'b.esn' });
+  t.same(disk(root), { 'a.esn': 'old a', 'b.esn': 'old b', 'same.esn': 'same' });
+});
+
+t.test('a document that cannot be linked is copied to its backup, and turned back from the copy', { skip: can.immutable }, async (t) => {
+  const root = folder();
+  writeFileSync(join(root, 'b.esn'), 'old b');
+  writeFileSync(join(root, 'a.esn'), 'old a');
+  const off = immutable(t, join(root, 'b.esn'));
+  await t.rejects(writeDocuments(root, [{ path: 'b.esn', text: 'new b' }, { path: 'a.esn', text: 'new a' }], { crashAfter: 'committed' }), SimulatedCrash);
+  off();
+  // Recovery renames b.esn, then meets a.esn's torn temp: b.esn must come back from its copy.
+  const temp = Object.keys(disk(root)).find((f) => f.startsWith('.a.esn.') && f.endsWith('.new.entelechy-tmp'))!;
+  writeFileSync(join(root, temp), 'torn');
+  t.same(await recoverJournal(root), { recovered: [], rolledBack: ['b.esn', 'a.esn'] });
+  t.same(disk(root), { 'a.esn': 'old a', 'b.esn': 'old b' });
+});
+
+t.test('a process killed while it turns a set back leaves a rollback journal, which recovery finishes', { skip: can.immutable }, async (t) => {
+  // The step after which the rollback journal stands (counted by hand: 26 steps to the committed
+  // journal, one rename, then the rollback journal's open, write, sync and rename); searched
+  // upward from there, so that a change of the step count shows as more tries, not a failure.
+  let found: { state?: string; step: number } | undefined;
+  for (let step = 31; step < 41 && !found; step++) {
+    const root = folder();
+    writeFileSync(join(root, 'a.esn'), 'old a');
+    writeFileSync(join(root, 'b.esn'), 'old b');
+    const off = immutable(t, join(root, 'b.esn'));
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', writing(root, [{ path: 'a.esn', text: 'new a' }, { path: 'b.esn', text: 'new b' }])], {
+      env: { ...process.env, ENTELECHY_TEST_KILL_AT_STEP: String(step) }, encoding: 'utf8',
+    });
+    off();
+    if (child.signal !== 'SIGKILL' || !existsSync(join(root, JOURNAL_NAME))) continue;
+    const state = JSON.parse(readFileSync(join(root, JOURNAL_NAME), 'utf8')).state;
+    if (state === 'committed') continue;
+    found = { state, step };
+    t.equal(readFileSync(join(root, 'a.esn'), 'utf8'), 'new a', `precondition (step ${step}): a.esn was renamed before the refusal`);
+    t.same(await recoverJournal(root), { recovered: [], rolledBack: ['a.esn', 'b.esn'] });
+    t.same(disk(root), { 'a.esn': 'old a', 'b.esn': 'old b' });
+  }
+  t.equal(found?.state, 'rollback', 'the journal on disk says rollback');
 });
 
 t.test('a folder the file system refuses: the journal, or a temp file, cannot be written', { skip: can.immutable }, async (t) => {
@@ -239,10 +295,8 @@ t.test('a path past the path limits is refused, the path it names cut to 64 char
 t.test('the crash seam: ENTELECHY_TEST_KILL_AT_STEP kills the process right after that file operation', async (t) => {
   const root = folder();
   writeFileSync(join(root, 'scene.esn'), 'old');
-  const journalJs = pathToFileURL(join(import.meta.dirname, '..', 'src', 'main', 'journal.js')).href;
-  const script = `const j = await import(${JSON.stringify(journalJs)}); await j.writeDocuments(${JSON.stringify(root)}, [{ path: 'scene.esn', text: 'new' }]);`;
   // Steps 1-3 open, write and fsync the journal's temp file; it is killed before the rename.
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ENTELECHY_TEST_KILL_AT_STEP: '3' }, encoding: 'utf8' });
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', writing(root, [{ path: 'scene.esn', text: 'new' }])], { env: { ...process.env, ENTELECHY_TEST_KILL_AT_STEP: '3' }, encoding: 'utf8' });
   t.equal(child.signal, 'SIGKILL', `killed: ${child.stderr}`);
   const left = Object.keys(disk(root));
   t.same(left.filter((f) => f !== 'scene.esn').map((f) => new RegExp(`^\\.entelechy-journal\\.json\\.${TAG}\\.entelechy-tmp$`).test(f)), [true], 'only the journal\'s temp file');

@@ -6,7 +6,7 @@
 // Real files in temporary folders, and `chattr +i` where the machine allows it (test/disk.ts).
 
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -36,10 +36,15 @@ function disk(dir: string, under = dir): Record<string, string> {
 
 const journal = (state: string, renames: unknown) => JSON.stringify({ entelechy: 'journal', state, renames });
 
-/** A script for a child process (`node --input-type=module -e`) that writes `files` under `root`. */
-function writing(root: string, files: { path: string; text: string }[]): string {
+/**
+ * A child process that writes `files` under `root`, killed by the crash seam after file operation
+ * `step`. A seam that no longer kills leaves it waiting for ever: it is ended after two minutes
+ * (a bound, not a measurement), and its signal is then not SIGKILL.
+ */
+function writeKilledAt(root: string, files: { path: string; text: string }[], step: number) {
   const journalJs = pathToFileURL(join(import.meta.dirname, '..', 'src', 'main', 'journal.js')).href;
-  return `const j = await import(${JSON.stringify(journalJs)}); await j.writeDocuments(${JSON.stringify(root)}, ${JSON.stringify(files)});`;
+  const script = `const j = await import(${JSON.stringify(journalJs)}); await j.writeDocuments(${JSON.stringify(root)}, ${JSON.stringify(files)});`;
+  return spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ENTELECHY_TEST_KILL_AT_STEP: String(step) }, encoding: 'utf8', timeout: 120_000 });
 }
 const TAG = '[0-9a-f]{12}';
 
@@ -177,11 +182,10 @@ t.test('a process killed while it turns a set back leaves a rollback journal, wh
     writeFileSync(join(root, 'a.esn'), 'old a');
     writeFileSync(join(root, 'b.esn'), 'old b');
     const off = immutable(t, join(root, 'b.esn'));
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', writing(root, [{ path: 'a.esn', text: 'new a' }, { path: 'b.esn', text: 'new b' }])], {
-      env: { ...process.env, ENTELECHY_TEST_KILL_AT_STEP: String(step) }, encoding: 'utf8',
-    });
+    const child = writeKilledAt(root, [{ path: 'a.esn', text: 'new a' }, { path: 'b.esn', text: 'new b' }], step);
     off();
-    if (child.signal !== 'SIGKILL' || !existsSync(join(root, JOURNAL_NAME))) continue;
+    if (child.signal !== 'SIGKILL') break; // past the write's last step (or a seam that no longer kills)
+    if (!existsSync(join(root, JOURNAL_NAME))) continue;
     const state = JSON.parse(readFileSync(join(root, JOURNAL_NAME), 'utf8')).state;
     if (state === 'committed') continue;
     found = { state, step };
@@ -190,6 +194,21 @@ t.test('a process killed while it turns a set back leaves a rollback journal, wh
     t.same(disk(root), { 'a.esn': 'old a', 'b.esn': 'old b' });
   }
   t.equal(found?.state, 'rollback', 'the journal on disk says rollback');
+});
+
+t.test('a document bind-mounted from elsewhere is copied to its backup (no link across mounts), and its rename refused', { skip: can.tmpfs }, async (t) => {
+  const root = folder();
+  const other = folder();
+  writeFileSync(join(root, 'a.esn'), 'old a');
+  writeFileSync(join(root, 'b.esn'), 'hidden by the mount');
+  writeFileSync(join(other, 'b.esn'), 'old b');
+  execFileSync('mount', ['--bind', join(other, 'b.esn'), join(root, 'b.esn')]);
+  t.teardown(() => execFileSync('umount', [join(root, 'b.esn')]));
+  // The link to b.esn's backup fails (EXDEV) and a copy is kept; renaming over a mount point then fails (EBUSY).
+  await t.rejects(writeDocuments(root, [{ path: 'a.esn', text: 'new a' }, { path: 'b.esn', text: 'new b' }]), {
+    name: 'WriteError', code: 'EBUSY', path: 'b.esn', message: /^writing `b\.esn` failed: the file is busy \(EBUSY\); every document of the write is as it was/,
+  });
+  t.same(disk(root), { 'a.esn': 'old a', 'b.esn': 'old b' });
 });
 
 t.test('a folder the file system refuses: the journal, or a temp file, cannot be written', { skip: can.immutable }, async (t) => {
@@ -296,7 +315,7 @@ t.test('the crash seam: ENTELECHY_TEST_KILL_AT_STEP kills the process right afte
   const root = folder();
   writeFileSync(join(root, 'scene.esn'), 'old');
   // Steps 1-3 open, write and fsync the journal's temp file; it is killed before the rename.
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', writing(root, [{ path: 'scene.esn', text: 'new' }])], { env: { ...process.env, ENTELECHY_TEST_KILL_AT_STEP: '3' }, encoding: 'utf8' });
+  const child = writeKilledAt(root, [{ path: 'scene.esn', text: 'new' }], 3);
   t.equal(child.signal, 'SIGKILL', `killed: ${child.stderr}`);
   const left = Object.keys(disk(root));
   t.same(left.filter((f) => f !== 'scene.esn').map((f) => new RegExp(`^\\.entelechy-journal\\.json\\.${TAG}\\.entelechy-tmp$`).test(f)), [true], 'only the journal\'s temp file');

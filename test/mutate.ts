@@ -21,11 +21,6 @@ interface Module {
   tests: string[];
   /** Mutators left out, with why (docs/testing.md repeats it). */
   exclude?: string[];
-  /**
-   * 'all': run every test file against every mutant, not only the files whose run reached it:
-   * for code that runs in a child process a test starts, whose coverage Stryker does not see.
-   */
-  coverage?: 'all';
 }
 
 export const MODULES: Record<string, Module> = {
@@ -36,8 +31,7 @@ export const MODULES: Record<string, Module> = {
     tests: ['envelope'],
   },
   // documents.ts checks paths and names; journal.ts writes a set of them all or none.
-  // The journal's crash seam kills the process, so only a child process runs it (coverage: 'all').
-  documents: { mutate: ['src/main/documents.ts', 'src/main/journal.ts'], tests: ['documents', 'journal'], coverage: 'all' },
+  documents: { mutate: ['src/main/documents.ts', 'src/main/journal.ts'], tests: ['documents', 'journal'] },
   graph: {
     mutate: ['src/ir/check/graph.ts', 'src/ir/grants.ts', { file: 'src/ir/check/scene.ts', from: 'const lacking =', to: 'kernels.set(' }],
     tests: ['graph-check'],
@@ -114,7 +108,7 @@ async function score(name: string, tests?: string[], again = false): Promise<voi
     mutate: rerun?.mutate ?? m.mutate.map(lines),
     mutator: { excludedMutations: m.exclude ?? [] },
     buildCommand: 'npx tsc -p tsconfig.json --noCheck',
-    coverageAnalysis: m.coverage ?? 'perTest',
+    coverageAnalysis: 'perTest',
     // Two cores, shared: one test process at a time by default (STRYKER_CONCURRENCY to change).
     concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
     checkers: [],

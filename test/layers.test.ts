@@ -80,3 +80,23 @@ t.test('the protocol touches the engine only through the session and the world\'
   const crossings = sources(join(SRC, 'protocol')).flatMap((file) => internalsImported(file).map((target) => `${file} imports ${target}`));
   t.same(crossings, []);
 });
+
+// Nor through the engine object: a handler finds a field, sets a param, resets state and takes
+// the engine's events through the world's API (world-fields.ts, world-state.ts), so nothing in
+// src/protocol says `.engine` or dereferences an `engine` it was handed (an ApplyValues' argument
+// is passed on to that API, never opened).
+const ENGINE_TOUCH = [/\.engine\b/, /\bengine\.(?!js['"])[A-Za-z_$]/];
+
+/** The lines of `file` that reach into the engine object, as `file:line: text`. */
+function engineTouches(file: string): string[] {
+  return readFileSync(join(ROOT, file), 'utf8')
+    .split('\n')
+    .flatMap((line, i) => (ENGINE_TOUCH.some((re) => re.test(line)) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
+}
+
+t.test('nothing in src/protocol reaches into the engine object', async (t) => {
+  t.ok(engineTouches('src/main/world-state.ts').length > 0, 'the check sees `.engine` (in the API itself, which may)');
+  t.ok(ENGINE_TOUCH.some((re) => re.test('engine.params.set(name, value)')), 'and a handed engine opened');
+  t.notOk(ENGINE_TOUCH.some((re) => re.test("import { EvaluationError } from '../main/engine.js';")), 'but not an import of engine.ts');
+  t.same(sources(join(SRC, 'protocol')).flatMap(engineTouches), []);
+});

@@ -14,14 +14,36 @@ export type { Box, Field, Picture, Snapshot };
 export { decodeImageFor, InputImageError } from './image-input.js';
 export { encodePng } from './image.js';
 
+// Finding a field: undefined when the world holds no such field.
+
+/** The field behind an output of the scene. */
+export function outputField(world: World, name: string): Field | undefined {
+  return world.engine.outputField(name);
+}
+
+/** The field of a scene input. */
+export function inputField(world: World, name: string): Field | undefined {
+  return world.engine.fields.input(name);
+}
+
+/** The field of a node's out or state port (a state's current buffer); undefined when fusion keeps it inside a loop. */
+export function portField(world: World, node: string, port: string): Field | undefined {
+  return world.engine.fields.port(node, port);
+}
+
+/** The current buffer of a node's state port; undefined when the node does not run. */
+export function stateField(world: World, node: string, port: string): Field | undefined {
+  return world.engine.fields.state(node, port)?.current;
+}
+
 /** The field's values, one Float32Array per component (rows packed, no padding). */
-export function readPlanes(engine: Engine, field: Field): Float32Array[] {
-  return readField(engine.memory, field);
+export function readPlanes(world: World, field: Field): Float32Array[] {
+  return readField(world.engine.memory, field);
 }
 
 /** The field as RGBA8, sRGB-encoded (image.ts): the whole of it, or `planes` already read (a region). */
-export function readRgba(engine: Engine, field: Field, name: string, planes?: { planes: Float32Array[]; elements: number }): Uint8Array {
-  return planes ? planesToRgba(field.comps, planes.planes, planes.elements) : fieldToRgba(engine.memory, field, name);
+export function readRgba(world: World, field: Field, name: string, planes?: { planes: Float32Array[]; elements: number }): Uint8Array {
+  return planes ? planesToRgba(field.comps, planes.planes, planes.elements) : fieldToRgba(world.engine.memory, field, name);
 }
 
 /** Every element of the field set to `value` (one number per component). */

@@ -19,6 +19,7 @@ import { errorLine, okLine, parseRequest, plainReason } from './envelope.js';
 import { diagnosticsError, ProtocolError } from './error.js';
 import { HANDLERS, type RequestContext } from './handlers/index.js';
 import type { OperationName, RequestFields } from './operations.js';
+import { clockOf } from '../main/world-state.js';
 
 /** The connection a request came through: its door, its number, and a signal when it is lost. */
 export interface Connection {
@@ -49,7 +50,7 @@ export async function dispatch(session: Session, line: string, conn: Connection 
     return okLine(req.id, ok);
   } catch (e) {
     if (e instanceof Cancelled)
-      return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; nothing of it was kept: state, clock and frame counter are as before it (frame ${session.engine.frame})`, { cancelled: true, reason: e.reason, frame: session.engine.frame, ...(e.node ? { node: e.node } : {}) }));
+      return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; nothing of it was kept: state, clock and frame counter are as before it (frame ${clockOf(session.world).frame})`, { cancelled: true, reason: e.reason, frame: clockOf(session.world).frame, ...(e.node ? { node: e.node } : {}) }));
     return errorLine(req.id, protocolError(e, req.op));
   } finally {
     if (held) void held.finally(() => evaluation?.done());

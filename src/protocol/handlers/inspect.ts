@@ -9,6 +9,7 @@ import { IR_VERSION } from '../../ir/ir.js';
 import { ProtocolError } from '../envelope.js';
 import { helpEntry } from '../help.js';
 import { versionOf } from '../../main/documents.js';
+import { backendOf, clockOf, groupNodes, groupTiers, paramValues } from '../../main/world-state.js';
 
 type Fields = Record<string, unknown>;
 
@@ -20,15 +21,15 @@ function portsOf(s: Session, id: string) {
 }
 
 export async function status(s: Session) {
-  const e = s.engine;
+  const w = s.world;
   return {
-    backend: e.backend, frame: e.frame, time: e.time, paused: s.paused, fusion: s.fuse, grants: s.grants,
+    backend: backendOf(w), ...clockOf(w), paused: s.paused, fusion: s.fuse, grants: s.grants,
     kernels: s.scene.kernels.size, loaded: s.revision > 0, natives: 0, nodes: s.scene.nodes.length,
-    outputs: s.scene.outputs.map((o) => o.name), params: Object.fromEntries(e.params), pins: [...s.pins],
+    outputs: s.scene.outputs.map((o) => o.name), params: Object.fromEntries(paramValues(w)), pins: [...s.pins],
     refused: s.refused, revision: s.revision, scene: s.entry, versions: VERSIONS, workers: s.pool?.workers ?? 1,
     memory: { bytes: s.memory.bytes, allocated: s.memory.allocatedBytes },
     // Which compiled tier runs each group: `fast` until the optimised one is swapped in.
-    tiers: e.groupTiers().map((g) => ({ nodes: g.nodes, tier: g.tier })),
+    tiers: groupTiers(w),
   };
 }
 
@@ -66,10 +67,10 @@ export async function graph(s: Session) {
       edges: Object.fromEntries([...n.edges].map(([port, src]) => [port, 'input' in src ? src.input : `${src.node}.${src.port}`])),
     })),
     outputs: scene.outputs.map((o) => ({ name: o.name, node: o.node, port: o.port })),
-    params: [...scene.params.values()].map((p) => ({ name: p.name, type: p.type.name, value: s.engine.params.get(p.name), default: p.value, ...(p.range ? { range: [p.range.lo, p.range.hi] } : {}) })),
+    params: [...scene.params.values()].map((p) => ({ name: p.name, type: p.type.name, value: paramValues(s.world).get(p.name), default: p.value, ...(p.range ? { range: [p.range.lo, p.range.hi] } : {}) })),
     inputs: [...scene.inputs.values()].map((i) => ({ name: i.name, type: `field${i.dims}<${i.type.name}>`, size: i.size })),
     order: scene.nodes.map((n) => n.name),
-    groups: s.engine.groups.map((g) => g.nodes.map((n) => n.name)),
+    groups: groupNodes(s.world),
   };
 }
 

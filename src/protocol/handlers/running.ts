@@ -3,7 +3,8 @@
 import { operation, type RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
 import type { World } from '../../main/world.js';
-import { encodePng, readPlanes, readRgba, type Field } from '../../main/world-fields.js';
+import { encodePng, inputField, outputField, portField, readPlanes, readRgba, stateField, type Field } from '../../main/world-fields.js';
+import { clockOf, hasComputed, setParam, takeEvents } from '../../main/world-state.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { paramSetting } from '../../ir/check/params.js';
 import type { RequestContext } from './index.js';
@@ -24,7 +25,7 @@ export async function param(s: Session, f: RequestFields<'param'>) {
       if (!setting.ok) throw new ProtocolError(setting.message, setting.details);
       name = setting.name;
       return (engine) => {
-        engine.params.set(setting.name, setting.value);
+        setParam(engine, setting.name, setting.value);
         return [];
       };
     },
@@ -56,10 +57,10 @@ export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: R
   const outputs = s.scene.outputs
     .filter((o) => !wanted || wanted.includes(o.name))
     .map((o) => {
-      const field = s.engine.outputField(o.name)!;
+      const field = outputField(s.world, o.name)!;
       return { name: o.name, width: field.width, height: field.height, ...(field.dims === 3 ? { depth: field.depth } : {}) };
     });
-  return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, ...(f.frames !== undefined ? { frames_run: frames } : {}), ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...s.engine.events.splice(0)] };
+  return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, ...(f.frames !== undefined ? { frames_run: frames } : {}), ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...takeEvents(s.world)] };
 }
 
 /** `evaluate`'s `frames`, checked: 1 to the frames limit, and not with `profile` (which moves nothing). */
@@ -83,7 +84,7 @@ async function runFrames(s: Session, input: Parameters<Session['evaluate']>[0], 
     // Between frames the engine's own events are taken, so each frame's are told once; and the
     // event loop turns, so other connections are answered while a long run goes on.
     if (i < frames - 1) {
-      events.push(...s.engine.events.splice(0));
+      events.push(...takeEvents(s.world));
       await new Promise((r) => setImmediate(r));
     }
   }
@@ -145,7 +146,7 @@ function readable(s: World, f: Fields): { name: string; field: Field; state: boo
     const inputs = [...s.scene.inputs.keys()];
     if (!s.scene.inputs.has(f.input)) throw new ProtocolError(`no input \`${f.input}\`; the inputs: ${inputs.join(', ') || 'none'}`, { field: 'input' });
     // An input holds its values before any frame (its declared value, or what was written): like a state.
-    return { name: `input:${f.input}`, field: s.engine.fields.input(f.input)!, state: true };
+    return { name: `input:${f.input}`, field: inputField(s, f.input)!, state: true };
   }
   if (typeof f.node === 'string') {
     const node = s.scene.nodes.find((n) => n.name === f.node);
@@ -153,12 +154,12 @@ function readable(s: World, f: Fields): { name: string; field: Field; state: boo
     const ports = node.kernel.ports.filter((p) => p.kind !== 'in').map((p) => p.name);
     const port = typeof f.port === 'string' ? f.port : ports[0];
     if (!ports.includes(port)) throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${port}\`; its ports: ${ports.join(', ')}`, { field: 'port' });
-    const field = s.engine.fields.port(node.name, port);
+    const field = portField(s, node.name, port);
     if (!field) throw new ProtocolError(`\`${node.name}.${port}\` is not kept: fusion computes it inside another loop. Pin it first: {"op": "pin", "node": "${node.name}"}`, { request: { op: 'pin', node: node.name } });
-    return { name: `${node.name}.${port}`, field, state: s.engine.fields.state(node.name, port) !== undefined };
+    return { name: `${node.name}.${port}`, field, state: stateField(s, node.name, port) !== undefined };
   }
   const name = typeof f.output === 'string' ? f.output : s.scene.outputs[0]?.name;
-  const field = name ? s.engine.outputField(name) : undefined;
+  const field = name ? outputField(s, name) : undefined;
   if (!name || !field) throw new ProtocolError(name ? `no output \`${name}\`; the outputs: ${s.scene.outputs.map((o) => o.name).join(', ')}` : 'the scene has no output', { field: 'output' });
   return { name, field, state: false };
 }
@@ -196,13 +197,13 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
     // The region is checked first: a read past the limit is then one of the field's own sizes.
     const region = regionOf(field, f.region as Fields | undefined);
     tooLargeToRead(name, field, region, format);
-    if (!w.engine.computed && !state)
+    if (!hasComputed(w) && !state)
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
-    const { width, height, planes } = crop(field, readPlanes(w.engine, field), region);
-    const frame = w.engine.frame;
+    const { width, height, planes } = crop(field, readPlanes(w, field), region);
+    const { frame } = clockOf(w);
     if (file !== undefined) summary = summarise(planes);
     if (format === 'png') {
-      rgba = readRgba(w.engine, field, name, region ? { planes, elements: width * height } : undefined);
+      rgba = readRgba(w, field, name, region ? { planes, elements: width * height } : undefined);
       return { name, width, height, format, frame };
     }
     const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));

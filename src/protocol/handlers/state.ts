@@ -4,7 +4,8 @@ import type { RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
 import type { World, WorldEvent } from '../../main/world.js';
 import type { ApplyValues } from '../../main/commit.js';
-import { decodeImageFor, fillValue, InputImageError, restoreSnapshot, snapshotText, storeBox, storeImage, type Field, type Picture, type Snapshot } from '../../main/world-fields.js';
+import { decodeImageFor, fillValue, inputField, InputImageError, restoreSnapshot, snapshotText, stateField, storeBox, storeImage, type Field, type Picture, type Snapshot } from '../../main/world-fields.js';
+import { resetAll, resetNode } from '../../main/world-state.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { needGrant } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
@@ -16,7 +17,7 @@ function writable(w: World, f: RequestFields<'write'>): { key: string; field: Fi
     throw new ProtocolError(`no input \`${f.input}\`; the inputs: ${[...w.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'input' });
   if (typeof f.input !== 'string' && typeof f.node !== 'string') throw new ProtocolError('`write` names the field it writes: `input` (a scene input) or `node` (with `port`, a state)', { field: 'node', fields: ['node', 'input'] });
   const name = String(f.input ?? f.node);
-  if (w.scene.inputs.has(name) && f.port === undefined) return { key: `input:${name}`, field: w.engine.fields.input(name)! };
+  if (w.scene.inputs.has(name) && f.port === undefined) return { key: `input:${name}`, field: inputField(w, name)! };
   const node = w.scene.nodes.find((n) => n.name === name);
   if (!node) throw new ProtocolError(`no node or input \`${name}\`; the nodes: ${w.scene.nodes.map((n) => n.name).join(', ')}; the inputs: ${[...w.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'node' });
   const states = node.kernel.ports.filter((p) => p.kind === 'state').map((p) => p.name);
@@ -25,7 +26,7 @@ function writable(w: World, f: RequestFields<'write'>): { key: string; field: Fi
     throw states.length
       ? new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has the state ports ${states.join(', ')}`, { field: 'port', expected: states.join(' | ') })
       : new ProtocolError(`\`write\` writes a state port or an input; node \`${name}\` has no state (the inputs: ${[...w.scene.inputs.keys()].join(', ') || 'none'})`, { field: 'port' });
-  const field = w.engine.fields.state(name, port)?.current;
+  const field = stateField(w, name, port);
   if (!field) throw new ProtocolError(`node \`${name}\` does not run (no output needs it), so its state is not held`, { field: 'node' });
   return { key: `${name}.${port}`, field };
 }
@@ -110,14 +111,14 @@ export async function reset(s: Session, f: RequestFields<'reset'>) {
     prepare: (w) => {
       if (node === undefined) {
         return (engine) => {
-          engine.reset();
+          resetAll(engine);
           return [{ kind: 'state_reset', node: null }];
         };
       }
       const found = w.scene.nodes.find((n) => n.name === node);
       if (!found) throw new ProtocolError(`no node \`${node}\``, { field: 'node' });
       return (engine) => {
-        engine.resetNode(found);
+        resetNode(engine, found);
         return [{ kind: 'state_reset', node: found.name }];
       };
     },

@@ -44,10 +44,10 @@ export interface PlayerProcess {
 let nextId = 0;
 
 /** `entelechy-player <copy of example> --listen 127.0.0.1:0 --serve`, once it prints its URL. */
-export async function startPlayerProcess(example: string, extra: string[] = []): Promise<PlayerProcess> {
+export async function startPlayerProcess(example: string, extra: string[] = [], env: Record<string, string> = {}): Promise<PlayerProcess> {
   const { dir, remove } = copyExample(example);
   const args = [join(ROOT, 'bin', 'entelechy-player.js'), join(dir, 'scene.esn'), '--listen', '127.0.0.1:0', '--serve', '--workers', '1', ...extra];
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   // A player outlives the end of its stdin (it goes on serving pages): if this test process ends
   // without stopping it (a failure, a timeout), it is ended here.
@@ -106,10 +106,10 @@ export async function startPlayerProcess(example: string, extra: string[] = []):
  * machine), and one chromium; all stopped when the file's tests end. A player that fails to
  * start is reported by the test that asks for it.
  */
-export function startPlayers<N extends string>(t: Test, which: Record<N, { example: string; args?: string[] }>): { browser: () => Browser; player: (name: N) => Promise<PlayerProcess> } {
+export function startPlayers<N extends string>(t: Test, which: Record<N, { example: string; args?: string[]; env?: Record<string, string> }>): { browser: () => Browser; player: (name: N) => Promise<PlayerProcess> } {
   const started = new Map<N, Promise<PlayerProcess>>();
   for (const name of Object.keys(which) as N[]) {
-    const p = startPlayerProcess(which[name].example, which[name].args);
+    const p = startPlayerProcess(which[name].example, which[name].args, which[name].env);
     p.catch(() => undefined);
     started.set(name, p);
   }

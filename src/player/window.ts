@@ -38,6 +38,8 @@ export interface WindowOptions {
   pollInterval?: number;
 }
 
+/** Events that say which tier runs: the Player shows them (a change live on a tier, the optimised one arrived or given up). */
+const TIER_EVENTS = ['published', 'optimised', 'optimise_abandoned'];
 type Answer = { report: FrameReport; events: SessionEvent[] };
 
 export class PlayerWindow implements FrameSource {
@@ -47,6 +49,8 @@ export class PlayerWindow implements FrameSource {
   keys: string[] = [];
   /** The last rejected change, shown until a change is published. */
   rejection: Rejection | null = null;
+  /** The last tier news (a change live on a tier, the optimised one arrived or given up): a page opened later is told it too. */
+  private tierNews?: Record<string, unknown>;
   /** The running documents when the rejection came. */
   private rejectedOver?: string;
   private waiters: { resolve: (a: Answer) => void; reject: (e: unknown) => void }[] = [];
@@ -84,6 +88,8 @@ export class PlayerWindow implements FrameSource {
     }
     session.window = this;
     session.pending.observers.add(this.observe);
+    // Tier news told before this window was made (the optimiser starts with the session): the last of it.
+    for (const event of session.pending) if (TIER_EVENTS.includes(event.kind)) this.tellTier(event);
     // Saved edits: the folder is watched (and looked at now and then, for editors and file systems
     // whose notices do not come); the session prepares them as for `sync`.
     try {
@@ -118,6 +124,7 @@ export class PlayerWindow implements FrameSource {
     this.pages.add(page);
     page.sendJson({ type: 'scene', ...this.description() });
     if (this.rejection) page.sendJson({ type: 'rejected', ...this.rejection });
+    if (this.tierNews) page.sendJson(this.tierNews);
     if (this.recorder) page.sendJson({ type: 'recording', file: this.recorder.file, source: this.recorder.source });
     this.schedule();
   }
@@ -312,7 +319,8 @@ export class PlayerWindow implements FrameSource {
     const header: FrameHeader & Record<string, unknown> = {
       frame: this.session.engine.frame, time: this.session.engine.time, output: source, width, height,
       ...(depth !== undefined ? { depth, slice } : {}), revision: this.session.revision,
-      timings: report.timings, fps: this.recent.length, paused: this.session.paused,
+      // Each group's tier (fast until its optimised module is swapped in: docs/architecture.md, Tiers).
+      timings: report.timings.map((t) => ({ ...t, tier: report.placements.find((p) => p.node === t.node)?.tier })), fps: this.recent.length, paused: this.session.paused,
     };
     return encodeFrame(header, rgba);
   }
@@ -343,6 +351,14 @@ export class PlayerWindow implements FrameSource {
       this.tellScene();
       this.clearRejection();
     }
+    // Which tier a change went live on, and when the optimised one arrives (or is given up).
+    if (TIER_EVENTS.includes(event.kind)) this.tellTier(event);
+  }
+
+  private tellTier(event: SessionEvent): void {
+    if (event.kind === 'published' && typeof event.tier !== 'string') return; // a kernel's generation, not a compile
+    this.tierNews = { type: 'tier', event: event.kind, tier: event.kind === 'published' ? event.tier : event.kind === 'optimised' ? 'optimised' : 'fast', nodes: event.nodes, compile_ms: event.compile_ms, budget_ms: event.budget_ms };
+    for (const p of this.pages) p.sendJson(this.tierNews);
   }
 
   private clearRejection(): void {

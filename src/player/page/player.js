@@ -7,7 +7,7 @@ const canvas = $('canvas');
 const context = canvas.getContext('2d');
 
 /** What tests and curious people can look at: the frame on the canvas and counts. */
-const state = { frame: null, header: null, framesDrawn: 0, seen: [], scene: null, rejection: null, connected: false, recording: null, recorded: null, dropped: null, dropRefused: null };
+const state = { frame: null, header: null, framesDrawn: 0, seen: [], scene: null, rejection: null, connected: false, recording: null, recorded: null, dropped: null, dropRefused: null, tierEvents: [] };
 window.player = state;
 
 const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/player/socket`);
@@ -87,9 +87,13 @@ function showTimings(timings) {
     const row = document.createElement('tr');
     const name = document.createElement('td');
     name.textContent = t.fused ? `${t.node} (fused: ${t.fused.join(', ')})` : t.node;
+    // The tier its module runs: fast until the optimised one arrives (docs/player.md).
+    const tier = document.createElement('td');
+    tier.className = `tier ${t.tier ?? ''}`;
+    tier.textContent = t.tier ?? '';
     const ms = document.createElement('td');
     ms.textContent = t.millis.toFixed(3);
-    row.append(name, ms);
+    row.append(name, tier, ms);
     return row;
   }));
 }
@@ -113,9 +117,22 @@ socket.addEventListener('message', (event) => {
     return say(`${message.file} was not taken: ${message.message}`);
   }
   if (message.type === 'recorded') return showRecorded(message);
+  if (message.type === 'tier') return showTier(message);
   // A protocol answer to a request of this page.
   if (message.error) say(message.error.message);
 });
+
+/** A change went live on a tier, the optimised tier arrived, or its compile was given up. */
+function showTier(m) {
+  state.tierEvents.push(m);
+  const nodes = (m.nodes ?? []).join(', ');
+  const ms = typeof m.compile_ms === 'number' ? ` in ${Math.round(m.compile_ms)} ms` : '';
+  const text =
+    m.event === 'optimised' ? `optimised tier running${nodes ? ` for ${nodes}` : ''} (compiled${ms})`
+    : m.event === 'optimise_abandoned' ? `optimised compile${nodes ? ` of ${nodes}` : ''} past its ${m.budget_ms} ms budget: the fast tier keeps running`
+    : `live on the ${m.tier} tier (compiled${ms})${m.tier === 'fast' ? '; optimising in the background' : ''}`;
+  $('tier-status').textContent = text;
+}
 
 let statusTimer;
 function say(text) {

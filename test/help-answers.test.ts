@@ -86,8 +86,9 @@ t.test('each concept points at a section of the docs that exists', async (t) => 
 t.test('the words the first agents asked for, and the kinds by name', async (t) => {
   for (const word of ['timings', 'placements', 'fused', 'groups', 'generation', 'revision', 'origin', 'tiers', 'fusion', 'replay', 'docs', 'envelope'])
     t.ok(entriesOf(word).length, `help ${word}`);
-  t.same(entriesOf('replay line').map((e) => e.name), ['>', '<', '#', '@scene'], 'a short kind is shown whole');
-  t.same(entriesOf('replay lines').map((e) => e.kind), ['replay line', 'replay line', 'replay line', 'replay line'], 'in the plural too');
+  t.same(entriesOf('replay line').map((e) => e.name), ['>', '<', '< within', '< equals', '< differs', '#', '@scene'], 'a short kind is shown whole');
+  t.same(new Set(entriesOf('replay lines').map((e) => e.kind)), new Set(['replay line']), 'in the plural too');
+  t.match(entriesOf('differs'), [{ name: '< differs', kind: 'replay line', syntax: '< differs cold ok.data' }], 'help differs');
   const events = entriesOf('events').find((e) => e.kind === 'list');
   t.ok((events?.names as string[]).includes('scene_loaded'), 'help events lists the event kinds');
   t.ok((entriesOf('builtins')[0].names as string[]).includes('smoothstep'), 'help builtins lists them');

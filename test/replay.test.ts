@@ -1,15 +1,42 @@
-// `entelechy test` replays every example's .replay files against a fresh session, and a failing
-// step is reported with its file and line.
+// `entelechy test` replays every example's .replay files against a fresh session; expectations
+// compare with earlier steps' answers (`< equals`, `< differs`) and within a tolerance
+// (`< within`), and a failed one is reported at its own line and column with expected and actual.
 
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Session } from '../src/main/session.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
+import { parseReplay, runReplay } from '../src/protocol/replay.js';
+import { copyExample } from './fixtures.js';
 import { ROOT } from './helpers.js';
 
 function cli(args: string[]) {
   return spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 240000 });
+}
+
+/** Task 07 of test/agent: warmth changes tint's value at a pixel and leaves rings' as it was. */
+const WARMTH = (tint: string, rings: string, tolerance: string) => `# warmth changes the picture
+> {"op":"param","name":"warmth","value":0}
+> {"op":"evaluate","time":0.5}
+> cold: {"op":"trace","x":64,"y":64}
+< within 0.0001 {"ok":{"values":[{"node":"rings","value":[0.969,0.7752,0.5814,1]},{"node":"tint"}]}}
+> {"op":"param","name":"warmth","value":1}
+> {"op":"evaluate","time":0.5}
+> {"op":"trace","x":64,"y":64}
+< ${tint} cold ok.values[1].value
+< ${rings} cold ok.values[0].value within ${tolerance}
+`;
+
+async function replay(text: string) {
+  const s = await Session.open(join(copyExample('rings', 'replay'), 'scene.esn'), { workers: 1 });
+  try {
+    return (await runReplay(parseReplay(text, 'w.replay'), (line) => dispatch(s, line))).flatMap((r) => r.failures);
+  } finally {
+    await s.close();
+  }
 }
 
 t.test('every example replays', async (t) => {
@@ -18,12 +45,45 @@ t.test('every example replays', async (t) => {
   t.match(r.stdout, /6 passed, 0 failed/);
 });
 
-t.test('a failing step names its file and line and what differed', async (t) => {
+t.test('differs, equals and within: a test of "warmth changes the image" without hard-coded pixels', async (t) => {
+  t.same(await replay(WARMTH('differs', 'equals', '0')), [], 'tint differs, rings equals');
+  const wrong = await replay(WARMTH('equals', 'differs', '0.5'));
+  t.equal(wrong.length, 2, 'both comparisons fail when turned around');
+  t.match(wrong[0], { line: 9, column: 3, message: /^ok\.values\[1\]\.value\[0\] differs from step `cold`'s \(line 4\): expected 0\.48\d+, got 1\.45\d+$/, expected: 0.4845043420791626, actual: 1.4535130262374878 });
+  t.match(wrong[1], { line: 10, column: 3, message: /is the same as step `cold`'s \(line 4\), every number within 0\.5; expected it to differ/ });
+});
+
+t.test('within: a number off by more than the tolerance fails at its own column', async (t) => {
+  const text = '> {"op":"evaluate","time":0.5}\n> {"op":"trace","x":64,"y":64}\n< within 0.0005 {"ok":{"values":[{"value":[0.97,0.7752,0.5814,1]},{}]}}\n';
+  const [f] = await replay(text);
+  t.match(f, { line: 3, column: text.split('\n')[2]!.indexOf('0.97') + 1, expected: 0.97, actual: 0.9690086841583252 });
+  t.match(f.message, /^ok\.values\[0\]\.value\[0\]: expected 0\.97, got 0\.969\d+ \(off by 0\.000991\d+, more than 0\.0005\)/);
+  t.same(await replay(text.replace('0.0005', '0.001')), [], 'within 0.001 it passes');
+});
+
+t.test('a replay that does not parse names the line and column and what to write', async (t) => {
+  const refused = (text: string) => t.throws(() => parseReplay(text, 'x.replay'));
+  refused('> {"op":"status"}\n< equals cold ok\n');
+  t.throws(() => parseReplay('> {"op":"status"}\n< equals cold ok\n', 'x.replay'), { message: 'x.replay:2:10: no earlier step is named `cold`: name its request `> cold: {...}`' });
+  t.throws(() => parseReplay('> a: {"op":"status"}\n> a: {"op":"status"}\n', 'x.replay'), { message: /^x\.replay:2:3: a step named `a` already is, at line 1/ });
+  t.throws(() => parseReplay('> a: {"op":"status"}\n< within lots {"ok":{}}\n', 'x.replay'), { message: /^x\.replay:2:10: `within` takes a tolerance, a number of at least 0/ });
+  t.throws(() => parseReplay('> a: {"op":"status"}\n< differs a ok..x\n', 'x.replay'), { message: /^x\.replay:2:13: `ok\.\.x` is not a path/ });
+  t.throws(() => parseReplay('> {"op":"status"}\n< {"ok": }\n', 'x.replay'), { message: /^x\.replay:2:3: the expected answer is not JSON/ });
+  t.throws(() => parseReplay('  < {"ok":{}}\n', 'x.replay'), { message: /^x\.replay:1:3: an expected answer \(<\) before any request/ });
+});
+
+t.test('entelechy test: a failure names file:line:column of the expectation, expected and actual side by side', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-replay-'));
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
+  // A FIFO beside the replay (an agent's pipe) is not copied: it would stop the copy.
+  execFileSync('mkfifo', [join(dir, 'requests')]);
   writeFileSync(join(dir, 'bad.replay'), '# expects the wrong frame\n> {"op": "evaluate"}\n< {"ok": {"frame": 7}}\n');
   const r = cli(['test', join(dir, 'bad.replay')]);
-  t.equal(r.status, 1);
-  t.match(r.stdout, /bad\.replay:2: ok\.frame: expected 7, got 1/);
+  t.equal(r.status, 1, r.stderr);
+  t.match(r.stdout, /bad\.replay:3:20: ok\.frame: expected 7, got 1\n {4}expected: 7\n {4}actual: {3}1\n {4}answer: {3}\{"ok":\{/);
   t.match(r.stdout, /0 passed, 1 failed/);
+  writeFileSync(join(dir, 'good.replay'), WARMTH('differs', 'equals', '0'));
+  const good = cli(['test', join(dir, 'good.replay')]);
+  t.equal(good.status, 0, good.stdout + good.stderr);
+  t.match(good.stdout, /ok {3}.*good\.replay \(6 steps\)\n1 passed, 0 failed/);
 });

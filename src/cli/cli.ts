@@ -19,6 +19,7 @@ import { isUserError, markPrinted, UserError, wasPrinted } from '../main/user-er
 import { mark } from '../main/timeline.js';
 import { parseInputOptions } from '../main/input-feed.js';
 import type { PipelineName } from '../../bench/reference/measurement.js';
+import { command, COMMANDS } from './commands.js';
 
 // The commands that compile load binaryen (about a second): they are imported when they run, so
 // `check` and `help` start at once.
@@ -208,15 +209,30 @@ export async function main(args: string[]): Promise<number> {
     const unknown = args.slice(1).find((a) => a.startsWith('-') && a !== '--json' && a !== '--all');
     if (names.length > 1 || unknown) throw new UserError(`help takes one name and --json, e.g. \`entelechy help evaluate --json\` (or --all for every name); got \`${args.slice(1).join(' ')}\``);
     const { printHelp } = await import('./tools.js');
-    return printHelp(names[0], args.includes('--json'), args.includes('--all'));
+    const status = printHelp(names[0], args.includes('--json'), args.includes('--all'));
+    // A command's options: as yargs describes them (`entelechy serve --help`), from its definition below.
+    if (status === 0 && !args.includes('--json') && COMMANDS.some((c) => c.name === names[0])) process.stdout.write(`\n${await commandOptions(names[0]!)}\n`);
+    return status;
   }
   let status = 0;
-  const parser = yargs(args)
+  await commandLine(args, (s) => (status = s)).parseAsync();
+  return status;
+}
+
+/** The options part of `entelechy NAME --help` (its positionals and options). */
+function commandOptions(name: string): Promise<string> {
+  return new Promise((resolve) =>
+    commandLine([name, '--help'], () => undefined).parse([name, '--help'], {}, (_e, _argv, output) => resolve(output.slice(Math.max(0, output.search(/^(Positionals|Options):/m))).trimEnd())),
+  );
+}
+
+/** The yargs parser of the commands; `setStatus` takes the exit status a command asks for. */
+function commandLine(args: string[], setStatus: (status: number) => void) {
+  return yargs(args)
     .scriptName('entelechy')
     .usage('$0 <command> [options]\n\nA live engine for fields: scenes of compiled kernels.')
     .command(
-      'render <scene>',
-      'evaluate a scene and write its output as a PNG, numbered PNGs or a video (.mp4, .webm, .gif)',
+      ...command('render'),
       (y) =>
         y
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
@@ -241,8 +257,7 @@ export async function main(args: string[]): Promise<number> {
       (argv) => renderCommand(argv as never),
     )
     .command(
-      'farm <role>',
-      'farm worker --redis URL: render frames for `render --farm` from a queue in Redis (docs/distributed.md)',
+      ...command('farm'),
       (y) =>
         y
           .positional('role', { choices: ['worker'], demandOption: true, describe: 'worker: take frames from the queue' })
@@ -260,20 +275,18 @@ export async function main(args: string[]): Promise<number> {
       },
     )
     .command(
-      'check <scene>',
-      'check a scene and print its diagnostics (file:line:column); exit status 1 on errors',
+      ...command('check'),
       (y) =>
         y
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
           .option('json', { type: 'boolean', default: false, describe: 'print {ok, diagnostics} as JSON' })
           .option('dump', { choices: PASSES, describe: 'then print what the compiler made after this pass (IR, or WebAssembly text), per group' }),
       async (argv) => {
-        status = await check(argv as never);
+        setStatus(await check(argv as never));
       },
     )
     .command(
-      'bench',
-      'measure the benchmark pipelines (bench/PIPELINES) on the engine, in plain JavaScript and in C, side by side',
+      ...command('bench'),
       (y) =>
         y
           .option('size', { type: 'number', default: 4096, describe: 'fields are SIZE x SIZE' })
@@ -322,8 +335,7 @@ export async function main(args: string[]): Promise<number> {
       },
     )
     .command(
-      'serve <scene>',
-      'run a session: protocol lines on stdin (answers on stdout), and with --listen over TCP and WebSocket',
+      ...command('serve'),
       (y) =>
         y
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
@@ -351,8 +363,7 @@ export async function main(args: string[]): Promise<number> {
       },
     )
     .command(
-      'mcp <scene>',
-      'run a session as a Model Context Protocol server on stdio: the operations as tools (docs/mcp.md)',
+      ...command('mcp'),
       (y) =>
         y
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
@@ -372,17 +383,15 @@ export async function main(args: string[]): Promise<number> {
       },
     )
     .command(
-      'help [name]',
-      'describe an operation, field, type, builtin, form, reserved word, grant, event, door or replay line (the same as the protocol\'s help)',
+      ...command('help'),
       (y) => y.positional('name', { type: 'string' }).option('json', { type: 'boolean', default: false }),
       async (argv) => {
         const { printHelp } = await import('./tools.js');
-        status = printHelp(argv.name as string | undefined, Boolean(argv.json));
+        setStatus(printHelp(argv.name as string | undefined, Boolean(argv.json)));
       },
     )
     .command(
-      'test [paths..]',
-      'replay .replay files (requests and expected answers) against a fresh session each',
+      ...command('test'),
       (y) =>
         y
           .positional('paths', { type: 'string', array: true, default: ['examples'], describe: 'replay files or folders' })
@@ -392,7 +401,7 @@ export async function main(args: string[]): Promise<number> {
         const { replayFiles, sessionGrants } = await import('./tools.js');
         const paths = argv.paths as string[] | undefined;
         const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
-        status = await replayFiles(paths?.length ? paths : ['examples'], grants);
+        setStatus(await replayFiles(paths?.length ? paths : ['examples'], grants));
       },
     )
     .demandCommand(1, 'name a command: render, check, serve, mcp, farm, help, test or bench (entelechy --help lists them)')
@@ -407,8 +416,6 @@ export async function main(args: string[]): Promise<number> {
       if (/^Unknown argument/.test(msg) && negative) throw new UserError(`${msg}: \`${negative}\` reads as an option; write a value that starts with \`-\` as --name=${negative}`);
       throw new UserError(msg);
     });
-  await parser.parseAsync();
-  return status;
 }
 
 export async function run(args: string[]): Promise<void> {

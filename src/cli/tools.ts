@@ -1,12 +1,12 @@
 // Small CLI tools beside the session: `help`, `test` (replay files), grant options.
 
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { ALL_GRANTS, isGrant, type Grant } from '../ir/grants.js';
 import { ProtocolError } from '../protocol/envelope.js';
 import { helpEntry } from '../protocol/help.js';
-import { parseReplay, ReplayError, runReplay } from '../protocol/replay.js';
+import { parseReplay, ReplayError, runReplay, short, type ReplayFailure } from '../protocol/replay.js';
 import { Session } from '../main/session.js';
 import { UserError } from '../main/user-error.js';
 import { dispatch } from '../protocol/dispatcher.js';
@@ -64,6 +64,19 @@ function formatHelp(entry: Record<string, unknown>): string {
     .join('\n\n');
 }
 
+/** A failed expectation: its file:line:column and message, then expected and actual one above the other. */
+function failureReport(file: string, f: ReplayFailure, answer: string): string {
+  const lines = [`  ${file}:${f.line}:${f.column}: ${f.message}`];
+  if (f.expected !== undefined || f.actual !== undefined) lines.push(`    expected: ${short(f.expected)}`, `    actual:   ${short(f.actual)}`);
+  lines.push(`    answer:   ${answer.length > 300 ? `${answer.slice(0, 300)}…` : answer}`);
+  return lines.join('\n') + '\n';
+}
+
+function isCopied(path: string): boolean {
+  const s = lstatSync(path);
+  return s.isFile() || s.isDirectory() || s.isSymbolicLink();
+}
+
 function replayFilesUnder(path: string): string[] {
   if (!existsSync(path)) throw new ToolError(`no such file or folder: ${path} (name .replay files or folders that hold them: entelechy test PATH...)`);
   if (statSync(path).isFile()) return [path];
@@ -82,14 +95,15 @@ export async function replayFiles(paths: string[], grants?: Grant[]): Promise<nu
     let session: Session | undefined;
     try {
       const script = parseReplay(readFileSync(file, 'utf8'), file);
-      cpSync(dirname(file), scratch, { recursive: true });
+      // Files and folders only: a FIFO or socket beside the replay (an agent's pipes) is not the scene's.
+      cpSync(dirname(file), scratch, { recursive: true, filter: (from) => isCopied(from) });
       session = await Session.open(join(scratch, script.scene ?? 'scene.esn'), { workers: 1, grants });
       const results = await runReplay(script, (line) => dispatch(session!, line));
-      const bad = results.filter((r) => r.failure);
+      const bad = results.filter((r) => r.failures.length);
       if (bad.length) {
         failed++;
         process.stdout.write(`FAIL ${file} (${results.length - bad.length}/${results.length} steps)\n`);
-        for (const r of bad) process.stdout.write(`  ${file}:${r.line}: ${r.failure}\n    answer: ${r.answer.slice(0, 300)}\n`);
+        for (const r of bad) for (const f of r.failures) process.stdout.write(failureReport(file, f, r.answer));
       } else {
         process.stdout.write(`ok   ${file} (${results.length} steps)\n`);
       }

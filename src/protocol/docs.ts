@@ -62,7 +62,7 @@ export function renderProtocolDoc(): string {
     '',
     '`entelechy help` (and `help` with no name) prints a quick start: how to connect, a request and its answer, every',
     'operation with its fields, and where these docs are. `help NAME` describes any operation, field, member of an answer',
-    'or error, event or concept of the docs (fusion, tiers, replay, ...); a kind (`events`, `replay lines`)',
+    'or error, event, CLI command (`serve`, `test`) or concept of the docs (fusion, tiers, replay, ...); a kind (`events`, `replay lines`)',
     'lists its names, and an unknown word is answered with its nearest neighbours.',
     '',
     'Doors: `entelechy serve SCENE` reads requests on stdin and writes answers on stdout (`quit` ends the process);',
@@ -115,7 +115,14 @@ export function renderProtocolDoc(): string {
   out.push('## Events', '', 'Answers carry `events` wherever something happened; `sync` returns those queued since the last `sync`.', '');
   out.push('| kind | meaning |', '|---|---|');
   for (const e of EVENTS) out.push(`| \`${e.kind}\` | ${e.meaning} |`);
-  out.push('', '## Replay files', '', '`.replay` files hold requests and the answers expected of them; `entelechy test [paths]` replays each against a fresh session on a copy of its scene\'s folder.', '');
+  out.push('', '## Replay files', '', '`.replay` files hold requests and the answers expected of them; `entelechy test [paths]` replays each against a fresh session on a copy of its scene\'s folder (its files and folders: pipes and sockets are left out).',
+    'An expectation is a partial match of the answer, with numbers within a tolerance after `within`, or a comparison with the answer of',
+    'an earlier step named by `> NAME: {...}` (`equals`, `differs`), of the whole answer but its `id` or of one member by its path. A failed one',
+    'is reported at its own line, `FILE:LINE:COLUMN` (the column of the value that failed), with the expected and the actual value one',
+    'above the other and the start of the answer. For example, a test that `warmth` changes the picture and leaves the rings as they were:', '',
+    '```', '> {"op":"param","name":"warmth","value":0}', '> {"op":"evaluate","time":0.5}', '> cold: {"op":"trace","x":64,"y":64}',
+    '> {"op":"param","name":"warmth","value":1}', '> {"op":"evaluate","time":0.5}', '> {"op":"trace","x":64,"y":64}',
+    '< differs cold ok.values[1].value', '< equals cold ok.values[0].value within 0.0001', '```', '');
   out.push('| line | form | meaning |', '|---|---|---|');
   for (const r of REPLAY_LINES) out.push(`| \`${r.name}\` | \`${r.syntax}\` | ${r.summary} |`);
   out.push('');

@@ -4,6 +4,7 @@
 // and from the two tables of words no code table holds: what answers' members mean
 // (answer-fields.ts) and the concepts of the docs (concepts.ts). Without a name, the quick start.
 
+import { COMMANDS } from '../cli/commands.js';
 import { ANSWER_FIELDS, ERROR_MEMBERS, EVENT_MEMBERS } from './answer-fields.js';
 import { CONCEPTS } from './concepts.js';
 import { BUILTIN_FUNCTIONS, BUILTIN_VALUES } from '../ir/builtins.js';
@@ -64,6 +65,7 @@ function entries(kernels: readonly string[]): Entry[] {
     ...LIMIT_LIST.map((l) => ({ name: l.name, kind: 'limit', max: l.limit, unit: l.unit, summary: l.applies, remedy: l.remedy })),
     ...fieldEntries(),
     ...answerEntries(),
+    ...COMMANDS.map((c) => ({ name: c.name, kind: 'command', syntax: `entelechy ${c.usage}`, summary: c.summary, example: c.example, doc: c.doc })),
     ...CONCEPTS.map((c) => ({ name: c.name, kind: 'concept', summary: c.summary, doc: c.doc, ...(c.aliases ? { aliases: c.aliases } : {}) })),
     ...packageEntries(kernels),
   ];

@@ -73,6 +73,6 @@ export function quickStart(): string[] {
     'Tests: a .replay file holds `>` requests and `<` expected answers; `entelechy test FILE.replay` runs it (help replay).',
     `Docs${folder ? `, in ${folder}` : ''}:`,
     ...DOCS.map((d) => `  ${d.path.padEnd(docWidth)}  ${d.holds}`),
-    'help NAME describes any operation, field, event, builtin, type or word of the docs; an unknown name gets the nearest ones.',
+    'help NAME describes any operation, field, event, CLI command (help serve, help test), builtin, type or word of the docs; an unknown name gets the nearest ones.',
   ];
 }

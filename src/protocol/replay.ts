@@ -1,19 +1,33 @@
-// `.replay` files: requests and the answers expected of them (partial matches) — tests an agent
-// can write for its own changes, run by `entelechy test` against a fresh session.
+// `.replay` files: requests and the answers expected of them — tests an agent can write for its
+// own changes, run by `entelechy test` against a fresh session. An expectation is a partial match
+// (numbers within a tolerance if given), or a comparison with the answer of a named earlier step;
+// a failed one names its own line and the column of what failed, with expected and actual.
 
 import { UserError } from '../main/user-error.js';
+import { jsonOffsets } from './json-offsets.js';
+import { firstDifference, getPath, parsePath, type Difference } from './replay-compare.js';
 
 export const REPLAY_LINES = [
-  { name: '>', syntax: '> {"op": "status"}', summary: 'a request (also written →)' },
-  { name: '<', syntax: '< {"ok": {"loaded": true}}', summary: "the answer expected for the request before it: a partial match (every key given must match; arrays match element by element)" },
+  { name: '>', syntax: '> {"op": "status"}', summary: 'a request (also written →); `> NAME: {...}` names its answer, for a later `< equals NAME` or `< differs NAME`' },
+  { name: '<', syntax: '< {"ok": {"loaded": true}}', summary: 'the answer expected for the request before it: a partial match (every key given must match; an array matches element by element and must be as long; `{}` matches any object); a request may have several `<` lines' },
+  { name: '< within', syntax: '< within 0.001 {"ok": {"values": [{}, {"value": [0.48, 0.77, 0.87, 1]}]}}', summary: 'a partial match in which each number may differ from the one given by up to the tolerance' },
+  { name: '< equals', syntax: '< equals cold ok.values[1].value within 0.001', summary: 'the answer (at a path such as ok.data or ok.values[1].value; without one, the whole answer but its id) equals the one of the earlier step named `cold`, numbers within the tolerance if one is given' },
+  { name: '< differs', syntax: '< differs cold ok.data', summary: 'the answer (at the path) differs from the named earlier step\'s: some value does, a number by more than the tolerance if one is given' },
   { name: '#', syntax: '# a comment', summary: 'a comment (also //); blank lines are ignored too' },
   { name: '@scene', syntax: '@scene scene.esn', summary: "the scene to replay against (default: scene.esn beside the file)" },
 ] as const;
 
+/** One `<` line: a partial match, or a comparison with a named earlier step's answer. */
+export type Expectation = { line: number; column: number; tolerance: number } & (
+  | { kind: 'match'; expected: unknown; offsets: Map<string, number> }
+  | { kind: 'equals' | 'differs'; step: string; stepLine: number; path: string }
+);
+
 export interface ReplayStep {
   line: number;
   request: string;
-  expected?: unknown;
+  name?: string;
+  expects: Expectation[];
 }
 
 export interface ReplayScript {
@@ -25,73 +39,131 @@ export class ReplayError extends UserError {
   override name = 'ReplayError';
 }
 
+const NAMED = /^([A-Za-z_][\w-]*):\s*/;
+const COMPARE = /^(equals|differs)\s+([A-Za-z_][\w-]*)(?:\s+(?!within\b)(\S+))?(?:\s+within\s+(\S+))?\s*$/;
+
 export function parseReplay(text: string, path = 'replay'): ReplayScript {
   const steps: ReplayStep[] = [];
+  const named = new Map<string, ReplayStep>();
   let scene: string | undefined;
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();
-    const at = `${path}:${i + 1}`;
+    const indent = raw.length - raw.trimStart().length;
+    const fail = (column: number, message: string): never => {
+      throw new ReplayError(`${path}:${i + 1}:${column}: ${message}`);
+    };
     if (!line || line.startsWith('#') || line.startsWith('//')) return;
     if (line.startsWith('@scene')) {
       scene = line.slice(6).trim();
       return;
     }
     const mark = line[0];
-    const body = line.slice(1).trim();
+    let body = line.slice(1).trimStart();
+    let column = indent + 1 + (line.length - body.length); // where body starts, from 1
     if (mark === '>' || mark === '→') {
-      steps.push({ line: i + 1, request: body });
-    } else if (mark === '<' || mark === '←') {
-      const last = steps[steps.length - 1];
-      if (!last) throw new ReplayError(`${at}: an expected answer (<) before any request (>)`);
-      try {
-        last.expected = JSON.parse(body);
-      } catch (e) {
-        throw new ReplayError(`${at}: the expected answer is not JSON (${(e as Error).message})`);
+      const m = NAMED.exec(body);
+      const step: ReplayStep = { line: i + 1, request: m ? body.slice(m[0].length) : body, expects: [] };
+      if (m) {
+        if (named.has(m[1]!)) fail(column, `a step named \`${m[1]}\` already is, at line ${named.get(m[1]!)!.line}: give each its own name`);
+        step.name = m[1];
+        named.set(m[1]!, step);
       }
-    } else {
-      throw new ReplayError(`${at}: a line starts with \`>\` (a request), \`<\` (the expected answer), \`#\` (a comment) or \`@scene\``);
+      steps.push(step);
+      return;
     }
+    if (mark !== '<' && mark !== '←') fail(indent + 1, 'a line starts with `>` (a request), `<` (the expected answer), `#` (a comment) or `@scene`');
+    const last = steps[steps.length - 1];
+    if (!last) fail(indent + 1, 'an expected answer (<) before any request (>)');
+    let tolerance = 0;
+    const within = /^within\s+(\S+)\s+/.exec(body);
+    if (within) {
+      tolerance = toleranceOf(within[1]!, () => fail(column + 7, `\`within\` takes a tolerance, a number of at least 0 such as 0.001; got \`${within[1]}\``));
+      column += within[0].length;
+      body = body.slice(within[0].length);
+    }
+    const compare = COMPARE.exec(body);
+    if (!within && /^(equals|differs)\b/.test(body)) {
+      if (!compare) fail(column, '`< equals` and `< differs` take a step name, a path if you like and a tolerance if you like: `< equals cold ok.values[1].value within 0.001`');
+      const step = named.get(compare![2]!);
+      if (!step) fail(column + compare![1]!.length + 1, `no earlier step is named \`${compare![2]}\`: name its request \`> ${compare![2]}: {...}\``);
+      const where = compare![3] ?? '';
+      if (where && !parsePath(where)) fail(column + body.indexOf(where), `\`${where}\` is not a path: members and indexes such as ok.values[1].value`);
+      const tol = compare![4] === undefined ? 0 : toleranceOf(compare![4], () => fail(column + body.lastIndexOf(compare![4]!), `\`within\` takes a tolerance, a number of at least 0 such as 0.001; got \`${compare![4]}\``));
+      last!.expects.push({ kind: compare![1] as 'equals' | 'differs', line: i + 1, column, tolerance: tol, step: step!.name!, stepLine: step!.line, path: where });
+      return;
+    }
+    let expected: unknown;
+    try {
+      expected = JSON.parse(body);
+    } catch (e) {
+      fail(column, `the expected answer is not JSON (${(e as Error).message}); or compare with an earlier step: \`< equals NAME [PATH]\`, \`< differs NAME [PATH]\``);
+    }
+    last!.expects.push({ kind: 'match', line: i + 1, column, tolerance, expected, offsets: jsonOffsets(body) });
   });
   return { scene, steps };
 }
 
-/** Where `actual` fails to match `expected` (a partial match), or undefined when it matches. */
-export function mismatch(expected: unknown, actual: unknown, where = ''): string | undefined {
-  if (expected !== null && typeof expected === 'object') {
-    if (Array.isArray(expected)) {
-      if (!Array.isArray(actual)) return `${where || 'the answer'}: expected an array, got ${JSON.stringify(actual)}`;
-      if (actual.length !== expected.length) return `${where}: expected ${expected.length} elements, got ${actual.length}`;
-      for (let i = 0; i < expected.length; i++) {
-        const m = mismatch(expected[i], actual[i], `${where}[${i}]`);
-        if (m) return m;
-      }
-      return undefined;
-    }
-    if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return `${where || 'the answer'}: expected an object, got ${JSON.stringify(actual)}`;
-    for (const [k, v] of Object.entries(expected)) {
-      const m = mismatch(v, (actual as Record<string, unknown>)[k], where ? `${where}.${k}` : k);
-      if (m) return m;
-    }
-    return undefined;
-  }
-  return expected === actual ? undefined : `${where}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
+function toleranceOf(text: string, fail: () => never): number {
+  const n = Number(text);
+  return Number.isFinite(n) && n >= 0 ? n : fail();
+}
+
+/** A failed expectation: where (file line and column), what, and the two values side by side. */
+export interface ReplayFailure {
+  line: number;
+  column: number;
+  message: string;
+  expected?: unknown;
+  actual?: unknown;
 }
 
 export interface ReplayResult {
   line: number;
   request: string;
   answer: string;
-  failure?: string;
+  failures: ReplayFailure[];
+}
+
+/** Whether an answer meets one expectation (the answers of the named steps so far in `answers`). */
+function check(e: Expectation, answer: unknown, answers: Map<string, unknown>): ReplayFailure | undefined {
+  if (e.kind === 'match') {
+    const d = firstDifference(e.expected, answer, '', { partial: true, tolerance: e.tolerance });
+    return d && { line: e.line, column: e.column + (e.offsets.get(d.where) ?? 0), message: describe(d), expected: d.expected, actual: d.actual };
+  }
+  const path = e.path ? parsePath(e.path)! : [];
+  const strip = (a: unknown) => (e.path || !a || typeof a !== 'object' ? a : Object.fromEntries(Object.entries(a).filter(([k]) => k !== 'id')));
+  const mine = strip(getPath(answer, path));
+  const theirs = strip(getPath(answers.get(e.step), path));
+  const at = e.path || 'the answer';
+  if (theirs === undefined) return { line: e.line, column: e.column, message: `step \`${e.step}\` (line ${e.stepLine}) has no ${at}`, actual: answers.get(e.step) };
+  if (mine === undefined) return { line: e.line, column: e.column, message: `this answer has no ${at}`, actual: answer };
+  const d = firstDifference(theirs, mine, e.path, { partial: false, tolerance: e.tolerance });
+  if (e.kind === 'equals' && d) return { line: e.line, column: e.column, message: `${d.where || 'the answer'} differs from step \`${e.step}\`'s (line ${e.stepLine}): ${d.problem}`, expected: d.expected, actual: d.actual };
+  if (e.kind === 'differs' && !d)
+    return { line: e.line, column: e.column, message: `${at} is the same as step \`${e.step}\`'s (line ${e.stepLine})${e.tolerance ? `, every number within ${e.tolerance}` : ''}; expected it to differ`, expected: `not ${short(theirs)}`, actual: mine };
+  return undefined;
+}
+
+function describe(d: Difference): string {
+  return `${d.where || 'the answer'}: ${d.problem}`;
+}
+
+/** A value in a line of a report. */
+export function short(v: unknown, most = 200): string {
+  const s = typeof v === 'string' && v.startsWith('not ') ? v : JSON.stringify(v) ?? 'nothing';
+  return s.length > most ? `${s.slice(0, most)}… (${s.length} characters)` : s;
 }
 
 /** Run a script's steps through a request function; every step runs, failures are collected. */
 export async function runReplay(script: ReplayScript, request: (line: string) => Promise<string>): Promise<ReplayResult[]> {
   const results: ReplayResult[] = [];
+  const answers = new Map<string, unknown>();
   for (const step of script.steps) {
     const answer = await request(step.request);
-    let failure: string | undefined;
-    if (step.expected !== undefined) failure = mismatch(step.expected, JSON.parse(answer));
-    results.push({ line: step.line, request: step.request, answer, failure });
+    const parsed = JSON.parse(answer) as unknown;
+    if (step.name) answers.set(step.name, parsed);
+    const failures = step.expects.map((e) => check(e, parsed, answers)).filter((f): f is ReplayFailure => f !== undefined);
+    results.push({ line: step.line, request: step.request, answer, failures });
   }
   return results;
 }

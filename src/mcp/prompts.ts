@@ -69,6 +69,7 @@ export const PROMPTS = {
         ...REPLAY_LINES.map((l) => `- \`${l.syntax}\`: ${l.summary}`),
         '1. Make each request with its tool first (a tool call is the request `{"op": TOOL, ...arguments}`), and see what it answers.',
         '2. Keep in each expected answer only what the test is about (a partial match): names, sizes, values, `written`, an error\'s `field` or `fix`; never timings or versions that change from run to run.',
+        '   To hold that a change changes (or keeps) a value without writing the value down, name the step before it (> NAME: {...}) and expect < differs NAME PATH (or < equals NAME PATH) after it; numbers may match within a tolerance (< within 0.001 {...}).',
         `3. Write the file with \`compose\` and \`documents\`: [{"path": "${file ?? 'behaviour.replay'}", "text": ...}] (replay files are written as they are; nothing recompiles).`,
         `4. Say how to run it: \`entelechy test ${file ?? 'behaviour.replay'}\` (in the scene's folder) replays it against a fresh session on a copy of the folder.`,
         'The scene\'s text follows.',

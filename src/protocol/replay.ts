@@ -11,7 +11,7 @@ export const REPLAY_LINES = [
   { name: '>', syntax: '> {"op": "status"}', summary: 'a request (also written →); `> NAME: {...}` names its answer, for a later `< equals NAME` or `< differs NAME`' },
   { name: '<', syntax: '< {"ok": {"loaded": true}}', summary: 'the answer expected for the request before it: a partial match (every key given must match; an array matches element by element and must be as long; `{}` matches any object); a request may have several `<` lines' },
   { name: '< within', syntax: '< within 0.001 {"ok": {"values": [{}, {"value": [0.48, 0.77, 0.87, 1]}]}}', summary: 'a partial match in which each number may differ from the one given by up to the tolerance' },
-  { name: '< equals', syntax: '< equals cold ok.values[1].value within 0.001', summary: 'the answer (at a path such as ok.data or ok.values[1].value; without one, the whole answer but its id) equals the one of the earlier step named `cold`, numbers within the tolerance if one is given' },
+  { name: '< equals', syntax: '< equals cold ok.values[1].value within 0.001', summary: 'the answer (at a path such as ok.data or ok.values[1].value; without one, the whole answer but its id) equals the one of the earlier step named cold, numbers within the tolerance if one is given' },
   { name: '< differs', syntax: '< differs cold ok.data', summary: 'the answer (at the path) differs from the named earlier step\'s: some value does, a number by more than the tolerance if one is given' },
   { name: '#', syntax: '# a comment', summary: 'a comment (also //); blank lines are ignored too' },
   { name: '@scene', syntax: '@scene scene.esn', summary: "the scene to replay against (default: scene.esn beside the file)" },

@@ -17,8 +17,8 @@ export const EXAMPLES: readonly { request: string; answer: string; says: string 
   },
   {
     says: 'a refused one says what is wrong and what to send instead:',
-    request: '{"id":2,"op":"read","outptu":"result"}',
-    answer: '{"error":{"expected":"output","field":"outptu","fields":["output","node","port","input","format","region","deadline"],"message":"`read` takes no field `outptu`; did you mean `output`?"},"id":2}',
+    request: '{"id":2,"op":"param","name":"warmht","value":0.8}',
+    answer: '{"error":{"message":"`warmht` is not a param the scene declares; did you mean `warmth`?; its params: warmth","params":["warmth"]},"id":2}',
   },
 ];
 

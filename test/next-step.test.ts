@@ -88,3 +88,27 @@ t.test("a param's new default moves a running value that held the old one, and i
   t.same(other.events.filter((e: any) => e.kind.startsWith('param_')), [], 'no param event when no default changed');
   t.same(await warmth(t, s), [0.9]);
 });
+
+t.test('a write into a state before the first frame is what frame 0 starts from, every bit kept', async (t) => {
+  const dir = copyExample('rings', 'next-step');
+  writeFileSync(join(dir, 'scene.esn'), `kernel t.count@1 {
+  grants field.write;
+  state n: field2<f32> = 0.0;
+  out result: field2<f32>;
+  each (x, y) { n = n + 1.0; result = n; }
+}
+node counter: t.count@1 { size = 4 x 2; }
+output result <- counter.result;
+`);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => s.close());
+  const bits = new Uint32Array([0x40000000, 0x7fa00001, 0x41200000, 0xffc12345, 0, 0x3f800000, 0x7f800000, 0xc0400000]); // 2, sNaN, 10, -qNaN:payload, 0, 1, +Inf, -3
+  await ok(t, s, { op: 'write', node: 'counter', port: 'n', data: Buffer.from(bits.buffer).toString('base64') });
+  const state = Buffer.from((await ok(t, s, { op: 'read', node: 'counter', port: 'n', format: 'f32' })).data, 'base64');
+  t.same([...new Uint32Array(state.buffer, state.byteOffset, 8)], [...bits], 'the state holds every bit written');
+  t.equal((await ok(t, s, { op: 'evaluate' })).frame, 1);
+  const out = Buffer.from((await ok(t, s, { op: 'read', format: 'f32' })).data, 'base64');
+  const result = [...new Float32Array(out.buffer.slice(out.byteOffset, out.byteOffset + 32))];
+  t.same([result[0], result[2], result[4], result[5], result[6], result[7]], [3, 11, 1, 2, Infinity, -2], 'frame 0 added one to what was written');
+  t.ok(Number.isNaN(result[1]) && Number.isNaN(result[3]), 'NaN stays NaN');
+});

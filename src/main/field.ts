@@ -127,10 +127,19 @@ export function storeRegion(memory: FieldMemory, field: Field, box: Box, values:
     const base = (field.ptr + c * field.planeBytes) / 4;
     const view = field.comps[c] === 'f32' ? memory.f32 : memory.i32;
     for (let z = 0; z < d; z++)
-      for (let y = 0; y < h; y++)
-        for (let x = 0; x < w; x++) {
-          const v = values[c * plane + (z * h + y) * w + x];
-          view[base + (x0 + x) + (y0 + y) * field.stride + (z0 + z) * field.stride * field.height] = field.comps[c] === 'f32' ? v : field.comps[c] === 'bool' ? (v ? 1 : 0) : v | 0;
+      for (let y = 0; y < h; y++) {
+        const from = c * plane + (z * h + y) * w;
+        const to = base + x0 + (y0 + y) * field.stride + (z0 + z) * field.stride * field.height;
+        // A row of floats is copied as it is (a typed-array copy, no number in between): every bit
+        // is kept, NaN payloads included.
+        if (field.comps[c] === 'f32') {
+          memory.f32.set(values.subarray(from, from + w), to);
+          continue;
         }
+        for (let x = 0; x < w; x++) {
+          const v = values[from + x];
+          view[to + x] = field.comps[c] === 'bool' ? (v ? 1 : 0) : v | 0;
+        }
+      }
   }
 }

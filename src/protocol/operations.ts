@@ -135,7 +135,7 @@ const TABLE = [
       f('file', 'string', "write the PNG to this file under the scene's folder (ending in .png; replaced whole or not at all) instead of answering it in base64")],
     answer: 'name, width, height, format, data (base64), frame; with file: path, bytes and summary (channel, min, max, mean of the field\'s values, nan: how many NaNs left out) instead of data',
     effect: 'read', idempotent: true, returns: { name: 'string', width: 'integer', height: 'integer', depth: 'integer', components: 'integer', format: 'string', data: 'string', frame: 'integer', path: 'string', bytes: 'integer', summary: 'array' } }),
-  op({ name: 'write', group: 'State', summary: "Write into a node's state or a scene input (needs field.write).",
+  op({ name: 'write', group: 'State', summary: "Write into a node's state or a scene input (needs field.write). Floats are kept bit for bit (NaN payloads and infinities too). A write into a state before the first frame is the state frame 0 starts from (a kernel that seeds its state at frame 0 overwrites it).",
     fields: [f('node', 'string', 'the node (or an input name)'), f('input', 'string', 'a scene input (instead of node)'), f('port', 'string', 'the state port (omit for an input)'),
       f('data', 'string', 'base64 little-endian f32, component-major planes'), f('value', 'number|array', 'one value (a number or components) for every element'),
       f('file', 'string', "an image (PNG, JPEG) under the scene's folder, its sRGB decoded to linear and resized to the field"),

@@ -64,8 +64,10 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
     const want = w * h * d * n * 4;
     if (bytes.length !== want) throw new ProtocolError(`data holds ${bytes.length} bytes; ${w} x ${h}${field.dims === 3 ? ` x ${d}` : ''} elements of ${n} f32 need ${want} (component-major planes, little-endian)`, { field: 'data', expected: `${want} bytes` });
     values = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-    const bad = values.findIndex((v) => !Number.isFinite(v));
-    if (bad >= 0) throw new ProtocolError(`data holds ${values[bad]} at element ${bad}: write finite numbers`, { field: 'data', expected: 'finite f32' });
+    // Floats are stored bit for bit (NaN payloads and infinities too); an integer or bool component has no such values.
+    const plane = w * h * d;
+    const bad = values.findIndex((v, i) => !Number.isFinite(v) && field.comps[Math.floor(i / plane)] !== 'f32');
+    if (bad >= 0) throw new ProtocolError(`data holds ${values[bad]} at element ${bad % plane} of component ${Math.floor(bad / plane)}, an integer component: write finite numbers there`, { field: 'data', expected: 'finite f32 for integer components' });
   } else if (f.value !== undefined) {
     const v = Array.isArray(f.value) ? f.value : new Array<number>(n).fill(f.value);
     if (v.length !== n) throw new ProtocolError(`\`${key}\` has ${n} component${n > 1 ? 's' : ''}: give ${n} number${n > 1 ? 's' : ''}`, { field: 'value' });

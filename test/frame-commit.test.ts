@@ -6,12 +6,12 @@
 // compiled backend in bands and on the pool.
 
 import t from 'tap';
-import { loadScene, type Scene } from '../src/ir/check/scene.js';
-import { Engine, EvaluationError, sceneGroups, type EngineOptions } from '../src/main/engine.js';
+import { EvaluationError, sceneGroups } from '../src/main/engine.js';
 import { readField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
 import { prepareModules } from '../src/main/modules.js';
 import { EvalPool } from '../src/workers/pool.js';
+import { all, engine, first, scene, state } from './engine-fixtures.js';
 
 // `a` counts up from its declared 10; `b` reads a's state port (a gather: its own group), counts
 // its own state from 0 and spins out of fuel while the param `spin` is set.
@@ -57,30 +57,6 @@ node w: t.world@1 { size = 2 x 2; gain = gain; }
 output o <- w.r;
 `;
 
-function scene(text: string): Scene {
-  const s = loadScene('scene.esn', { read: (p) => (p === 'scene.esn' ? text : undefined), fuel: 2000 });
-  if (s.diagnostics.length) throw new Error(s.diagnostics.map((d) => `${d.line}:${d.column}: ${d.message}`).join('\n'));
-  return s;
-}
-
-function engine(text: string, options: EngineOptions = { backend: 'interp' }): Engine {
-  const e = new Engine(scene(text), options);
-  t.teardown(() => e.dispose());
-  return e;
-}
-
-/** The first element of each plane of an output. */
-function first(e: Engine, output: string): number[] {
-  return readField(e.memory, e.outputField(output)!).map((p) => p[0]);
-}
-
-/** The current state of node.port, every element of its first plane. */
-function state(e: Engine, node: string, port: string): number[] {
-  return [...readField(e.memory, e.fields.state(node, port)!.current)[0]];
-}
-
-const all = (n: number, v: number) => new Array(n).fill(v);
-
 t.test('the two-group scene runs as two groups (the precondition of what follows)', async (t) => {
   const e = engine(TWO_GROUPS);
   t.same(e.groups.map((g) => g.nodes.map((n) => n.name)), [['a'], ['b']]);
@@ -117,11 +93,27 @@ t.test('a frame failing in its later group commits nothing: every state and the 
   t.same(state(e, 'a', 'n'), all(12, 12), "a's state is as before, though a's group ran");
   t.same(state(e, 'b', 'm'), all(12, 2));
   t.same(first(e, 'q'), [12]);
+  // The out ports hold part of the failed frame: a read of one answers that nothing is computed
+  // (src/protocol/handlers/running.ts); a state port still reads the last committed state.
+  t.equal(e.computed, false, 'after a failed later frame, no out port is served');
   e.params.set('spin', [0]);
   const r = await e.evaluate();
+  t.equal(e.computed, true, 'the next good frame is');
   t.equal(r.frame, 3);
   t.same(first(e, 'o'), [13 * 100 + 3], 'the next frame reads the state of the last good one');
   t.same(state(e, 'a', 'n'), all(12, 13));
+});
+
+t.test('a failed first frame: nothing computed to read, the state as declared', async (t) => {
+  const e = engine(TWO_GROUPS);
+  t.equal(e.computed, false, 'before any frame');
+  e.params.set('spin', [1]);
+  t.ok((await e.evaluate().catch((x: unknown) => x)) instanceof EvaluationError);
+  t.equal(e.computed, false, 'the failed frame computed nothing to serve');
+  t.same([e.frame, state(e, 'a', 'n')[0]], [0, 10]);
+  e.params.set('spin', [0]);
+  await e.evaluate();
+  t.equal(e.computed, true);
 });
 
 t.test('replay (trace\'s copy): the last frame from the state it started from; after a failure, the next frame', async (t) => {

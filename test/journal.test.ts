@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { JOURNAL_NAME, PathError, resolveUnder, versionOf } from '../src/main/documents.js';
-import { JournalError, recoverJournal, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
+import { JournalError, linkRefused, recoverJournal, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
 import { can, immutable } from './disk.js';
 
 function folder(): string {
@@ -209,6 +209,19 @@ t.test('a document bind-mounted from elsewhere is copied to its backup (no link 
     name: 'WriteError', code: 'EBUSY', path: 'b.esn', message: /^writing `b\.esn` failed: the file is busy \(EBUSY\); every document of the write is as it was/,
   });
   t.same(disk(root), { 'a.esn': 'old a', 'b.esn': 'old b' });
+});
+
+// The codes no file system on this machine gives (vfat has no hard links; tmpfs no link limit):
+// the decision itself, asked directly. The tests above meet EPERM and EXDEV on real files.
+t.test('which link errors make the backup a copy', async (t) => {
+  const err = (code: string) => Object.assign(new Error(code), { code });
+  for (const code of ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK', 'EXDEV'])
+    t.equal(linkRefused(err(code)), true, `${code}: the link was refused, a copy will do`);
+  // Errors a copy would meet too (or that say the write itself is wrong) are not refusals.
+  for (const code of ['ENOENT', 'EEXIST', 'EACCES', 'EROFS', 'ENOSPC', 'EIO', 'EBUSY', ''])
+    t.equal(linkRefused(err(code)), false, `${code || 'an empty code'}: not a refused link`);
+  t.equal(linkRefused(new Error('no code')), false, 'an error without a code');
+  t.equal(linkRefused(undefined), false, 'something thrown that is not an error');
 });
 
 t.test('a folder the file system refuses: the journal, or a temp file, cannot be written', { skip: can.immutable }, async (t) => {

@@ -142,13 +142,24 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
+/** The link errors after which a backup is a copy instead: the link was refused, the document can still be read. */
+const LINK_REFUSED = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK', 'EXDEV'];
+
+/**
+ * Whether a hard link failed because it was refused (an immutable document: EPERM; a file system
+ * without hard links: ENOTSUP, EOPNOTSUPP, ENOSYS; a file at its link limit: EMLINK; another mount:
+ * EXDEV), so a copy will do. Exported for its test: most of these codes no file system here gives.
+ */
+export function linkRefused(e: unknown): boolean {
+  return LINK_REFUSED.includes((e as NodeJS.ErrnoException)?.code ?? '');
+}
+
 /** Keep a document's old text at `backup`: a hard link (no copy), else a copy. */
 async function keepBackup(doc: string, backup: string, mode: number): Promise<void> {
   try {
     await step(link(doc, backup));
   } catch (e) {
-    // File systems without hard links (and an immutable document, which a copy still reads).
-    if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK', 'EXDEV'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    if (!linkRefused(e)) throw e;
     await writeFresh(backup, await readFile(doc, 'utf8'), mode);
   }
 }

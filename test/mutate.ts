@@ -36,15 +36,14 @@ export const MODULES: Record<string, Module> = {
     mutate: ['src/ir/check/graph.ts', 'src/ir/grants.ts', { file: 'src/ir/check/scene.ts', from: 'const lacking =', to: 'kernels.set(' }],
     tests: ['graph-check'],
   },
-  // The frame and its commit, reset and trace's replay; not keepInputs/keepFrame (what a
-  // publication carries over), which came later and which no fast test reaches (docs/testing.md).
+  // The frame and its commit, reset, what a publication carries over (keepInputs, keepFrame) and
+  // trace's replay.
   commit: {
     mutate: [
       { file: 'src/main/engine.ts', from: 'private bound(', to: 'private failure(' },
-      { file: 'src/main/engine.ts', from: 'reset(): void', to: 'keepInputs(old' },
-      { file: 'src/main/engine.ts', from: 'replayInto(copy', to: 'dispose(): void' },
+      { file: 'src/main/engine.ts', from: 'reset(): void', to: 'dispose(): void' },
     ],
-    tests: ['frame-commit'],
+    tests: ['frame-commit', 'frame-carry'],
   },
   // builtins.ts in three parts, each scored on its own (a part takes 10-40 minutes): its
   // formulas (clamp to the casts), the helpers before them, and the table's lowering functions.

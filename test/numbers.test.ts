@@ -64,6 +64,14 @@ const CASES: Case[] = [
   { op: 'compose', field: 'deadline', line: '{"op":"compose","edits":[{"node":"step","member":"gain","text":"gain = gain;"}],"deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
   { op: 'sync', field: 'deadline', line: '{"op":"sync","deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
   { op: 'restore', field: 'deadline', line: '{"op":"restore","path":"none.json","deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
+  { op: 'evaluate', field: 'thumbnail', line: '{"op":"evaluate","thumbnail":§}', numbers: [...BAD_INTEGERS, '0', '-1', '1e20'] },
+  // A dry run's `evaluate` (speculate.ts): its numbers are refused naming it, and no fork runs.
+  ...['compose', 'publish', 'prepare'].flatMap((op) => ['frames', 'time', 'thumbnail'].map((k) => ({
+    op, field: 'evaluate',
+    line: op === 'compose' ? `{"op":"compose","edits":[{"node":"step","member":"gain","text":"gain = gain;"}],"dry_run":true,"evaluate":{"${k}":§}}`
+      : `{"op":"${op}","source":"kernel t.step@1 { out result: field2<f32>; each (x, y) { result = 9.0; } }",${op === 'publish' ? '"dry_run":true,' : ''}"evaluate":{"${k}":§}}`,
+    numbers: k === 'time' ? BAD_NUMBERS : [...BAD_INTEGERS, '-1', '1e20'],
+  }))),
   { op: 'retire', field: 'expect', line: '{"op":"retire","kernel":"t.step@1","expect":§}', numbers: [...BAD_INTEGERS, '-1', '1e20'] },
 ];
 
@@ -93,7 +101,7 @@ t.test('every numeric field of the operations table has a case', async (t) => {
   const covered = new Set(CASES.map((c) => `${c.op}.${c.field}`));
   t.same(numeric.filter((n) => !covered.has(n)), [], 'numeric fields without a case');
   // Objects holding numbers are covered where they are read as numbers.
-  for (const nested of ['evaluate.pointer', 'write.region', 'read.region']) t.ok(covered.has(nested), nested);
+  for (const nested of ['evaluate.pointer', 'write.region', 'read.region', 'compose.evaluate', 'publish.evaluate', 'prepare.evaluate']) t.ok(covered.has(nested), nested);
 });
 
 t.test('non-finite and out-of-range numbers are refused, naming the field; nothing changes', async (t) => {

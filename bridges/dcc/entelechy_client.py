@@ -499,11 +499,15 @@ class Client:
         path: Optional[str] = None,
         expect: Optional[str] = None,
         deadline: Optional[float] = None,
+        dry_run: Optional[bool] = None,
+        evaluate: Optional[Dict[str, Any]] = None,
     ) -> Answer:
         """Change documents: a whole ``text``, ``edits`` of statements and members, or several
         ``documents`` at once; checked and compiled before anything is written (``deadline``:
-        milliseconds it may take before it writes, else it is cancelled and nothing changes)."""
-        return self.request("compose", text=text, edits=edits, documents=documents, path=path, expect=expect, deadline=deadline)
+        milliseconds it may take before it writes, else it is cancelled and nothing changes).
+        ``dry_run``: nothing is written; with ``evaluate`` ({frames, time, outputs, thumbnail,
+        png}) the change runs on a fork and the answer's ``evaluation`` shows what it would do."""
+        return self.request("compose", text=text, edits=edits, documents=documents, path=path, expect=expect, deadline=deadline, dry_run=dry_run, evaluate=evaluate)
 
     def sync(self, deadline: Optional[float] = None) -> Answer:
         """Pick up edits saved on disk; answers the events since the last sync.
@@ -513,13 +517,13 @@ class Client:
         return self.request("sync", deadline=deadline)
 
     # Kernels
-    def prepare(self, source: str, path: Optional[str] = None) -> Answer:
-        """Check and compile a kernel without changing anything."""
-        return self.request("prepare", source=source, path=path)
+    def prepare(self, source: str, path: Optional[str] = None, evaluate: Optional[Dict[str, Any]] = None) -> Answer:
+        """Check and compile a kernel without changing anything (``evaluate``: also run it, published, on a fork)."""
+        return self.request("prepare", source=source, path=path, evaluate=evaluate)
 
-    def publish(self, source: str, expect: Optional[int] = None) -> Answer:
-        """Replace or add a kernel in the running world (not in a file)."""
-        return self.request("publish", source=source, expect=expect)
+    def publish(self, source: str, expect: Optional[int] = None, dry_run: Optional[bool] = None, evaluate: Optional[Dict[str, Any]] = None) -> Answer:
+        """Replace or add a kernel in the running world (not in a file); ``dry_run`` (with ``evaluate``): only see what it would do."""
+        return self.request("publish", source=source, expect=expect, dry_run=dry_run, evaluate=evaluate)
 
     def retire(self, kernel: str, expect: Optional[int] = None) -> Answer:
         """Withdraw a kernel published over the protocol."""
@@ -540,11 +544,13 @@ class Client:
         deadline: Optional[float] = None,
         profile: Optional[bool] = None,
         frames: Optional[int] = None,
+        thumbnail: Optional[int] = None,
     ) -> Answer:
         """Evaluate a frame (``deadline``: milliseconds it may take, else it is cancelled). ``profile=True``
         times every node on its own instead (the next frame on an unfused copy; the world does not move).
-        ``frames=N`` runs N frames one after another and answers the last."""
-        return self.request("evaluate", time=time, outputs=outputs, pointer=pointer, keys=keys, deadline=deadline, profile=profile, frames=frames)
+        ``frames=N`` runs N frames one after another and answers the last.
+        ``thumbnail``: also a PNG of each output, its longest side at most that many pixels."""
+        return self.request("evaluate", time=time, outputs=outputs, pointer=pointer, keys=keys, deadline=deadline, profile=profile, frames=frames, thumbnail=thumbnail)
 
     def read(
         self,

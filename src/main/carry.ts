@@ -15,6 +15,7 @@ import type { MigrateDecl } from '../ir/syntax/tree.js';
 import type { EvalPool } from '../workers/pool.js';
 import { Cancelled } from './cancel.js';
 import { runOnce, type Engine } from './engine.js';
+import { carryParams } from './param-defaults.js';
 import { allocField, copyField } from './field.js';
 import type { WorldEvent as SessionEvent } from './events.js';
 import { diagnosticsData, diagnosticsMessage, MigrationFailed } from './refusals.js';
@@ -26,6 +27,20 @@ type Published = ReadonlyMap<string, string>;
 export interface MigrationRun {
   pool?: EvalPool;
   signal?: AbortSignal;
+}
+
+/**
+ * Start `engine` where `old` is: its frame counter, clock, params (param-defaults.ts: running
+ * values kept, a default changed on disk moved to; the events say which),
+ * the inputs whose declaration is unchanged, and each node's state (carryState). Every change
+ * of the scene does this (commit.ts), and so does a fork of the world (fork.ts).
+ */
+export async function carryWorld(published: Published, old: Engine, engine: Engine, run: MigrationRun = {}): Promise<SessionEvent[]> {
+  engine.frame = old.frame;
+  engine.time = old.time;
+  const params = carryParams({ scene: old.scene, engine: old }, engine.scene, engine);
+  engine.keepInputs(old);
+  return [...params, ...(await carryState(published, old, engine, run))];
 }
 
 /**

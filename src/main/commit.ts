@@ -21,8 +21,7 @@
 
 import type { Scene } from '../ir/check/scene.js';
 import type { IrFunction } from '../ir/ir.js';
-import { carryParams } from './param-defaults.js';
-import { carryState, migrationIrs } from './carry.js';
+import { carryWorld, migrationIrs } from './carry.js';
 import { collectSoon } from './collect.js';
 import { throwIfCancelled } from './cancel.js';
 import { CheckFailed } from './refusals.js';
@@ -110,17 +109,8 @@ export interface Renewed {
 export async function commit(site: CommitSite, change: Change, swap: (world: World, moved?: Renewed) => void): Promise<{ world: World; events: WorldEvent[] }> {
   if ('prepare' in change) return commitValues(site, change);
   const old = site.world;
-  const published = change.published ?? old.published;
-  const pins = change.pins ?? old.pins;
   // 1. Prepare.
-  const scene = site.check(change.texts, published);
-  if (scene.diagnostics.length) throw new CheckFailed(change.refusal, scene.diagnostics);
-  change.check?.(scene);
-  const preparing = performance.now();
-  await site.prepareScene(scene, [...pins]);
-  await site.prepare(migrationIrs(published, old.scene, scene));
-  const prepare_ms = performance.now() - preparing;
-  throwIfCancelled(change.signal);
+  const { scene, published, pins, prepare_ms } = await prepareChange(site, change);
   // A frame of the old world still running is not waited for: it stops and commits nothing.
   if (!change.tierSwap) site.interrupt(`a change swapped the world (revision ${old.revision + 1}) while it ran`);
   return site.frame(async () => {
@@ -137,21 +127,17 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
       throw e;
     }
     try {
-      engine.frame = old.engine.frame;
-      engine.time = old.engine.time;
-      const params = carryParams(old, scene, engine);
-      engine.keepInputs(old.engine);
       // A tier swap changes only the code: the last frame's outputs stay readable.
       if (change.tierSwap) engine.keepFrame(old.engine);
       // Migrations run on the pool over the old memory, where the old state is.
-      const carried = await carryState(published, old.engine, engine, { pool: site.pool, signal: change.signal });
+      const carried = await carryWorld(published, old.engine, engine, { pool: site.pool, signal: change.signal });
       const adjusted = change.adjust?.(engine) ?? [];
       throwIfCancelled(change.signal);
       if (change.writes?.length) {
         await site.write(change.writes);
         events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text) })));
       }
-      events.push(...(change.events ?? []), ...params, ...carried, ...adjusted);
+      events.push(...(change.events ?? []), ...carried, ...adjusted);
     } catch (e) {
       engine.dispose();
       void moved?.pool?.destroy();
@@ -175,6 +161,33 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
     if (moved) void freed.then(() => oldPool?.destroy()).then(collectSoon, collectSoon);
     return { world, events };
   });
+}
+
+/** A scene change checked and compiled (step 1): what the new world runs. */
+export interface PreparedChange {
+  scene: Scene;
+  published: ReadonlyMap<string, string>;
+  pins: ReadonlySet<string>;
+  prepare_ms: number;
+}
+
+/**
+ * Step 1 of a scene change, changing nothing: check the scene and the change's own checks,
+ * compile the engine's modules and the migrations'. A dry run (fork.ts) takes the same step.
+ */
+export async function prepareChange(site: CommitSite, change: SceneChange): Promise<PreparedChange> {
+  const old = site.world;
+  const published = change.published ?? old.published;
+  const pins = change.pins ?? old.pins;
+  const scene = site.check(change.texts, published);
+  if (scene.diagnostics.length) throw new CheckFailed(change.refusal, scene.diagnostics);
+  change.check?.(scene);
+  const preparing = performance.now();
+  await site.prepareScene(scene, [...pins]);
+  await site.prepare(migrationIrs(published, old.scene, scene));
+  const prepare_ms = performance.now() - preparing;
+  throwIfCancelled(change.signal);
+  return { scene, published, pins, prepare_ms };
 }
 
 /** A fresh memory for `scene` when the running one holds far more than it needs (shouldRenew), else undefined. */

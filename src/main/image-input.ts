@@ -72,6 +72,15 @@ export async function decodeImage(source: string | ImageBytes, size?: { width: n
   }
 }
 
+/** RGBA pixels resized (stretched) to width x height by sharp, the resampling images read into inputs take (thumbnails too: thumbnail.ts). */
+export async function resizeRgba(rgba: Uint8Array, from: { width: number; height: number }, to: { width: number; height: number }): Promise<Uint8Array> {
+  if (from.width === to.width && from.height === to.height) return rgba;
+  const sharp = await loadSharp();
+  const input = Buffer.from(rgba.buffer, rgba.byteOffset, rgba.byteLength);
+  const data = await sharp(input, { raw: { width: from.width, height: from.height, channels: 4 } }).resize(to.width, to.height, { fit: 'fill' }).raw().toBuffer();
+  return new Uint8Array(data.buffer, data.byteOffset, data.length);
+}
+
 function notAnImage(file: string, e: unknown): InputImageError {
   const why = (e as Error).message.replace(/^Input file /, '').replace(/\s+/g, ' ');
   return new InputImageError(`cannot read \`${file}\` as an image (PNG, JPEG, WebP, TIFF or GIF): ${why}`);

@@ -19,7 +19,8 @@ import { ALL_GRANTS } from '../ir/grants.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
 import { EvalPool } from '../workers/pool.js';
 import { BACKGROUND_DEADLINE_MS, Cancelled, Evaluations, throwIfCancelled, untilCancelled } from './cancel.js';
-import { commit, type Change } from './commit.js';
+import { commit, type Change, type SceneChange } from './commit.js';
+import { fork, type ForkResult, type ForkRun } from './fork.js';
 import { CheckFailed } from './refusals.js';
 import { defaultMemoryBudget } from './budget.js';
 import { CompileWorker } from './compiler.js';
@@ -348,6 +349,15 @@ export class Session {
       }
       throw e;
     }
+  }
+
+  /**
+   * What a scene change would do, run on a fork of the world (fork.ts): nothing is written,
+   * swapped in or told to `sync`. Call it inside `change`, like commit, so it forks the world
+   * the changes before it left.
+   */
+  dryRun(change: SceneChange, run: ForkRun): Promise<ForkResult> {
+    return fork(this, change, run);
   }
 
   /** Swap in the optimised modules now prepared (optimiser.ts): a change of its own, between frames, after the changes before it. */

@@ -101,7 +101,9 @@ export class McpDoor {
     await this.log(ok.events);
     let result: CallToolResult;
     if (name === 'read') result = this.readResult(ok);
+    else if (name === 'evaluate' && args.thumbnail !== undefined) result = picturesResult(ok);
     else if (name === 'evaluate') result = await this.evaluateResult(ok, Array.isArray(args.outputs) && args.outputs.length > 0);
+    else if (ok.evaluation !== undefined) result = picturesResult(ok);
     else result = okResult(ok);
     // What the call changed, told to subscribers before its result (so a client reads them in order).
     if (operation(name)?.effect !== 'read') await this.resources.check({ outputs: name === 'evaluate', request });
@@ -190,6 +192,33 @@ const EVENT_LEVELS: Record<string, 'debug' | 'info' | 'notice' | 'warning'> = {
 function png(data: string): Content {
   return { type: 'image', data, mimeType: 'image/png' };
 }
+
+/**
+ * An answer carrying pictures (a dry run's `evaluation`: thumbnails, full PNGs, diff pictures;
+ * `evaluate` with `thumbnail`): each picture as image content after a line naming it, and in the
+ * text and structured content only its size and `"image": N` (its place among the images), so
+ * the base64 does not cost the model's context twice.
+ */
+export function picturesResult(ok: Json): CallToolResult {
+  const images: Content[] = [];
+  const walk = (v: unknown, where: string): unknown => {
+    if (Array.isArray(v)) return v.map((x) => walk(x, where));
+    if (!v || typeof v !== 'object') return v;
+    const o = v as Json;
+    if (typeof o.data === 'string' && typeof o.width === 'number' && typeof o.height === 'number') {
+      images.push({ type: 'text', text: `${where} (${o.width} x ${o.height}):` }, png(o.data));
+      return { width: o.width, height: o.height, image: images.length / 2 };
+    }
+    const name = typeof o.name === 'string' ? `output \`${o.name}\`` : where;
+    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, walk(x, PICTURE_NAMES[k] ? `${name}: ${PICTURE_NAMES[k]}` : k === 'diff' ? `${name}, diff` : name)]));
+  };
+  const stripped = walk(ok, 'picture') as Json;
+  const note = images.length ? `\n(${images.length / 2} picture${images.length > 2 ? 's' : ''} follow as image content, numbered by "image")` : '';
+  return { content: [{ type: 'text', text: JSON.stringify(stripped) + note }, ...images], structuredContent: stripped };
+}
+
+/** What each picture member of an answer shows. */
+const PICTURE_NAMES: Record<string, string> = { thumbnail: 'thumbnail', png: 'full picture', image: 'where it changed (black: unchanged)' };
 
 function okResult(ok: Json): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(ok) }], structuredContent: ok };

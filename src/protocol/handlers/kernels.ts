@@ -4,6 +4,7 @@ import type { RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
 import { parseDocument } from '../../ir/syntax/index.js';
 import { diagnosticsError, ProtocolError } from '../error.js';
+import { dryRun, evaluateOptions, refuseEvaluateAlone } from './speculate.js';
 
 
 /** The kernel id a source declares (exactly one kernel). */
@@ -36,6 +37,9 @@ function describe(s: Session, id: string, scene = s.scene) {
 export async function prepare(s: Session, f: RequestFields<'prepare'>) {
   const source = String(f.source);
   const id = kernelId(source);
+  const evaluate = evaluateOptions(f.evaluate);
+  // With `evaluate`: the kernel run as publishing it would run it, on a fork (speculate.ts).
+  if (evaluate) return s.change(async () => ({ ...describe(s, id, prepared(s, id, source)), ...(await dryRun(s, publishing(s, id, source), evaluate)) }));
   const scene = prepared(s, id, source);
   // Compile it too: a kernel no node runs yet still has to compile.
   await s.prepare([scene.kernels.get(id)!.ir]);
@@ -51,13 +55,25 @@ function checkExpect(s: Session, id: string, expect: unknown): void {
     throw new ProtocolError(`cannot replace ${id} g${expect}: the registry holds g${held}${kernel ? ` (from ${kernel.origin}; its source is this error's \`source\`)` : ''}: send it again with "expect": ${held}`, { kernel: id, generation: held, expected: expect, ...(kernel ? { origin: kernel.origin, source: kernel.source } : {}) });
 }
 
+/** The change publishing a kernel makes. */
+function publishing(s: Session, id: string, source: string) {
+  return { reason: 'publish' as const, texts: s.texts, published: new Map(s.published).set(id, source), refusal: `${id} does not check` };
+}
+
 export async function publish(s: Session, f: RequestFields<'publish'>) {
+  const evaluate = evaluateOptions(f.evaluate);
+  refuseEvaluateAlone(f.dry_run, evaluate, 'publish');
   return s.change(async () => {
     const source = String(f.source);
     const id = kernelId(source);
     checkExpect(s, id, f.expect);
-    const published = new Map(s.published).set(id, source);
-    const events = await s.commit({ reason: 'publish', texts: s.texts, published, refusal: `${id} does not check` });
+    if (f.dry_run) {
+      const run = await dryRun(s, publishing(s, id, source), evaluate);
+      // The generation it would be: the next one when the source is new, else the one held.
+      const told = run.events.find((e) => e.kind === 'published' && e.kernel === id);
+      return { id, generation: (told?.kind === 'published' && told.generation) || (s.registry.get(id)?.generation ?? 1), dry_run: true, ...run };
+    }
+    const events = await s.commit(publishing(s, id, source));
     return { id, generation: s.registry.get(id)?.generation ?? 1, events };
   });
 }

@@ -12,6 +12,7 @@ import { mib, READ_LIMIT } from '../../main/budget.js';
 import { imagePath, summarise, writeImage, type ChannelSummary } from '../../main/image-out.js';
 import { PathError } from '../../main/documents.js';
 import { LIMITS, LimitError } from '../../main/limits.js';
+import { thumbnail, THUMBNAIL_MAX_SIDE, type PngPicture } from '../../main/thumbnail.js';
 
 type Fields = Record<string, unknown>;
 
@@ -38,6 +39,11 @@ const EVALUATE_FIELDS = operation('evaluate')!.fields.map((x) => x.name);
 
 export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: RequestContext) {
   const wanted = Array.isArray(f.outputs) ? (f.outputs as string[]) : undefined;
+  // Checked before the frame runs: a refused request runs none.
+  const side = f.thumbnail;
+  if (side !== undefined && (!Number.isInteger(side) || side < 1 || side > THUMBNAIL_MAX_SIDE))
+    throw new ProtocolError(`\`thumbnail\` is the longest side of each output's thumbnail in pixels: an integer from 1 to ${THUMBNAIL_MAX_SIDE}`, { field: 'thumbnail', expected: `integer 1..${THUMBNAIL_MAX_SIDE}` });
+
   for (const o of wanted ?? []) {
     if (!s.scene.outputs.some((x) => x.name === o)) throw new ProtocolError(`no output \`${o}\`; the outputs: ${s.scene.outputs.map((x) => x.name).join(', ')}`, { field: 'outputs' });
   }
@@ -54,12 +60,13 @@ export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: R
   const frames = framesWanted(f);
   // Profiling runs the next frame on an unfused copy: the answer is that frame's, with a timing per node; the world does not move.
   const { report, events, slowest } = f.profile === true ? { ...(await s.profile(input, conn.signal)), events: [] } : { ...(await runFrames(s, input, frames, conn.signal)), slowest: undefined };
-  const outputs = s.scene.outputs
+  const outputs: { name: string; width: number; height: number; depth?: number; thumbnail?: PngPicture }[] = s.scene.outputs
     .filter((o) => !wanted || wanted.includes(o.name))
     .map((o) => {
       const field = outputField(s.world, o.name)!;
       return { name: o.name, width: field.width, height: field.height, ...(field.dims === 3 ? { depth: field.depth } : {}) };
     });
+  if (f.thumbnail !== undefined) await addThumbnails(s, outputs, f.thumbnail, conn.signal);
   return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, ...(f.frames !== undefined ? { frames_run: frames } : {}), ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...takeEvents(s.world)] };
 }
 
@@ -91,6 +98,20 @@ async function runFrames(s: Session, input: Parameters<Session['evaluate']>[0], 
   // A frame that repeats the last (nothing changed) says so once, not once per frame.
   const told = new Set<string>();
   return { report: last!.report, events: events.filter((e) => !told.has(JSON.stringify(e)) && told.add(JSON.stringify(e))) };
+}
+
+/**
+ * A thumbnail of each 2-D output (thumbnail.ts), its longest side at most `side`: the pixels read
+ * in the frame slot, resized and encoded after, so the next frame need not wait.
+ */
+async function addThumbnails(s: Session, outputs: { name: string; depth?: number; thumbnail?: PngPicture }[], side: number, signal?: AbortSignal): Promise<void> {
+  const flat = outputs.filter((o) => o.depth === undefined);
+  // (Paused before any frame, nothing is computed: no thumbnail, as `read` would refuse.)
+  const pixels = await s.read((w) => !hasComputed(w) ? [] : flat.map((o) => {
+    const field = outputField(w, o.name)!;
+    return { width: field.width, height: field.height, rgba: readRgba(w, field, o.name) };
+  }), signal);
+  for (const [i, o] of flat.entries()) if (pixels[i]) o.thumbnail = await thumbnail(pixels[i].rgba, pixels[i].width, pixels[i].height, side);
 }
 
 /** The region a read names, checked: integers inside the field (undefined: the whole field). */

@@ -9,6 +9,7 @@ import { ProtocolError } from '../envelope.js';
 import { inputWritesGranted } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
 import { addresses, applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
+import { dryRun, evaluateOptions, refuseEvaluateAlone } from './speculate.js';
 
 type Fields = Record<string, unknown>;
 
@@ -64,6 +65,8 @@ function editedDocument(s: Session, f: Fields): string {
 }
 
 export async function compose(s: Session, f: RequestFields<'compose'>, ctx: RequestContext) {
+  const evaluate = evaluateOptions(f.evaluate);
+  refuseEvaluateAlone(f.dry_run, evaluate, 'compose');
   return s.change(async () => {
     const targets: { path: string; text: string; before?: string }[] = [];
     if (Array.isArray(f.documents)) {
@@ -87,6 +90,10 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
       t.path = t.path.split(/[\\/]+/).filter((p) => p !== '' && p !== '.').join('/');
     }
     const writes = targets.map(({ path, text }) => ({ path, text }));
+    if (targets.every((t) => t.path.endsWith('.replay')) && f.dry_run) {
+      if (evaluate) throw new ProtocolError('replay files are tests, not part of the world: a dry run of them has nothing to evaluate; drop `evaluate`', { field: 'evaluate' });
+      return { path: asked, version: versionOf(main.text), written: false, dry_run: true, events: [] };
+    }
     if (targets.every((t) => t.path.endsWith('.replay'))) {
       // Replay files are tests, not part of the world: written as they are, nothing recompiles.
       await s.write(writes);
@@ -101,11 +108,13 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
     const edits = Array.isArray(f.documents) ? (f.documents as Fields[]).flatMap((d) => ((d.edits as Fields[]) ?? []).map((e) => ({ path: d.path, e }))) : ((f.edits as Fields[]) ?? []).map((e) => ({ path: main.path, e }));
     const removed: SessionEvent[] = edits.filter(({ e }) => e.text === null).map(({ path, e }) => ({ kind: 'removed', path, ...Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'text')) }));
     try {
-      const events = await s.commit({
-        reason: 'compose', texts: s.readAll(overrides), published, writes, events: removed, refusal: 'compose refused: nothing was written', signal: ctx.signal,
+      const change = {
+        reason: 'compose' as const, texts: s.readAll(overrides), published, writes, events: removed, refusal: 'compose refused: nothing was written', signal: ctx.signal,
         // An input the compose adds or redeclares gets its declared value: a write into it.
         check: inputWritesGranted(s, '`compose`'),
-      });
+      };
+      if (f.dry_run) return { path: asked, version: versionOf(main.text), written: false, dry_run: true, ...(await dryRun(s, change, evaluate)) };
+      const events = await s.commit(change);
       return { path: asked, version: versionOf(main.text), written: true, events };
     } catch (e) {
       if (e instanceof CheckFailed) throw new ProtocolError(e.message, { ...diagnosticsData(e.diagnostics), written: false });

@@ -1,0 +1,132 @@
+// A dry run of a scene change: what the change would do, seen before it is made. The change is
+// prepared as `commit` prepares it (commit.ts prepareChange: checked, compiled), then run on a
+// fork of the world: a new engine of the changed scene started where the running world is
+// (carryWorld: frame counter, clock, params, inputs, state, migrations included), and beside it
+// a fork of the running world itself, so both run the same frames from the same start. The forks
+// live in the running memory's spare room, in the frame slot (no frame of the world runs
+// meanwhile), and are freed after; the running engine is only read. Nothing is written, swapped
+// in or counted as a generation: the registry the change would make is computed (nextRegistry
+// is a pure function) only to tell which kernels it would publish.
+
+import { carryWorld } from './carry.js';
+import { prepareChange, type CommitSite, type SceneChange } from './commit.js';
+import { Engine } from './engine.js';
+import { fieldToRgba } from './image.js';
+import { readField, type Field } from './field.js';
+import type { Scalar } from '../ir/ir.js';
+import { nextRegistry, type WorldEvent } from './world.js';
+import { READ_LIMIT } from './budget.js';
+
+/** What to run on the forks. */
+export interface ForkRun {
+  /** Frames to run on each fork (0: none, only the change's carried state and events). */
+  frames: number;
+  /** The clock of every frame (default: the world's). */
+  time?: number;
+  /** The outputs of the changed scene to read back (default: all). */
+  outputs?: string[];
+}
+
+/** One output read back from a fork after its frames. */
+export interface ForkPicture {
+  width: number;
+  height: number;
+  depth: number;
+  comps: Scalar[];
+  /** Component planes, unpadded ([c][z][y][x]). */
+  planes: Float32Array[];
+  /** RGBA bytes of a 2-D field (image.ts's mapping); none for a 3-D one. */
+  rgba?: Uint8Array;
+}
+
+export interface ForkOutput {
+  name: string;
+  /** The changed scene's picture (none when the output is too large to read back: `tooLarge`). */
+  now?: ForkPicture;
+  /** The running world's picture of the same frames (none when the running scene has no such output). */
+  before?: ForkPicture;
+  width: number;
+  height: number;
+  depth: number;
+  tooLarge?: boolean;
+}
+
+export interface ForkResult {
+  /** The events the change would tell (migrated, state_reset, published, retired, ...). */
+  events: WorldEvent[];
+  /** Frame counter and clock the forks reached. */
+  frame: number;
+  time: number;
+  frames: number;
+  /** Milliseconds per node (a fused group under its last node), summed over the frames: the running world's against the change's. */
+  timings: { node: string; fused?: string[]; before?: number; now?: number }[];
+  outputs: ForkOutput[];
+  prepare_ms: number;
+}
+
+/** Where a fork runs: commit's site, its frame slot taking the request's signal. */
+export interface ForkSite extends CommitSite {
+  frame<T>(f: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T>;
+}
+
+/** Run `change` on a fork of the world (see the top of this file); the world is untouched. */
+export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): Promise<ForkResult> {
+  const { scene, published, pins, prepare_ms } = await prepareChange(site, change);
+  const wanted = run.outputs ?? scene.outputs.map((o) => o.name);
+  return site.frame(async (signal) => {
+    const old = site.world;
+    const options = { memory: site.memory, pool: site.pool, fuse: site.fuse, prepared: true, cacheFrames: false };
+    const forks: Engine[] = [];
+    try {
+      const now = new Engine(scene, { ...options, pins: [...pins] });
+      forks.push(now);
+      const events: WorldEvent[] = [...(change.events ?? [])];
+      events.push(...(await carryWorld(published, old.engine, now, { pool: site.pool, signal })));
+      events.push(...(change.adjust?.(now) ?? []));
+      // The running world's fork: the same frames from the same start, for the diff and timings.
+      const before = run.frames > 0 ? new Engine(old.scene, { ...options, pins: [...old.pins] }) : undefined;
+      if (before) {
+        forks.push(before);
+        await carryWorld(old.published, old.engine, before, { pool: site.pool, signal });
+      }
+      const timings = new Map<string, ForkResult['timings'][number]>();
+      const time = run.time ?? now.time;
+      for (let i = 0; i < run.frames; i++) {
+        for (const [engine, side] of [[before!, 'before'], [now, 'now']] as const) {
+          const report = await engine.evaluate({ time }, signal);
+          for (const t of report.timings) {
+            const entry = timings.get(t.node) ?? { node: t.node, ...(t.fused ? { fused: t.fused } : {}) };
+            entry[side] = round((entry[side] ?? 0) + t.millis);
+            timings.set(t.node, entry);
+          }
+        }
+      }
+      const outputs = run.frames > 0 ? wanted.map((name) => readBack(name, now, before!)) : [];
+      events.push(...now.events.map((e) => ({ ...e })));
+      events.push(...nextRegistry(old, scene, published, true).events);
+      return { events, frame: now.frame, time: now.time, frames: run.frames, timings: [...timings.values()], outputs, prepare_ms: round(prepare_ms) };
+    } finally {
+      for (const e of forks) e.dispose();
+    }
+  }, change.signal);
+}
+
+/** The output `name` of both forks, read back (the running world's only when it has one). */
+function readBack(name: string, now: Engine, before: Engine): ForkOutput {
+  const field = now.outputField(name)!;
+  const base = { name, width: field.width, height: field.height, depth: field.depth };
+  // Read back as `read` would answer it whole: a field past its limit is described, not copied.
+  if (field.width * field.height * field.depth * 4 * field.comps.length > READ_LIMIT) return { ...base, tooLarge: true };
+  const old = before.outputField(name);
+  return { ...base, now: picture(now, field, name), ...(old ? { before: picture(before, old, name) } : {}) };
+}
+
+function picture(engine: Engine, field: Field, name: string): ForkPicture {
+  return {
+    width: field.width, height: field.height, depth: field.depth, comps: field.comps,
+    planes: readField(engine.memory, field),
+    ...(field.dims === 3 ? {} : { rgba: fieldToRgba(engine.memory, field, name) }),
+  };
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;

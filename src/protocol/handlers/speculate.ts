@@ -1,0 +1,106 @@
+// Dry runs: `compose` and `publish` with `"dry_run": true`, and `prepare`, with `"evaluate":
+// {frames?, time?, outputs?, thumbnail?, png?}`, run the change on a fork of the world
+// (main/fork.ts) and answer what it would do: per output a thumbnail, the full PNG when asked,
+// and the diff against the running world's same frames; per node the timings of both. Nothing
+// is written, swapped in or counted as a generation.
+
+import type { Scene } from '../../ir/check/scene.js';
+import type { SceneChange } from '../../main/commit.js';
+import type { ForkOutput, ForkPicture, ForkResult } from '../../main/fork.js';
+import { diffPicture, diffPlanes, fitInside } from '../../main/image-diff.js';
+import type { Session } from '../../main/session.js';
+import type { WorldEvent } from '../../main/world.js';
+import { pngPicture, thumbnail, THUMBNAIL_MAX_SIDE, THUMBNAIL_SIDE, type PngPicture } from '../../main/thumbnail.js';
+import { isF32Number } from '../envelope.js';
+import { ProtocolError } from '../error.js';
+
+/** The most frames a dry run runs (each on two forks: the world's and the change's). */
+export const DRY_RUN_MAX_FRAMES = 100;
+
+/** What a dry run evaluates, checked (the request's `evaluate`). */
+export interface EvaluateOptions {
+  frames: number;
+  time?: number;
+  outputs?: string[];
+  /** The longest side of thumbnails (and of the diff picture). */
+  thumbnail: number;
+  /** Also the full PNG of each output and of its diff. */
+  png: boolean;
+}
+
+const FIELDS = ['frames', 'time', 'outputs', 'thumbnail', 'png'];
+const EXPECTED = '{frames?: 0..100, time?: number, outputs?: [names], thumbnail?: 1..1024, png?: boolean}';
+
+/** The request's `evaluate` checked, or undefined when it has none. */
+export function evaluateOptions(value: unknown): EvaluateOptions | undefined {
+  if (value === undefined) return undefined;
+  const bad = (message: string) => new ProtocolError(`${message}; \`evaluate\` is ${EXPECTED}`, { field: 'evaluate', expected: EXPECTED, fields: FIELDS });
+  const v = value as Record<string, unknown>;
+  const unknown = Object.keys(v).find((k) => !FIELDS.includes(k));
+  if (unknown) throw bad(`\`evaluate\` has no member \`${unknown}\``);
+  const frames = v.frames ?? 1;
+  if (typeof frames !== 'number' || !Number.isInteger(frames) || frames < 0 || frames > DRY_RUN_MAX_FRAMES) throw bad(`\`evaluate.frames\` must be an integer from 0 to ${DRY_RUN_MAX_FRAMES}`);
+  if (v.time !== undefined && !isF32Number(v.time)) throw bad('`evaluate.time` must be a finite number of seconds within ±3.4e38');
+  if (v.outputs !== undefined && !(Array.isArray(v.outputs) && v.outputs.every((o) => typeof o === 'string'))) throw bad('`evaluate.outputs` must be an array of output names');
+  const side = v.thumbnail ?? THUMBNAIL_SIDE;
+  if (typeof side !== 'number' || !Number.isInteger(side) || side < 1 || side > THUMBNAIL_MAX_SIDE) throw bad(`\`evaluate.thumbnail\` must be an integer from 1 to ${THUMBNAIL_MAX_SIDE} (the longest side in pixels)`);
+  if (v.png !== undefined && typeof v.png !== 'boolean') throw bad('`evaluate.png` must be true or false');
+  return { frames, time: v.time as number | undefined, outputs: v.outputs as string[] | undefined, thumbnail: side, png: v.png === true };
+}
+
+/** `evaluate` on compose or publish needs `dry_run`: a real change answers no preview. */
+export function refuseEvaluateAlone(dry: boolean | undefined, evaluate: EvaluateOptions | undefined, op: string): void {
+  if (evaluate && !dry) throw new ProtocolError(`\`evaluate\` runs the change on a fork before it is made: give \`"dry_run": true\` with it (then make the change with the same ${op} without either)`, { field: 'evaluate', fields: ['dry_run', 'evaluate'] });
+}
+
+/** A check of the changed scene: every output asked for is one of it. */
+function outputsOf(options: EvaluateOptions, also?: (scene: Scene) => void): (scene: Scene) => void {
+  return (scene) => {
+    also?.(scene);
+    for (const o of options.outputs ?? []) {
+      if (!scene.outputs.some((x) => x.name === o)) throw new ProtocolError(`\`evaluate.outputs\` names \`${o}\`, not an output of the changed scene; its outputs: ${scene.outputs.map((x) => x.name).join(', ') || 'none'}`, { field: 'evaluate' });
+    }
+  };
+}
+
+/**
+ * Run `change` on a fork (after the changes before it) and answer what it would do: the events it
+ * would tell and, with `evaluate`, its `evaluation`. Without `evaluate` no frame runs.
+ */
+export async function dryRun(s: Session, change: SceneChange, options: EvaluateOptions | undefined): Promise<{ events: WorldEvent[]; evaluation?: Awaited<ReturnType<typeof evaluation>> }> {
+  const run = options ?? { frames: 0, thumbnail: THUMBNAIL_SIDE, png: false };
+  const result = await s.dryRun({ ...change, check: outputsOf(run, change.check) }, { frames: run.frames, time: run.time, outputs: run.outputs });
+  return { events: result.events, ...(options ? { evaluation: await evaluation(result, run) } : {}) };
+}
+
+/** The fork's frames as the answer tells them: pictures encoded, diffs made. */
+async function evaluation(r: ForkResult, o: EvaluateOptions) {
+  const outputs = [];
+  for (const out of r.outputs) outputs.push(await outputAnswer(out, o));
+  return { frames: r.frames, frame: r.frame, time: r.time, prepare_ms: r.prepare_ms, outputs, timings: r.timings };
+}
+
+async function outputAnswer(out: ForkOutput, o: EvaluateOptions) {
+  const base = { name: out.name, width: out.width, height: out.height, ...(out.depth > 1 ? { depth: out.depth } : {}) };
+  if (out.tooLarge || !out.now) return { ...base, note: 'too large to read back whole (as `read` refuses it): no picture or diff; read a region of it after the change, or evaluate a smaller size' };
+  const now = out.now;
+  const pictures = now.rgba ? { thumbnail: await thumbnail(now.rgba, now.width, now.height, o.thumbnail), ...(o.png ? { png: await pngPicture(now.rgba, now.width, now.height) } : {}) } : { note: 'a 3-D output has no picture; the diff below covers every element, its picture the largest change over z' };
+  return { ...base, ...pictures, diff: await diffAnswer(out.before, now, o) };
+}
+
+/** The change against the running world's same frame, or why there is none to make. */
+async function diffAnswer(before: ForkPicture | undefined, now: ForkPicture, o: EvaluateOptions) {
+  if (!before) return { new_output: true, note: 'the running world has no such output' };
+  if (before.width !== now.width || before.height !== now.height || before.depth !== now.depth)
+    return { size_changed: true, before: [before.width, before.height, ...(before.depth > 1 ? [before.depth] : [])], note: 'the size changed: no element-wise diff' };
+  const d = diffPlanes(before, now);
+  const small = fitInside(now.width, now.height, o.thumbnail);
+  const image: PngPicture = await pngPicture(diffPicture(d, now, small.width, small.height), small.width, small.height);
+  const full = o.png ? { png: await pngPicture(diffPicture(d, now, now.width, now.height), now.width, now.height) } : {};
+  return {
+    elements: d.elements, changed: d.changed, max: d.max, mean: d.mean, box: d.box,
+    ...(d.notFinite ? { not_finite: d.notFinite } : {}),
+    ...(before.comps.length !== now.comps.length ? { components: { before: before.comps.length, now: now.comps.length }, note: `compared the first ${Math.min(before.comps.length, now.comps.length)} components` } : {}),
+    image, ...full,
+  };
+}

@@ -156,7 +156,7 @@ t.test('help: an op, a builtin, a type, a grant, an event, the index, an unknown
   const op = await ok(t, R, { op: 'help', name: 'compose' });
   t.equal(op.kind, 'operation');
   t.equal(op.group, 'Structure');
-  t.same(op.fields.map((f: any) => f.name), ['text', 'edits', 'documents', 'path', 'expect', 'deadline']);
+  t.same(op.fields.map((f: any) => f.name), ['text', 'edits', 'documents', 'path', 'expect', 'deadline', 'dry_run', 'evaluate']);
   const sin = await ok(t, R, { op: 'help', name: 'sin' });
   t.equal(sin.kind, 'builtin');
   t.match(sin.signature, /sin/);
@@ -447,12 +447,12 @@ t.test('error forms: unknown op, bad JSON, fields, ids', async (t) => {
   t.equal(cut.column, 16);
 
   const extra = await err(t, R, { op: 'evaluate', tmie: 1 });
-  t.same(extra.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile', 'frames']);
+  t.same(extra.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile', 'frames', 'thumbnail']);
   t.equal(extra.field, 'tmie');
   t.equal(extra.expected, 'time');
   const type = await err(t, R, { op: 'evaluate', time: 'now' });
   t.same([type.field, type.expected], ['time', 'number']);
-  t.same(type.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile', 'frames']);
+  t.same(type.fields, ['time', 'outputs', 'pointer', 'keys', 'deadline', 'profile', 'frames', 'thumbnail']);
   const missing = await err(t, R, { op: 'kernel' });
   t.same([missing.field, missing.expected], ['kernel', 'string']);
   t.same(missing.fields, ['kernel']);

@@ -36,21 +36,22 @@ export function compileFunction(ir: IrFunction, options: CompileOptions = {}, ti
   const heading = (step: string) => `${step} ${fn.nodes.join(' + ')}`;
   // analyse (analysis.ts): which values, conditions and loops are the same for the 4 lanes.
   const g = new Gen(m, fn, analyse(fn));
+  // unroll (unroll.ts): which counted loops are copied with their counter a constant, in every
+  // context a loop is reached in (a loop's bounds may be the counter of an enclosing unrolled loop).
+  const unroll = planUnroll(fn);
+  dumpAfter('unroll', () => [heading('unroll'), ...orNone(describeUnroll(unroll), 'no counted loop')].join('\n'));
   // interleave (interleave.ts): several vectors per step for a latency-bound loop or straight line.
   // The fast tier takes one vector per step and no interior version (plan.ts, Tier).
   const fast = options.tier === 'fast';
   const interleave = planInterleave(g, options.interleave ?? (fast ? 1 : undefined));
   dumpAfter('interleave', () => `${heading('interleave')}\n  ${describeInterleave(g, interleave)}`);
-  // interior split (interior.ts): a second version of the vector without edge tests for gathers.
-  const interior = !fast && planInterior(fn, interleave !== null);
+  // interior split (interior.ts): a second version of the vector without edge tests, when a gather
+  // it emits (through the unroll pass's contexts) can drop its test.
+  const interior = !fast && planInterior(g, unroll, interleave !== null);
   dumpAfter('interior', () => `${heading('interior')}\n  ${describeInterior(interior)}`);
   // plan (plan.ts): those decisions and whether to optimise, in one record the emitter follows.
   const plan = planRun(g, interleave, interior, options);
   dumpAfter('plan', () => describePlan(g, plan, options.tier));
-  // unroll (unroll.ts): which counted loops are copied with their counter a constant, in every
-  // context a loop is reached in (a loop's bounds may be the counter of an enclosing unrolled loop).
-  const unroll = planUnroll(fn);
-  dumpAfter('unroll', () => [heading('unroll'), ...orNone(describeUnroll(unroll), 'no counted loop')].join('\n'));
   // lockstep (lockstep.ts): the counters of each `while` loop that every lane agrees on, tested once.
   const lockstep = planLockstep(fn, g.analysis, unroll);
   dumpAfter('lockstep', () => [heading('lockstep'), ...orNone(describeLockstep(lockstep), 'no while loop')].join('\n'));

@@ -65,12 +65,12 @@ export function emitRun(g: Gen, plan: EmitPlan): UsesFound {
   if (inner) {
     inner.interior = new Interior(offsetSpans(g, g.fn.body));
     const version = vectorCode(inner);
-    if (inner.interior.used) {
-      interior = version.code;
-      found.push({ vector: 'interior version', uses: version.uses });
-      xv ||= version.uses.xv; // (they share the x vector)
-      perCallTraps.push(...inner.trapStart());
-    }
+    // The interior pass (planInterior) found a gather it serves: emitting one noted its offset.
+    if (inner.interior.offsets.size === 0) throw new Error(`interior pass and emission disagree: no gather of ${g.fn.nodes.join(' + ')} skipped its test`);
+    interior = version.code;
+    found.push({ vector: 'interior version', uses: version.uses });
+    xv ||= version.uses.xv; // (they share the x vector)
+    perCallTraps.push(...inner.trapStart());
   }
   const advance = (): Ref[] => [
     g.set(g.x0, m.i32.add(g.get(g.x0, i32), g.i32(4))),

@@ -6,9 +6,8 @@ import binaryen from 'binaryen';
 import type { Expr, Scalar } from '../ir/ir.js';
 import { unreachable } from '../ir/walk.js';
 import type { Gen, Ref } from './context.js';
-import { alignedTap, directLimit, interiorTap, xPlusUniform } from './interior.js';
+import { alignedTap, directGather, directLimit, interiorTap, xPlusUniform } from './interior.js';
 import { lane, scalarI32, vector } from './lanes.js';
-import { constValue } from './unroll.js';
 
 type Load = Extract<Expr, { k: 'load' }>;
 
@@ -200,12 +199,12 @@ function gather(g: Gen, e: Load, pre: Ref[]): Ref {
   const fast = xPlusUniform(g, at.coords[0]);
   if (fast && uniform.slice(1).every((u) => u)) {
     const base = uniformRowBase(g, e, 1, pre);
-    const offset = fast.d ? constValue(g.subst, fast.d) : 0;
-    const d = offset === undefined ? undefined : fast.negate ? -offset : offset;
     // The interior version (interior.ts) runs only where the gather needs no test.
-    const interior = g.interior !== null && d !== undefined && g.interior.note(f, d);
+    const d = g.interior ? directGather(g, g.subst, e) : undefined;
+    const interior = d !== undefined;
+    if (interior) g.interior!.note(f, d);
     if (interior && base.local !== undefined) {
-      return g.interior!.alignedBlocks(f) ? alignedTap(g, f, base.local, d!, pre) : interiorTap(g, f, base.local, d!);
+      return g.interior!.alignedBlocks(f) ? alignedTap(g, f, base.local, d, pre) : interiorTap(g, f, base.local, d);
     }
     const rowBase = g.temp(i32, base.ref, pre);
     let sxValue: Ref = g.get(g.x0, i32);

@@ -12,10 +12,10 @@
 // tests that hold there. Gathers at x + a non-constant uniform keep their test.
 
 import binaryen from 'binaryen';
-import type { Expr, IrFunction, Stmt } from '../ir/ir.js';
-import { someStmtExpr, unreachable, visitExpr } from '../ir/walk.js';
+import type { Expr, Stmt } from '../ir/ir.js';
+import { someExpr, someStmtExpr, unreachable, visitExpr } from '../ir/walk.js';
 import type { Gen, Ref } from './context.js';
-import { constValue, countedLoop, type Subst } from './unroll.js';
+import { constValue, countedLoop, type Subst, type UnrollContext } from './unroll.js';
 
 const i32 = binaryen.i32;
 
@@ -46,9 +46,8 @@ export class Interior {
    */
   blocks = new Map<string, number>();
 
-  /** Can a gather of field f at x0 + d skip its test? Notes d when it can. */
-  note(f: number, d: number): boolean {
-    if (Math.abs(d) > MAX_OFFSET) return false;
+  /** A gather of field f at x0 + d skips its test (directGather said it can): d is noted. */
+  note(f: number, d: number): void {
     const known = this.offsets.get(f);
     if (known) {
       known.lo = Math.min(known.lo, d);
@@ -56,11 +55,6 @@ export class Interior {
     } else {
       this.offsets.set(f, { lo: d, hi: d });
     }
-    return true;
-  }
-
-  get used(): boolean {
-    return this.offsets.size > 0;
   }
 }
 
@@ -236,11 +230,59 @@ function xOffset(g: Gen, subst: Subst, e: Expr): number | undefined {
 
 /**
  * The interior split step: compile a second, interior version of the vector without edge tests
- * when the body gathers and takes one vector per step (not interleaved). Kept at emission only if
- * some gather used it (Interior.used).
+ * when it takes one vector per step (not interleaved) and some gather the vector code emits can
+ * drop its test there (directGather), walking the body as emission does through the unroll
+ * pass's contexts. Emission then keeps that version without asking (Interior.used says it did).
  */
-export function planInterior(fn: IrFunction, interleaved: boolean): boolean {
-  return !interleaved && gathers(fn.body);
+export function planInterior(g: Gen, unroll: UnrollContext, interleaved: boolean): boolean {
+  if (interleaved) return false;
+  const direct = (e: Expr, subst: Subst) => someExpr(e, (x) => x.k === 'load' && directGather(g, subst, x) !== undefined);
+  const walk = (stmts: Stmt[], ctx: UnrollContext): boolean => {
+    for (let i = 0; i < stmts.length; i++) {
+      const s = stmts[i];
+      switch (s.k) {
+        case 'set':
+          if (direct(s.e, ctx.subst)) return true;
+          break;
+        case 'break':
+          return false; // the rest of the list is unreachable
+        case 'if': {
+          const known = constValue(ctx.subst, s.c);
+          if (known === undefined && direct(s.c, ctx.subst)) return true;
+          if ((known === undefined || known) && walk(s.then, ctx)) return true;
+          if ((known === undefined || !known) && walk(s.else, ctx)) return true;
+          break;
+        }
+        case 'block':
+          if (walk(s.body, ctx)) return true;
+          break;
+        case 'loop': {
+          const unrolled = ctx.loops.get(s);
+          if (unrolled?.unrolled ? unrolled.copies.some((copy) => walk(unrolled.counted.middle, copy)) : walk(s.body, ctx)) return true;
+          break;
+        }
+        default:
+          unreachable(s);
+      }
+    }
+    return false;
+  };
+  return walk(g.fn.body, unroll);
+}
+
+/**
+ * A gather the interior version loads without a test (fields.ts, gather): at x + d along x with
+ * d constant here (within MAX_OFFSET), the other coordinates uniform. Its d, else undefined.
+ */
+export function directGather(g: Gen, subst: Subst, e: Extract<Expr, { k: 'load' }>): number | undefined {
+  if (!e.at) return undefined;
+  const uniform = e.at.coords.map((c) => g.analysis.uniformExpr(c));
+  if (uniform.every((u) => u) || !uniform.slice(1).every((u) => u)) return undefined;
+  const fast = xPlusUniform(g, e.at.coords[0]);
+  if (!fast) return undefined;
+  const offset = fast.d ? constValue(subst, fast.d) : 0;
+  const d = offset === undefined ? undefined : fast.negate ? -offset : offset;
+  return d !== undefined && Math.abs(d) <= MAX_OFFSET ? d : undefined;
 }
 
 /** Does the body gather (so that an interior version may pay for compiling the body twice)? */

@@ -60,5 +60,5 @@ export function describePlan(g: Gen, plan: RunPlan, tier: Tier = 'optimised'): s
 }
 
 export function describeInterior(interior: boolean): string {
-  return interior ? 'tried (the body gathers)' : 'no';
+  return interior ? 'yes (a gather at x + constant drops its edge test)' : 'no';
 }

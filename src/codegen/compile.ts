@@ -43,7 +43,7 @@ export function compileFunction(ir: IrFunction, options: CompileOptions = {}, ti
   // interleave (interleave.ts): several vectors per step for a latency-bound loop or straight line.
   // The fast tier takes one vector per step and no interior version (plan.ts, Tier).
   const fast = options.tier === 'fast';
-  const interleave = planInterleave(g, options.interleave ?? (fast ? 1 : undefined));
+  const interleave = planInterleave(g, unroll, options.interleave ?? (fast ? 1 : undefined));
   dumpAfter('interleave', () => `${heading('interleave')}\n  ${describeInterleave(g, interleave)}`);
   // interior split (interior.ts): a second version of the vector without edge tests, when a gather
   // it emits (through the unroll pass's contexts) can drop its test.

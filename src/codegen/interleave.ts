@@ -30,7 +30,7 @@ import { anyLane, type Level } from './mask.js';
 import { lockstepCode, withShadows } from './shadows.js';
 import { storeCode } from './fields.js';
 import { gathers } from './interior.js';
-import { countedLoop, expandedSize, withinBudget } from './unroll.js';
+import { expandedSize, type UnrollContext } from './unroll.js';
 import { localsRead, vectorUses, type VectorUses } from './uses.js';
 
 type Loop = Extract<Stmt, { k: 'loop' }>;
@@ -56,8 +56,8 @@ const POINTWISE_MAX_SIZE = 400;
  */
 const LOOP_MAX_SIZE = 400;
 
-/** The index in the body's top level of the loop to interleave, or -1. */
-function fusableLoop(g: Gen): number {
+/** The index in the body's top level of the loop to interleave, or -1. `unroll`: the unroll pass's decisions for the body. */
+function fusableLoop(g: Gen, unroll: UnrollContext): number {
   const body = g.fn.body;
   for (let i = 0; i < body.length; i++) {
     const s = body[i];
@@ -67,9 +67,8 @@ function fusableLoop(g: Gen): number {
       continue;
     }
     if (g.analysis.uniformConstruct(s)) return -1;
-    // A counted loop that will be unrolled is not latency-bound in this way.
-    const counted = countedLoop(g.fn, g.subst, body[i - 1], s);
-    if (counted && withinBudget(g.fn, g.subst, body[i - 1], s)) return -1;
+    // A counted loop the unroll pass unrolls is not latency-bound in this way.
+    if (unroll.loops.get(s)?.unrolled) return -1;
     if (s.body.some(containsLoop)) return -1;
     if (expandedSize(g.fn, g.subst, s.body) > LOOP_MAX_SIZE) return -1;
     return i;
@@ -82,8 +81,8 @@ function fusableLoop(g: Gen): number {
  * level they are fused (the loop they share; the body's length: a straight line side by side), or
  * null for one vector per step. `vectors` overrides the choice (1 turns interleaving off).
  */
-export function planInterleave(g: Gen, vectors = interleaveFactor(g)): { vectors: number; at: number } | null {
-  const at = vectors > 1 ? interleavePoint(g) : -1;
+export function planInterleave(g: Gen, unroll: UnrollContext, vectors = interleaveFactor(g, unroll)): { vectors: number; at: number } | null {
+  const at = vectors > 1 ? interleavePoint(g, unroll) : -1;
   return at >= 0 ? { vectors, at } : null;
 }
 
@@ -95,8 +94,8 @@ export function describeInterleave(g: Gen, step: { vectors: number; at: number }
 }
 
 /** Vectors per step for this function: 1 when it has no loop to interleave. */
-export function interleaveFactor(g: Gen): number {
-  if (fusableLoop(g) >= 0) return DEFAULT_FACTOR;
+export function interleaveFactor(g: Gen, unroll: UnrollContext): number {
+  if (fusableLoop(g, unroll) >= 0) return DEFAULT_FACTOR;
   return straightLine(g) ? POINTWISE_FACTOR : 1;
 }
 
@@ -104,8 +103,8 @@ export function interleaveFactor(g: Gen): number {
  * Where the vectors of a step are fused: the index in the body's top level of the loop they
  * share, the body's length for a straight line (statements side by side), or -1 (no step).
  */
-export function interleavePoint(g: Gen): number {
-  const at = fusableLoop(g);
+export function interleavePoint(g: Gen, unroll: UnrollContext): number {
+  const at = fusableLoop(g, unroll);
   return at < 0 && straightLine(g) ? g.fn.body.length : at;
 }
 

@@ -264,7 +264,7 @@ export function expandedSize(fn: IrFunction, subst: Subst, stmts: Stmt[]): numbe
   return size > MAX_EXPANDED ? Infinity : size;
 }
 
-export function withinBudget(fn: IrFunction, subst: Subst, prev: Stmt | undefined, s: Loop): boolean {
+function withinBudget(fn: IrFunction, subst: Subst, prev: Stmt | undefined, s: Loop): boolean {
   return expandedSize(fn, subst, prev ? [prev, s] : [s]) <= MAX_EXPANDED;
 }
 

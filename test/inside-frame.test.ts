@@ -76,5 +76,11 @@ t.test('trace answers what each node read at the element', async (t) => {
   const started = Buffer.from(cells, 'base64').readFloatLE(0);
   await ok(t, L, { op: 'evaluate', pointer: { x: 40, y: 41, down: true } });
   const board = (await ok(t, L, { op: 'trace', x: 5, y: 6 })).reads.map((r: any) => [r.name, r.kind, r.value]);
+  const C = await open('castle');
+  await ok(t, C, { op: 'evaluate' });
+  const view = (await ok(t, C, { op: 'trace', x: 160, y: 120, output: 'image' })).reads.filter((r: any) => r.node === 'view');
+  const voxels = view.find((r: any) => r.name === 'voxels');
+  t.same([voxels?.kind, voxels?.from, voxels?.value], ['field', 'build.voxels', undefined], 'castle: the 3-D field the 2-D view gathers from is listed, without a value at the element');
+  t.match(voxels?.note, /outside it.*\.at/, 'with a note saying why, and how it is read');
   t.same(board, [['cells', 'state', started], ['frame', 'uniform', 1], ['pointer.x', 'uniform', 40], ['pointer.y', 'uniform', 41], ['pointer.down', 'uniform', 1]], 'life: the state the frame started from, the frame number and the pointer');
 });

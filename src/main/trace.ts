@@ -30,7 +30,9 @@ export interface TracedRead {
   name: string;
   kind: 'field' | 'state' | 'param' | 'value' | 'uniform';
   from?: string;
-  value: number | number[];
+  /** Absent for a field the element is outside of (a 3-D field under a 2-D node): see `note`. */
+  value?: number | number[];
+  note?: string;
 }
 
 type At = { x: number; y: number; z: number };
@@ -51,7 +53,11 @@ function readsAt(copy: Engine, memory: FieldMemory, at: At, node: Engine['scene'
   for (const [port, src] of node.edges) {
     const from = 'input' in src ? copy.fields.input(src.input) : copy.fields.port(src.node, src.port);
     const value = valueAt(memory, from, at);
-    if (value !== undefined) reads.push({ node: node.name, name: port, kind: 'field', from: 'input' in src ? `input:${src.input}` : `${src.node}.${src.port}`, value });
+    const name = 'input' in src ? `input:${src.input}` : `${src.node}.${src.port}`;
+    if (value !== undefined) reads.push({ node: node.name, name: port, kind: 'field', from: name, value });
+    // A field the element is outside of is still read, where the kernel's code computes (`.at`,
+    // `sample`): say so, rather than leave it out as if the node did not read it.
+    else if (from) reads.push({ node: node.name, name: port, kind: 'field', from: name, note: `a field of ${[from.width, from.height, from.depth].slice(0, from.dims).join(' x ')}; this element is outside it: the kernel reads it where its code computes (\`.at\`, \`sample\`), not here` });
   }
   for (const port of node.kernel.ports) {
     if (port.kind !== 'state') continue;

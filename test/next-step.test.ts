@@ -49,6 +49,20 @@ t.test('history marks the running version and the one on disk', async (t) => {
   t.same(h.versions.map((v: any) => [v.running, v.disk]), [[undefined, undefined], [true, undefined]]);
 });
 
+t.test('history names a kernel of the document that runs a generation published over it', async (t) => {
+  const { s } = await open();
+  t.equal((await ok(t, s, { op: 'history', path: 'kernels.esn' })).published, undefined, 'precondition: every kernel runs as kernels.esn declares it');
+  const tint = await ok(t, s, { op: 'kernel', kernel: 'demo.tint@1' });
+  const grey = tint.source.replace(/result = [^;]*;/, 'result = vec4(0.5, 0.5, 0.5, 1.0);');
+  t.not(grey, tint.source, 'precondition: the source changed');
+  await ok(t, s, { op: 'publish', source: grey, expect: 1 });
+  const h = await ok(t, s, { op: 'history', path: 'kernels.esn' });
+  t.same(h.published, [{ kernel: 'demo.tint@1', generation: 2, origin: 'protocol' }], 'tint runs generation 2, published over the protocol');
+  t.equal(h.running, h.disk, 'while the document itself runs as on disk');
+  await ok(t, s, { op: 'retire', kernel: 'demo.tint@1' });
+  t.equal((await ok(t, s, { op: 'history', path: 'kernels.esn' })).published, undefined, 'retired: the document\'s kernel runs again');
+});
+
 t.test('a stale expect carries the current text or source', async (t) => {
   const { s, dir } = await open();
   const text = readFileSync(join(dir, 'scene.esn'), 'utf8');

@@ -83,8 +83,8 @@ const TABLE = [
     answer: 'path, version, text, statements (kind, name, line, column)',
     effect: 'read', idempotent: true, returns: { path: 'string', version: 'string', text: 'string', statements: 'array' } }),
   op({ name: 'history', group: 'Inspect', summary: "A document's versions this session has seen.", fields: [f('path', 'string', 'a document path (default: the scene)')],
-    answer: 'path, running (the version the running world was built from), disk (the version the file holds now; null: none), versions (version, origin: load/compose/disk/rollback, at, bytes, running: true, disk: true)',
-    effect: 'read', idempotent: true, returns: { path: 'string', running: 'string|null', disk: 'string|null', versions: 'array' } }),
+    answer: 'path, running (the version the running world was built from), disk (the version the file holds now; null: none), versions (version, origin: load/compose/disk/rollback, at, bytes, running: true, disk: true); published (kernel, generation, origin) when a kernel the document declares runs a generation published over the protocol instead',
+    effect: 'read', idempotent: true, returns: { path: 'string', running: 'string|null', disk: 'string|null', versions: 'array', published: 'array' } }),
   op({ name: 'compose', group: 'Structure', summary: 'Change documents: a whole text, or edits of statements and node members; checked and compiled before anything is written.',
     fields: [
       f('text', 'string', 'the whole new text of the document'),

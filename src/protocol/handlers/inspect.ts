@@ -106,8 +106,15 @@ export async function history(s: Session, f: RequestFields<'history'>) {
   const running = runningText === undefined ? null : versionOf(runningText);
   const diskText = s.folder.read(path);
   const disk = diskText === undefined ? null : versionOf(diskText);
+  // A kernel the document declares may run a generation published over the protocol instead:
+  // the document's version then runs everything but that kernel.
+  const declared = runningText === undefined ? [] : parseDocument(path, runningText).doc.statements.filter((st) => st.kind === 'kernel').map((st) => st.name.value);
+  const published = declared.flatMap((id) => {
+    const r = s.registry.get(id);
+    return r && r.origin !== path ? [{ kernel: id, generation: r.generation, origin: r.origin }] : [];
+  });
   return {
-    path, running, disk,
+    path, running, disk, ...(published.length ? { published } : {}),
     versions: list.map(({ version, origin, at, bytes }) => ({ version, origin, at, bytes, ...(version === running ? { running: true } : {}), ...(version === disk ? { disk: true } : {}) })),
   };
 }

@@ -503,6 +503,8 @@ t.test('an unexpected token in a body says what is likely missing before it', as
   tt.equal(message('return a *;'), 'unexpected `;`: `*` needs an operand after it');
   tt.equal(message('return (a) a;'), 'unexpected `a`: an operator or `,` is missing before it');
   tt.equal(message('return a);'), 'unexpected `)`', 'a stray closing bracket: nothing more to say');
+  tt.equal(message('let r: int = 4; return a;'), 'unexpected `:`: a variable takes no type: it is the value\'s (`let r = 4;` is an i32, `= 4.0` an f32; docs/language.md, Types are inferred)', 'a TypeScript type annotation');
+  tt.equal(message('const k : f32 = 1.0; return a;'), 'unexpected `:`: a variable takes no type: it is the value\'s (`const k = 4;` is an i32, `= 4.0` an f32; docs/language.md, Types are inferred)');
 });
 
 t.test('an unknown statement keyword gets the closest one', async (tt) => {

@@ -37,7 +37,8 @@ t.test('npm pack ships dist, bin, docs, examples, bridges and the Player page, n
     t.ok(files.includes(need), `ships ${need}`);
   const unwanted = files.filter((f) => /^(test|bench|dist\/test|dist\/bench)\//.test(f) || f.endsWith('.map') || /^src\/.*\.ts$/.test(f) || f.startsWith('bridges/dcc/tests/'));
   t.same(unwanted, [], 'no tests, benchmarks, TypeScript sources or source maps');
-  t.ok(files.length < 400, `${files.length} files`);
+  // A bound that a folder shipped by mistake (node_modules, test output) would pass by far; it grows with the source (424 files on 3 Dec).
+  t.ok(files.length < 600, `${files.length} files`);
 });
 
 t.test('installed into an empty folder, the README\'s package command renders rings.png', async (t) => {

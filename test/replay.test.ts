@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
-import { parseReplay, runReplay } from '../src/protocol/replay.js';
+import { parseReplay, runReplay, short } from '../src/protocol/replay.js';
 import { copyExample } from './fixtures.js';
 import { ROOT } from './helpers.js';
 
@@ -51,6 +51,9 @@ t.test('differs, equals and within: a test of "warmth changes the image" without
   t.equal(wrong.length, 2, 'both comparisons fail when turned around');
   t.match(wrong[0], { line: 9, column: 3, message: /^ok\.values\[1\]\.value\[0\] differs from step `cold`'s \(line 4\): expected 0\.48\d+, got 1\.45\d+$/, expected: 0.4845043420791626, actual: 1.4535130262374878 });
   t.match(wrong[1], { line: 10, column: 3, message: /is the same as step `cold`'s \(line 4\), every number within 0\.5; expected it to differ/ });
+  // A long value that should have differed is shown once shortened, with its own length.
+  const long = 'x'.repeat(1000);
+  t.match(short(`not ${short(long)}`), /^not "x+… \(1002 characters\)$/, 'the count is of the value, not of its shortened text');
 });
 
 t.test('within: a number off by more than the tolerance fails at its own column', async (t) => {

@@ -150,7 +150,10 @@ function describe(d: Difference): string {
 
 /** A value in a line of a report. */
 export function short(v: unknown, most = 200): string {
-  const s = typeof v === 'string' && v.startsWith('not ') ? v : JSON.stringify(v) ?? 'nothing';
+  // A `differs` expectation is already shown ("not " and the value, shortened): cut it again and
+  // the count would be of the shortened text.
+  if (typeof v === 'string' && v.startsWith('not ')) return v;
+  const s = JSON.stringify(v) ?? 'nothing';
   return s.length > most ? `${s.slice(0, most)}… (${s.length} characters)` : s;
 }
 

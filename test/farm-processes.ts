@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import type { Test } from 'tap';
 import { QUEUE } from '../src/farm/jobs.js';
 import { ROOT } from './helpers.js';
 
@@ -140,4 +141,22 @@ export async function eventually<T>(what: () => Promise<T>, until: (v: T) => boo
     if (until(v)) return v;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** A redis-server and two farm workers for a test file, stopped (by PID) when its tests end. */
+export async function startFarm(t: Test): Promise<{ redis: RedisServer; workers: Proc[] }> {
+  if (!redisInstalled()) throw new Error('these tests need redis-server (Debian\'s redis-server package; .ci/run installs it)');
+  const redis = await RedisServer.start();
+  const workers: Proc[] = [await startWorker(redis.url), await startWorker(redis.url)];
+  t.teardown(async () => {
+    await Promise.all(workers.map(stopWorker));
+    await redis.stop();
+  });
+  return { redis, workers };
+}
+
+/** `entelechy render ARGS` on this machine, one worker: what a farm render must equal. */
+export function localRender(args: string[]): void {
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'render', ...args, '--workers', '1'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
+  if (r.status !== 0) throw new Error(r.stderr);
 }

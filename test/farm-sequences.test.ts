@@ -4,26 +4,12 @@
 // video gets the farm's frames in order. Each is the local render's output, byte for byte.
 
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CACHE, entelechy, redisInstalled, RedisServer, startWorker, stopWorker, type Proc } from './farm-processes.js';
-import { ROOT } from './helpers.js';
+import { entelechy, localRender, startFarm, type Proc } from './farm-processes.js';
 
-if (!redisInstalled()) throw new Error('these tests need redis-server (Debian\'s redis-server package; .ci/run installs it)');
-
-const redis = await RedisServer.start();
-const workers: Proc[] = [await startWorker(redis.url), await startWorker(redis.url)];
-t.teardown(async () => {
-  await Promise.all(workers.map(stopWorker));
-  await redis.stop();
-});
-
-function localRender(args: string[]) {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'render', ...args, '--workers', '1'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
-  if (r.status !== 0) throw new Error(r.stderr);
-}
+const { redis, workers } = await startFarm(t);
 
 async function farmRender(args: string[]): Promise<Proc> {
   const p = entelechy(['render', ...args, '--farm', redis.url, '--json']);

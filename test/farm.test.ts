@@ -9,22 +9,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hangsAtFrame } from './fixtures.js';
-import { CACHE, entelechy, eventually, redisInstalled, RedisServer, SLOW_SCENE, startWorker, stopWorker, type Proc } from './farm-processes.js';
+import { CACHE, entelechy, eventually, localRender, SLOW_SCENE, startFarm, type Proc } from './farm-processes.js';
 import { ROOT } from './helpers.js';
 
-if (!redisInstalled()) throw new Error('these tests need redis-server (Debian\'s redis-server package; .ci/run installs it)');
-
-const redis = await RedisServer.start();
-const workers: Proc[] = [await startWorker(redis.url), await startWorker(redis.url)];
-t.teardown(async () => {
-  await Promise.all(workers.map(stopWorker));
-  await redis.stop();
-});
-
-function localRender(args: string[]) {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'render', ...args, '--workers', '1'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
-  if (r.status !== 0) throw new Error(r.stderr);
-}
+const { redis, workers } = await startFarm(t);
 
 function files(dir: string): Map<string, Buffer> {
   return new Map(readdirSync(dir).sort().map((n) => [n, readFileSync(join(dir, n))]));

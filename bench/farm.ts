@@ -9,9 +9,12 @@
 // alike; every figure is the median of the rounds with their range. Times are the renders' own
 // (--json's summary millis: from the first frame submitted or evaluated to the last written),
 // with the workers started and their scene compiled beforehand. Needs redis-server.
+// Beside the frames per second, the CPU each process spent per frame (from /proc/PID/stat): on one
+// machine the submitter and redis-server share the cores with the workers, which a farm of other
+// machines would not; the CPU figures show how much of the gap that is.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { entelechy, RedisServer, startWorker, stopWorker, type Proc } from '../test/farm-processes.js';
@@ -29,14 +32,23 @@ const size = arg('size', '1024x1024');
 const concurrency = arg('concurrency', '');
 const counts = arg('counts', '1,2,3').split(',').map(Number);
 
-/** One render's own millis (its --json summary), its output removed afterwards. */
-async function timed(args: string[]): Promise<number> {
+/** CPU milliseconds (user + system, every thread) a live process has spent, from /proc/PID/stat. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime: fields 14 and 15, in ticks of 1/100 s
+}
+
+/** One render's own millis (its --json summary) and the CPU its process spent in all, its output removed afterwards. */
+async function timed(args: string[]): Promise<{ millis: number; cpu: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-bench-farm-'));
   const p: Proc = entelechy(['render', ...args, '--json', '-o', join(dir, '%04d.png')]);
+  // Read at the summary line, while the process still exists.
+  const cpu = await p.line((l) => l.done).then(() => cpuMs(p.child.pid!), () => NaN);
   const { code } = await p.exited;
   rmSync(dir, { recursive: true, force: true });
   if (code !== 0) throw new Error(`render ${args.join(' ')} failed:\n${p.stderr}`);
-  return p.lines.at(-1).millis;
+  return { millis: p.lines.at(-1).millis, cpu };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -53,17 +65,28 @@ try {
   const configs: ('local' | number)[] = ['local', ...counts];
   const fps = new Map<'local' | number, number[]>(configs.map((c) => [c, []]));
   const perJob: { local: number[]; farm: number[] } = { local: [], farm: [] };
+  /** CPU ms per frame: the local render's process; with 1 farm worker, the worker, the submitter and redis-server. */
+  const cpu = { local: [] as number[], worker: [] as number[], submitter: [] as number[], redis: [] as number[] };
   for (let r = 0; r < rounds; r++) {
     for (const c of configs) {
       if (c === 'local') {
-        fps.get(c)!.push((frames * 1000) / (await timed(base)));
-        perJob.local.push((await timed(tiny)) / frames);
+        const run = await timed(base);
+        fps.get(c)!.push((frames * 1000) / run.millis);
+        cpu.local.push(run.cpu / frames);
+        perJob.local.push((await timed(tiny)).millis / frames);
         continue;
       }
       while (workers.length < c) workers.push(await startWorker(redis.url, ['--workers', String(availableParallelism()), ...(concurrency ? ['--concurrency', concurrency] : [])]));
       while (workers.length > c) await stopWorker(workers.pop()!);
-      fps.get(c)!.push((frames * 1000) / (await timed([...base, '--farm', redis.url])));
-      if (c === 1) perJob.farm.push((await timed([...tiny, '--farm', redis.url])) / frames);
+      const before = { worker: cpuMs(workers[0]!.child.pid!), redis: cpuMs(redis.pid) };
+      const run = await timed([...base, '--farm', redis.url]);
+      fps.get(c)!.push((frames * 1000) / run.millis);
+      if (c === 1) {
+        cpu.worker.push((cpuMs(workers[0]!.child.pid!) - before.worker) / frames);
+        cpu.redis.push((cpuMs(redis.pid) - before.redis) / frames);
+        cpu.submitter.push(run.cpu / frames);
+        perJob.farm.push((await timed([...tiny, '--farm', redis.url])).millis / frames);
+      }
     }
     process.stderr.write(`round ${r + 1} of ${rounds} done\n`);
   }
@@ -79,6 +102,8 @@ try {
   }
   const overhead = perJob.farm.map((f, i) => f - perJob.local[i]);
   console.log(`per frame at 8 x 8: local ${median(perJob.local).toFixed(2)} ms (${spread(perJob.local)}), farm with 1 worker ${median(perJob.farm).toFixed(2)} ms (${spread(perJob.farm)}): overhead ${median(overhead).toFixed(2)} ms per job (${spread(overhead)})`);
+  const ms = (xs: number[]) => `${median(xs).toFixed(1)} ms (${spread(xs)})`;
+  console.log(`CPU per frame: local render ${ms(cpu.local)} (its start and compile included); with 1 farm worker: the worker ${ms(cpu.worker)}, the submitter ${ms(cpu.submitter)} (its start included), redis-server ${ms(cpu.redis)}`);
   const frameMs = 1000 / local;
   console.log(`a ${size} frame takes ${frameMs.toFixed(1)} ms locally: the overhead is ${((median(overhead) / frameMs) * 100).toFixed(1)} % of it`);
 } finally {

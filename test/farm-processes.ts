@@ -85,6 +85,11 @@ export class RedisServer {
   private proc?: ChildProcess;
   constructor(readonly port: number) {}
 
+  /** The running redis-server's PID. */
+  get pid(): number {
+    return this.proc!.pid!;
+  }
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }

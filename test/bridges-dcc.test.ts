@@ -9,6 +9,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OPERATIONS } from '../src/protocol/operations.js';
+import { serveListening } from './serve-process.js';
 import { ROOT } from './helpers.js';
 
 const DCC = join(ROOT, 'bridges', 'dcc');
@@ -38,22 +39,7 @@ interface Served {
 async function serve(): Promise<Served> {
   const dir = temp('entelechy-dcc-rings-');
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--workers', '1', '--listen', '127.0.0.1:0'], {
-    cwd: ROOT,
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
-  t.teardown(() => {
-    if (child.exitCode === null) child.kill();
-  });
-  let err = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (\S+):(\d+)/.exec(err);
-      if (m) resolve(Number(m[2]));
-    });
-    child.on('exit', (code) => reject(new Error(`entelechy serve exited (${code}) before listening: ${err}`)));
-  });
+  const { port } = await serveListening(t, join(dir, 'scene.esn'), { drainStdout: true });
   return { port, dir };
 }
 

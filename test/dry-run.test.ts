@@ -6,7 +6,6 @@
 // through `entelechy mcp`. The fork is faithful: its picture is the one the change then makes.
 
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Session } from '../src/main/session.js';
 import { decodePng } from '../src/main/image.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { serveListening } from './serve-process.js';
 import { ROOT } from './helpers.js';
 import { Lines } from './fixtures.js';
 
@@ -135,19 +135,7 @@ t.test('evaluate with `thumbnail` answers one per output', async (t) => {
 
 /** `entelechy serve` on the scene, listening: its stdin and one TCP connection. */
 async function serve(dir: string) {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--workers', '1', '--listen', '127.0.0.1:0'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-  t.teardown(() => {
-    if (child.exitCode === null) child.kill();
-  });
-  let err = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      err += String(d);
-      const m = /listening on (\S+):(\d+)/.exec(err);
-      if (m) resolve(Number(m[2]));
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${err}`)));
-  });
+  const { child, port } = await serveListening(t, join(dir, 'scene.esn'));
   const asker = (send: (line: string) => void, lines: Lines): Ask => async (req) => {
     send(JSON.stringify(req));
     return JSON.parse((await lines.next())!);

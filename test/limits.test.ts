@@ -4,10 +4,9 @@
 // refused by its cap, and another connection's `status` to be answered, in order.
 
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { join } from 'node:path';
-import { ROOT } from './helpers.js';
+import { serveListening } from './serve-process.js';
 import { copyExample, Lines } from './fixtures.js';
 import { LIMITS, LIMIT_LIST, checkLimits, pathProblem, shallow, tooDeep } from '../src/protocol/limits.js';
 import { closest, similar } from '../src/ir/suggest.js';
@@ -20,27 +19,15 @@ type Answer = { id?: unknown; ok?: any; error?: any };
 /** `entelechy serve` on a copy of the rings example, on stdin and on a TCP port. */
 async function serve() {
   const dir = copyExample('rings', 'limits');
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--workers', '1', '--listen', '127.0.0.1:0'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-  t.teardown(() => {
-    if (child.exitCode === null) child.kill();
-  });
-  let err = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      err += d.toString();
-      const m = /listening on (\S+):(\d+)/.exec(err);
-      if (m) resolve(Number(m[2]));
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited (${code}): ${err}`)));
-  });
+  const { child, port, stderr } = await serveListening(t, join(dir, 'scene.esn'));
   const out = new Lines(child.stdout);
   const ask = async (req: object | string): Promise<Answer> => {
     child.stdin.write((typeof req === 'string' ? req : JSON.stringify(req)) + '\n');
     const line = await out.next();
-    if (line === undefined) throw new Error(`serve ended: ${err}`);
+    if (line === undefined) throw new Error(`serve ended: ${stderr()}`);
     return JSON.parse(line);
   };
-  return { dir, port, ask, stderr: () => err };
+  return { dir, port, ask, stderr };
 }
 
 async function tcp(port: number) {

@@ -58,7 +58,11 @@ export function syncDisk(s: Session, signal?: AbortSignal): SessionEvent[] {
   // A compose is writing: its documents land before it remembers them; look again after.
   if (s.writing) return [];
   const events = renames(s);
-  if (s.syncing) return events;
+  if (s.syncing) {
+    // A save while another compiles: seen when that one is done, not at some later sync.
+    s.resync = true;
+    return events;
+  }
   const { texts, changed } = diskChanges(s);
   if (!changed.length) return events;
   for (const path of changed) {
@@ -85,6 +89,10 @@ export function syncDisk(s: Session, signal?: AbortSignal): SessionEvent[] {
     .finally(() => {
       bound.done();
       s.syncing = undefined;
+      if (s.resync) {
+        s.resync = false;
+        s.pending.push(...syncDisk(s));
+      }
     });
   return events;
 }

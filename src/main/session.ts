@@ -117,6 +117,8 @@ export class Session {
   readonly backgroundDeadline: number;
   /** A saved edit compiling in the background (syncDisk). */
   syncing?: Promise<void>;
+  /** The disk was asked about while a saved edit compiled: look again when it is done (syncDisk). */
+  resync = false;
   /** Documents of the running world seen gone from disk (told once: disk-sync.ts). */
   readonly goneReported = new Set<string>();
 

@@ -99,7 +99,7 @@ const TABLE = [
     answer: 'path, version, written, events (with dry_run: the events it would tell, dry_run, evaluation)',
     effect: 'change', idempotent: false, returns: { path: 'string', version: 'string', written: 'boolean', events: 'array', dry_run: 'boolean', evaluation: 'object' },
     grants: [KERNELS('every kernel of the changed scene'), { grant: 'field.write', when: 'an `input` statement it adds or redeclares (type, size or value): the input is set as `write` would set it' }] }),
-  op({ name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync.', fields: [
+  op({ name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync (a save made while another compiles is taken when that one is done).', fields: [
       f('deadline', 'number', 'milliseconds the saved edit it starts may take (its migrations run on the pool; it goes on after the answer, and `cancel` or a closed connection stop it too); past them it is rejected and nothing changes')],
     answer: 'events since the last sync',
     effect: 'change', idempotent: false, returns: { events: 'array' },

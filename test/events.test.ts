@@ -1,7 +1,7 @@
 // Events of compose and sync: `removed` for statements and members a compose removes, `renamed`
 // when a document the world runs moves on disk.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,12 +9,18 @@ import { Session } from '../src/index.js';
 import { ROOT } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 
-t.test('removed and renamed events', async (t) => {
+/** A session on a copy of examples/rings, and a way to send it a request. */
+async function openRings(t: Test) {
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-events-'));
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => s.close());
   const req = async (o: object) => JSON.parse(await dispatch(s, JSON.stringify(o)));
+  return { dir, s, req };
+}
+
+t.test('removed and renamed events', async (t) => {
+  const { dir, req } = await openRings(t);
   const composed = await req({ op: 'compose', edits: [{ node: 'tint', member: 'warmth', text: null }] });
   t.match(composed.ok.events, [{ kind: 'wrote' }, { kind: 'removed', node: 'tint', member: 'warmth', path: 'scene.esn' }]);
   renameSync(join(dir, 'kernels.esn'), join(dir, 'moved.esn'));
@@ -25,11 +31,7 @@ t.test('removed and renamed events', async (t) => {
 });
 
 t.test('a save while another saved edit compiles is taken when that one is done, without another sync', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-events-'));
-  cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
-  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
-  t.teardown(() => s.close());
-  const req = async (o: object) => JSON.parse(await dispatch(s, JSON.stringify(o)));
+  const { dir, s, req } = await openRings(t);
   const scene = join(dir, 'scene.esn');
   const original = readFileSync(scene, 'utf8');
   const first = original.replace(/size = \d+ x \d+/, 'size = 40 x 30');

@@ -234,6 +234,7 @@ export class PngEncoder {
 /** PNG bytes of width x height RGBA pixels (4 bytes each, rows top to bottom). */
 export async function encodePng(width: number, height: number, pixels: Pixels): Promise<Buffer> {
   if (typeof pixels !== 'function' && pixels.length !== width * height * 4) throw new Error(`encodePng: ${pixels.length} bytes for ${width} x ${height} RGBA pixels`);
+  if (typeof pixels !== 'function' && height * (width * 4 + 1) <= SMALL_BYTES) return encodeSmall(width, height, pixels);
   const pieces: Buffer[] = [];
   const encoder = new PngEncoder(width, height, (b) => void pieces.push(b));
   const rowsOf = typeof pixels === 'function' ? pixels : (y0: number, y1: number) => pixels.subarray(y0 * width * 4, y1 * width * 4);
@@ -241,6 +242,23 @@ export async function encodePng(width: number, height: number, pixels: Pixels): 
   for (let y0 = 0; y0 < height; y0 += step) await encoder.rows(rowsOf(y0, Math.min(height, y0 + step)));
   await encoder.end();
   return Buffer.concat(pieces);
+}
+
+/** Filtered bytes at most this many (a 128 x 128 thumbnail's are 66 KB) are deflated on the calling thread. */
+const SMALL_BYTES = 256 << 10;
+
+/**
+ * A small picture (one strip) deflated on the calling thread, where the hop to zlib's threads and
+ * back would cost more than the deflating itself: the same bytes as PngEncoder makes of it.
+ */
+function encodeSmall(width: number, height: number, rgba: Uint8Array): Buffer {
+  const strips = [...subFiltered(rgba, width, height)];
+  if (strips.length !== 1) throw new Error(`encodeSmall: ${width} x ${height} is not one strip`);
+  const [{ bytes, a, b }] = strips;
+  const adler = Buffer.alloc(4);
+  adler.writeUInt32BE(((b << 16) | a) >>> 0, 0);
+  const deflated = zlib.deflateRawSync(bytes, { level: LEVEL });
+  return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr(width, height)), chunk('IDAT', ZLIB_HEADER), chunk('IDAT', deflated), chunk('IDAT', adler), chunk('IEND', Buffer.alloc(0))]);
 }
 
 /**

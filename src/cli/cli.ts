@@ -296,9 +296,9 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('c', { type: 'boolean', default: true, describe: 'include the C reference (--no-c to skip)' })
           .option('js', { type: 'boolean', default: true, describe: 'include plain JavaScript (--no-js to skip)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON object per measurement' })
-          .option('compile', { type: 'boolean', default: false, describe: 'instead: the compile corpus, per scene and tier: time per compiler stage, wasm size, edit to first frame' })
+          .option('compile', { type: 'boolean', default: false, describe: 'instead: the compile corpus, per scene and tier: time per compiler stage, wasm size, edit to first frame in its parts; and the chain scene interpreted against compiled' })
           .option('cold', { type: 'boolean', default: false, describe: 'instead: the first frame of `render` from process start with the module cache off, per example and corpus scene (--runs processes each), its stages in wall and CPU time' })
-          .option('scenes', { type: 'string', describe: 'with --compile or --cold: which corpus scenes, e.g. raymarch,P4 (default all)' })
+          .option('scenes', { type: 'string', describe: 'with --compile or --cold: which corpus scenes, e.g. raymarch,P4 (default all; with --compile, `chain` names the chain scene)' })
           .option('edits', { type: 'number', default: 11, describe: 'with --compile: timed edits per scene' })
           .option('rounds', { type: 'number', describe: 'instead: N rounds (3 if only --sizes, --chart or --out is given), each running the engine and the C reference one after the other per pipeline, size and worker count; reports each ratio\'s min / median / max over the rounds and the load average (no plain JavaScript)' })
           .option('sizes', { type: 'string', describe: 'with rounds: several sizes, e.g. 256,1024,4096 (default: --size)' })
@@ -306,8 +306,8 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('out', { type: 'string', describe: 'with rounds: write the whole report (every round\'s figures) into this JSON file' }),
       async (argv) => {
         if (argv.compile || argv.cold) {
-          const { benchCompile, corpus } = await fromBench(() => import('../../bench/compile.js'));
-          const names = corpus().map((c) => c.name);
+          const { benchCompile, corpus, CHAIN } = await fromBench(() => import('../../bench/compile.js'));
+          const names = [...corpus().map((c) => c.name), ...(argv.cold ? [] : [CHAIN])];
           const unknown = argv.scenes?.split(',').map((s) => s.trim()).find((s) => !names.includes(s));
           if (unknown) throw new UserError(`--scenes: \`${unknown}\` is not a corpus scene; they are ${names.join(', ')}`);
           if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${argv.runs}`);

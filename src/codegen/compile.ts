@@ -62,7 +62,7 @@ export function compileFunction(ir: IrFunction, options: CompileOptions = {}, ti
   if (dumping('emit')) dumpAfter('emit', () => m.emitText());
   const emitted = performance.now();
   // optimise (optimise.ts): validate, binaryen's -O3 where the plan says, the bytes.
-  const bytes = optimise(m, plan.optimize);
+  const bytes = optimise(m, plan.optimize, options.passes);
   if (times) {
     times.codegen_ms += emitted - start;
     times.binaryen_ms += performance.now() - emitted;

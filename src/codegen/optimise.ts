@@ -5,8 +5,8 @@ import binaryen from 'binaryen';
 import { dumpAfter, dumping } from '../ir/dump.js';
 import { InternalCompileError } from './module.js';
 
-/** Validate (always), optimise (unless told not to), emit, and free the module. */
-export function optimise(m: binaryen.Module, optimize: boolean): Uint8Array<ArrayBuffer> {
+/** Validate (always), optimise (unless told not to: then only `passes`, if any), emit, and free the module. */
+export function optimise(m: binaryen.Module, optimize: boolean, passes: readonly string[] = []): Uint8Array<ArrayBuffer> {
   try {
     const problems = captureOutput(() => m.validate());
     if (!problems.result) throw new InternalCompileError(problems.text.trim() || 'binaryen gave no message');
@@ -18,6 +18,8 @@ export function optimise(m: binaryen.Module, optimize: boolean): Uint8Array<Arra
       // recompute row addresses otherwise.
       m.runPasses(['licm']);
       m.optimize();
+    } else if (passes.length) {
+      m.runPasses(passes);
     }
     if (dumping('optimise')) dumpAfter('optimise', () => m.emitText());
     // binaryen copies the bytes out of its heap into a fresh ArrayBuffer.

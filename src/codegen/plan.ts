@@ -24,6 +24,8 @@ export interface PlanOptions {
   optimize?: boolean;
   /** Vectors per step for latency-bound loops (interleave.ts); 1 turns interleaving off. */
   interleave?: number;
+  /** binaryen passes to run where -O3 does not (experiments: bench/experiments/tier-frames.ts). */
+  passes?: readonly string[];
 }
 
 export interface RunPlan {

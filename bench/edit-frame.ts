@@ -1,0 +1,143 @@
+// Edit to first frame (issue 17: <= 50 ms median for every corpus kernel): a compose of the
+// scene's last kernel with a literal nudged, then the evaluate that shows it, through `dispatch`
+// on a session with a warm compile worker. Each edit is split into its parts, so the report shows
+// where the time goes:
+//
+//   compile   the change's modules on the compile worker (the `published` event's compile_ms)
+//   commit    the rest of compose: parse, check, build the new engine, write the document, swap
+//   frame     the frame itself on the fast tier (the evaluate answer's timings, every group)
+//   around    the rest of evaluate: dispatch, the frame slot, the argument blocks, the answer
+//
+// and, for comparison, the same scene's frames after it: the next one still on the fast tier
+// (V8 has optimised the module's code by then), and the first and a later frame once the
+// optimised tier is swapped in. Each edit starts once the last one's optimised compile is done:
+// a person's edits are seconds apart, so an edit does not wait behind the one before.
+
+import { loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { Scene } from '../src/ir/check/scene.js';
+import { Session } from '../src/main/session.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
+import { loadCorpusScene, type CorpusScene } from './compile.js';
+import { median } from './reference/measurement.js';
+import { textTable } from './table.js';
+
+/** One scene's edits: medians of each part (milliseconds). */
+export interface EditToFrame {
+  measurement: 'edit_to_frame';
+  scene: string;
+  /** Compose to the frame's answer. */
+  median_ms: number;
+  max_ms: number;
+  samples: number;
+  /** The tiers the frame after the edit ran (a `fast` group was swapped in before `optimised` came). */
+  tiers: string[];
+  compile_ms: number;
+  commit_ms: number;
+  /** The frame after the edit (every group; the unchanged ones may run optimised modules already). */
+  frame_ms: number;
+  around_ms: number;
+  /** The next frame, still on the fast tier (median of the edits where the swap had not come yet; NaN if it always had). */
+  fast_next_ms: number;
+  /** The first frame on the optimised tier, and the one after it. */
+  optimised_first_ms: number;
+  optimised_next_ms: number;
+  /** CPU time of the whole process (every thread: the coordinator, the compile workers, the pool) from compose to the frame's answer. */
+  cpu_ms: number;
+  /** The 1-minute load average before and after. */
+  load: [number, number];
+}
+
+/** The scene's last kernel with its first decimal literal nudged by `i` (a real change of its IR). */
+export function editedKernel(scene: Scene, i: number): { id: string; text: string } | undefined {
+  const kernels = [...scene.kernels.values()].filter((k) => !k.path.startsWith('('));
+  for (const k of kernels.reverse()) {
+    const doc = scene.documents.find((d) => d.path === k.path)!;
+    const text = doc.text.slice(k.statement.span.start, k.statement.span.end);
+    const each = text.indexOf('each');
+    const m = /\b(\d+)\.(\d+)\b/.exec(text.slice(each));
+    if (each < 0 || !m) continue;
+    const at = each + m.index;
+    const nudged = `${m[1]}.${m[2]}${String(i + 1).padStart(3, '0')}`;
+    return { id: k.id, text: text.slice(0, at) + nudged + text.slice(at + m[0].length) };
+  }
+  return undefined;
+}
+
+type Answer = { [k: string]: any };
+
+/** The milliseconds of a frame's groups, and whether any ran a fast module. */
+function frameOf(answer: Answer): { ms: number; fast: boolean } {
+  return { ms: (answer.timings as { millis: number }[]).reduce((n, t) => n + t.millis, 0), fast: (answer.placements as { tier?: string }[]).some((p) => p.tier === 'fast') };
+}
+
+const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+
+export async function editToFrame(c: CorpusScene, edits: number): Promise<EditToFrame | undefined> {
+  const source = loadCorpusScene(c);
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-bench-edit-'));
+  const from = dirname(c.path);
+  // The bench pipelines at 256 x 256, as edit_to_published measures them: a 4096 x 4096 frame alone takes longer than the target.
+  for (const d of source.documents) writeFileSync(join(dir, d.path), readFileSync(join(from, d.path), 'utf8').replace(/4096 x 4096/g, '256 x 256'));
+  const session = await Session.open(join(dir, basename(c.path)), { workers: 2, cacheDir: null });
+  const load0 = loadavg()[0];
+  try {
+    await session.compiler?.ready;
+    const ask = async (req: object): Promise<Answer> => {
+      const answer = JSON.parse(await dispatch(session, JSON.stringify(req)));
+      if (!answer.ok) throw new Error(`bench ${c.name}: ${JSON.stringify(req).slice(0, 60)}: ${answer.error?.message}`);
+      return answer.ok;
+    };
+    let time = 0.5;
+    await ask({ op: 'evaluate', time });
+    const parts = { total: [] as number[], compile: [] as number[], commit: [] as number[], frame: [] as number[], around: [] as number[], fastNext: [] as number[], optimisedFirst: [] as number[], optimisedNext: [] as number[], cpu: [] as number[] };
+    const tiers = new Set<string>();
+    for (let i = 0; i < edits; i++) {
+      await session.optimiser?.idle();
+      const edit = editedKernel(session.scene, i);
+      if (!edit) return undefined;
+      const cpu = process.cpuUsage();
+      const s = performance.now();
+      const composed = await ask({ op: 'compose', edits: [{ kernel: edit.id, text: edit.text }] });
+      const e = performance.now();
+      const frame = await ask({ op: 'evaluate', time: (time += 1) });
+      const total = performance.now() - s;
+      parts.cpu.push(cpuMs(process.cpuUsage(cpu)));
+      parts.total.push(total);
+      const compile = (composed.events as Answer[]).find((ev) => ev.kind === 'published' && typeof ev.compile_ms === 'number')?.compile_ms ?? NaN;
+      parts.compile.push(compile);
+      parts.commit.push(e - s - compile);
+      const { ms } = frameOf(frame);
+      parts.frame.push(ms);
+      parts.around.push(total - (e - s) - ms);
+      for (const p of frame.placements ?? []) if (p.tier) tiers.add(p.tier);
+      // The next frame: on the fast tier still, unless the optimised one came first.
+      const next = frameOf(await ask({ op: 'evaluate', time: (time += 1) }));
+      if (next.fast) parts.fastNext.push(next.ms);
+      await session.optimiser?.idle();
+      const first = frameOf(await ask({ op: 'evaluate', time: (time += 1) }));
+      const later = frameOf(await ask({ op: 'evaluate', time: (time += 1) }));
+      if (!first.fast) parts.optimisedFirst.push(first.ms);
+      if (!later.fast) parts.optimisedNext.push(later.ms);
+    }
+    const med = (xs: number[]) => (xs.length ? median(xs) : NaN);
+    return {
+      measurement: 'edit_to_frame', scene: c.name, median_ms: med(parts.total), max_ms: Math.max(...parts.total), samples: parts.total.length, tiers: [...tiers],
+      compile_ms: med(parts.compile), commit_ms: med(parts.commit), frame_ms: med(parts.frame), around_ms: med(parts.around), fast_next_ms: med(parts.fastNext),
+      optimised_first_ms: med(parts.optimisedFirst), optimised_next_ms: med(parts.optimisedNext), cpu_ms: med(parts.cpu), load: [load0, loadavg()[0]],
+    };
+  } finally {
+    await session.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The parts of edit to frame, a row per scene. */
+export function editTable(ms: EditToFrame[]): string {
+  const f = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(1));
+  const rows = [['scene', 'edit to frame ms (median / max)', 'compile', 'commit', 'frame (fast)', 'around', 'next frame (fast)', 'first frame (optimised)', 'next (optimised)', 'cpu ms', 'load']];
+  for (const m of ms)
+    rows.push([m.scene, `${f(m.median_ms)} / ${f(m.max_ms)} (${m.tiers.join(', ')})`, f(m.compile_ms), f(m.commit_ms), f(m.frame_ms), f(m.around_ms), f(m.fast_next_ms), f(m.optimised_first_ms), f(m.optimised_next_ms), f(m.cpu_ms), m.load.map((l) => l.toFixed(1)).join('-')]);
+  return textTable(rows);
+}

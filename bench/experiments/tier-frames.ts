@@ -1,0 +1,98 @@
+// Experiment (issue 17, edit to frame): the frames a corpus scene's modules run, per tier, on a
+// pool of 2 workers: the first frame after the modules are made (what an edit shows; V8 starts a
+// module in its baseline code) and the warm frames after it, in wall and process CPU time (every
+// thread: the pool's, and V8's background compiles). Variants are run in interleaved rounds.
+//
+//   node dist/bench/experiments/tier-frames.js ROUNDS SCENE[,SCENE] VARIANT...
+//
+// Variants: fast, optimised (the tiers as they are); fast:PASS,PASS (the fast tier, then those
+// binaryen passes).
+
+import { loadavg } from 'node:os';
+import { corpus, loadCorpusScene } from '../compile.js';
+import { compileFunction } from '../../src/codegen/compile.js';
+import type { Tier } from '../../src/codegen/plan.js';
+import { Engine, sceneGroups } from '../../src/main/engine.js';
+import { FieldMemory } from '../../src/main/memory.js';
+import { irDigest, loadCompiler, seedModule } from '../../src/main/modules.js';
+import { EvalPool } from '../../src/workers/pool.js';
+import { median } from '../reference/measurement.js';
+
+interface Sample {
+  compile: number;
+  first: number;
+  firstCpu: number;
+  warm: number;
+  warmCpu: number;
+}
+
+const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+
+let nudge = 0;
+
+async function once(name: string, variant: string, pool: EvalPool, memory: FieldMemory): Promise<Sample> {
+  const c = corpus().find((x) => x.name === name)!;
+  const scene = loadCorpusScene(c);
+  const [tierName, passList] = variant.split(':');
+  const tier = tierName as Tier;
+  const passes = passList ? passList.split(',') : undefined;
+  // A fresh module every time (its own bytes and digest), as an edit makes: the IR's fuel nudged
+  // (V8 shares the compiled code of modules with the same bytes).
+  nudge++;
+  for (const k of scene.kernels.values()) (k.ir as { fuel: number }).fuel += nudge;
+  const groups = sceneGroups(scene, [], true);
+  const t0 = performance.now();
+  for (const g of groups) {
+    const bytes = compileFunction(g.ir, { tier, passes });
+    seedModule(irDigest(g.ir), new WebAssembly.Module(bytes), tier);
+  }
+  const compile = performance.now() - t0;
+  const engine = new Engine(scene, { memory, pool, prepared: true, tier, cacheFrames: false });
+  try {
+    let c0 = process.cpuUsage();
+    let w0 = performance.now();
+    await engine.evaluate({ time: 0.5 });
+    const first = performance.now() - w0;
+    const firstCpu = cpuMs(process.cpuUsage(c0));
+    const warms: number[] = [];
+    const warmCpus: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      c0 = process.cpuUsage();
+      w0 = performance.now();
+      await engine.evaluate({ time: 1.5 + i });
+      warms.push(performance.now() - w0);
+      warmCpus.push(cpuMs(process.cpuUsage(c0)));
+    }
+    return { compile, first, firstCpu, warm: median(warms), warmCpu: median(warmCpus) };
+  } finally {
+    engine.dispose();
+  }
+}
+
+async function main() {
+  const [roundsArg, scenesArg, ...variants] = process.argv.slice(2);
+  const rounds = Number(roundsArg);
+  await loadCompiler();
+  const memory = new FieldMemory();
+  const pool = new EvalPool(memory.memory, { workers: 2 });
+  const load0 = loadavg()[0];
+  try {
+    for (const name of scenesArg.split(',')) {
+      const samples = new Map<string, Sample[]>(variants.map((v) => [v, []]));
+      for (let r = 0; r < rounds; r++) {
+        const order = r % 2 ? [...variants].reverse() : variants;
+        for (const v of order) samples.get(v)!.push(await once(name, v, pool, memory));
+      }
+      for (const v of variants) {
+        const s = samples.get(v)!;
+        const m = (k: keyof Sample) => median(s.map((x) => x[k])).toFixed(1);
+        console.log(`${name.padEnd(10)} ${v.padEnd(14)} compile ${m('compile').padStart(7)}  first ${m('first').padStart(7)} (cpu ${m('firstCpu').padStart(7)})  warm ${m('warm').padStart(7)} (cpu ${m('warmCpu').padStart(7)})`);
+      }
+    }
+  } finally {
+    await pool.destroy();
+  }
+  console.log(`load average ${load0.toFixed(1)} -> ${loadavg()[0].toFixed(1)}`);
+}
+
+await main();

@@ -27,8 +27,9 @@ export class CompileWorker {
 
   async close(): Promise<void> {
     // Ending the thread while binaryen's module (which awaits at its top level) still loads can
-    // crash Node 20 outright (src/workers/loaded.ts): wait for it to load, for at most 10 s.
-    await Promise.race([this.ready.catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
+    // crash Node 20 outright (src/workers/loaded.ts): wait for it to load, for at most a minute
+    // (the load is ~0.4 s of CPU, but took over 10 s on a 2-core machine at load 17).
+    await Promise.race([this.ready.catch(() => undefined), new Promise((r) => setTimeout(r, 60_000).unref())]);
     await this.worker.terminate();
   }
 }

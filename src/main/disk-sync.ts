@@ -9,6 +9,7 @@ import { CheckFailed, diagnosticsData, MigrationFailed } from './refusals.js';
 import { versionOf } from './documents.js';
 import { GrantRefused, inputWritesGranted } from './grants.js';
 import type { Session, SessionEvent } from './session.js';
+import type { SceneChange } from './commit.js';
 
 /** What changed on disk since the session last saw each of its documents. */
 function diskChanges(s: Session): { texts: Map<string, string>; changed: string[] } {
@@ -70,20 +71,40 @@ export function syncDisk(s: Session, signal?: AbortSignal): SessionEvent[] {
     s.remember(path, texts.get(path)!, 'disk');
     events.push({ kind: 'preparing', path, version: versionOf(texts.get(path)!) });
   }
+  // The Player in preview mode holds the saved edit until the person publishes or discards it.
+  if (s.holdSavedEdit) {
+    s.holdSavedEdit(texts, changed);
+    events.push({ kind: 'held', paths: changed, message: 'the Player previews saved edits before they are published: the person there publishes or discards this one' });
+    return events;
+  }
+  void publishSavedEdit(s, texts, changed, signal);
+  return events;
+}
+
+/** A saved edit as a change of the world: the texts on disk (what is published, or previewed first). */
+export function savedEdit(s: Session, texts: ReadonlyMap<string, string>, signal?: AbortSignal): SceneChange {
+  return {
+    reason: 'disk', texts, refusal: 'the saved edit does not check; the previous version keeps running',
+    // A saved input's value is a write into it, as a compose's is.
+    check: inputWritesGranted(s, 'the saved edit'),
+    signal,
+  };
+}
+
+/**
+ * Publish a saved edit in the background, after the changes before it; its `published` or
+ * `rejected` is told in `pending`. Never throws: no one need await it.
+ */
+export function publishSavedEdit(s: Session, texts: ReadonlyMap<string, string>, changed: string[], signal?: AbortSignal): Promise<void> {
   const bound = withDeadline(s.backgroundDeadline, signal);
   s.syncing = s
     .change(async () => {
       // Nothing may escape: no one awaits this, and what went wrong is told on a later sync.
       try {
-        const published = await s.commit({
-          reason: 'disk', texts, refusal: 'the saved edit does not check; the previous version keeps running',
-          // A saved input's value is a write into it, as a compose's is.
-          check: inputWritesGranted(s, 'the saved edit'),
-          signal: bound.signal,
-        });
+        const published = await s.commit(savedEdit(s, texts, bound.signal));
         s.pending.push(...published, { kind: 'published', paths: changed, revision: s.revision });
       } catch (e) {
-        s.pending.push(rejection(s, changed, e));
+        s.pending.push(savedEditRejected(s, changed, e));
       }
     })
     .finally(() => {
@@ -94,11 +115,11 @@ export function syncDisk(s: Session, signal?: AbortSignal): SessionEvent[] {
         s.pending.push(...syncDisk(s));
       }
     });
-  return events;
+  return s.syncing;
 }
 
 /** The `rejected` event of a saved edit that was not published (and `status` says refused). */
-function rejection(s: Session, paths: string[], e: unknown): SessionEvent {
+export function savedEditRejected(s: Session, paths: string[], e: unknown): SessionEvent {
   const message = e instanceof CheckFailed ? e.message : `the saved edit was not published; the previous version keeps running: ${(e as Error)?.message ?? e}`;
   s.refused = { message, at: new Date().toISOString() };
   const why =

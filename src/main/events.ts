@@ -8,6 +8,8 @@ const eventTable = <K extends string>(list: { kind: K; meaning: string }[]) => l
 /** The events answers carry, for help and docs. */
 const EVENT_TABLE = eventTable([
   { kind: 'preparing', meaning: 'a saved edit was read and is compiling on the compile worker' },
+  { kind: 'held', meaning: 'a saved edit waits at the Player (preview before publishing): the person there publishes it (then `published`) or discards it' },
+  { kind: 'discarded', meaning: 'a saved edit held at the Player was discarded: the previous version keeps running, the file keeps the edit' },
   { kind: 'published', meaning: 'a kernel or scene change now runs (with its generation, the compiled tier it runs on and compile_ms)' },
   { kind: 'optimised', meaning: 'the optimised modules of these nodes replaced the fast tier between frames (compile_ms; results are the same bits)' },
   { kind: 'optimise_abandoned', meaning: 'an optimised compile went past its budget (budget_ms) or failed: the fast tier keeps running' },

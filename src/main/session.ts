@@ -115,6 +115,8 @@ export class Session {
   readonly evaluations = new Evaluations();
   /** Milliseconds a saved edit picked up in the background may take (syncDisk). */
   readonly backgroundDeadline: number;
+  /** Set by the Player in preview mode: a saved edit is handed to it to preview instead of published (disk-sync.ts). */
+  holdSavedEdit?: (texts: Map<string, string>, changed: string[]) => void;
   /** A saved edit compiling in the background (syncDisk). */
   syncing?: Promise<void>;
   /** The disk was asked about while a saved edit compiled: look again when it is done (syncDisk). */

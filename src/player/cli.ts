@@ -40,6 +40,7 @@ async function main(args: string[]): Promise<void> {
     .option('optimise-budget', optimiseBudgetOption)
     .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0)' })
     .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG), resized to it (repeatable)' })
+    .option('preview', { type: 'boolean', default: false, describe: 'hold saved edits: the page shows each beside the running world, to publish or discard (the page\'s box)' })
     .strict()
     .help()
     .fail((msg, err) => {
@@ -60,6 +61,7 @@ async function main(args: string[]): Promise<void> {
   try {
     await startParams(player.session, params, 'entelechy-player');
     await startInputs(player.session, inputs, 'entelechy-player');
+    if (argv.preview) player.window.preview.setMode(true);
   } catch (e) {
     await player.close();
     throw e;

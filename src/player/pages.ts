@@ -99,11 +99,24 @@ function onPlayerMessage(window: PlayerWindow, page: WindowPage, m: Record<strin
       );
       break;
     }
+    case 'preview-mode':
+      // Preview before publishing, on or off (preview.ts): every page is told.
+      window.preview.setMode(m.on === true);
+      break;
+    case 'publish-preview':
+    case 'discard-preview':
+      try {
+        if (m.type === 'publish-preview') window.preview.publish(Number(m.id));
+        else window.preview.discard(Number(m.id));
+      } catch (e) {
+        page.sendJson({ type: 'error', message: (e as Error).message });
+      }
+      break;
     case 'stop-recording':
       window.stopRecording().catch((e: Error) => page.sendJson({ type: 'error', message: e.message }));
       break;
     default:
-      page.sendJson({ type: 'error', message: `unknown Player message ${JSON.stringify(m.type)}: next, input, show, record, stop-recording, drop, or a protocol request with op` });
+      page.sendJson({ type: 'error', message: `unknown Player message ${JSON.stringify(m.type)}: next, input, show, record, stop-recording, drop, preview-mode, publish-preview, discard-preview, or a protocol request with op` });
   }
   window.schedule();
 }

@@ -10,6 +10,7 @@ import type { FrameSource, Session, SessionEvent } from '../main/session.js';
 import { encodeFrame, fieldPixels, type FrameHeader } from './frames.js';
 import { describeScene, sourceFields, type SceneDescription } from './scene.js';
 import { Recorder, type RecordingSummary } from './recorder.js';
+import { SavedEditPreview } from './preview.js';
 
 /** What the window needs of a page (see pages.ts). */
 export interface WindowPage {
@@ -74,6 +75,8 @@ export class PlayerWindow implements FrameSource {
   /** The pixels of the frame made last, by source (pages and the recording share them). */
   private pixels = new Map<string, ReturnType<typeof fieldPixels>>();
   private pixelsKey = '';
+  /** Preview before publishing: saved edits held for the person (preview.ts). */
+  readonly preview: SavedEditPreview;
 
   constructor(
     readonly session: Session,
@@ -87,6 +90,7 @@ export class PlayerWindow implements FrameSource {
       this.rejectedOver = this.documentsNow();
     }
     session.window = this;
+    this.preview = new SavedEditPreview(session, (m) => this.pages.forEach((p) => p.sendJson(m)));
     session.pending.observers.add(this.observe);
     // Tier news told before this window was made (the optimiser starts with the session): the last of it.
     for (const event of session.pending) if (TIER_EVENTS.includes(event.kind)) this.tellTier(event);
@@ -126,6 +130,7 @@ export class PlayerWindow implements FrameSource {
     if (this.rejection) page.sendJson({ type: 'rejected', ...this.rejection });
     if (this.tierNews) page.sendJson(this.tierNews);
     if (this.recorder) page.sendJson({ type: 'recording', file: this.recorder.file, source: this.recorder.source });
+    for (const m of this.preview.messages()) page.sendJson(m);
     this.schedule();
   }
 
@@ -210,6 +215,7 @@ export class PlayerWindow implements FrameSource {
       // A change of the documents was published (a compose, say): the overlay goes. A pin also
       // publishes, but the documents are as they were: the rejected edit still waits for a fix.
       if (this.documentsNow() !== this.rejectedOver) this.clearRejection();
+      this.preview.worldChanged();
     }
     const d = this.description();
     const text = JSON.stringify(d);
@@ -233,6 +239,7 @@ export class PlayerWindow implements FrameSource {
     this.watcher?.close();
     this.session.pending.observers.delete(this.observe);
     if (this.session.window === this) this.session.window = undefined;
+    if (this.preview.on) this.session.holdSavedEdit = undefined;
     for (const w of this.waiters.splice(0)) w.reject(new Error('the Player closed'));
     // A recording in progress keeps what was recorded.
     if (this.recorder) await this.stopRecording('stopped: the Player closed').catch(() => undefined);

@@ -7,7 +7,7 @@ const canvas = $('canvas');
 const context = canvas.getContext('2d');
 
 /** What tests and curious people can look at: the frame on the canvas and counts. */
-const state = { frame: null, header: null, framesDrawn: 0, seen: [], scene: null, rejection: null, connected: false, recording: null, recorded: null, dropped: null, dropRefused: null, tierEvents: [] };
+const state = { frame: null, header: null, framesDrawn: 0, seen: [], scene: null, rejection: null, connected: false, recording: null, recorded: null, dropped: null, dropRefused: null, tierEvents: [], previewMode: false, preview: null, previewEnded: null };
 window.player = state;
 
 const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/player/socket`);
@@ -118,6 +118,13 @@ socket.addEventListener('message', (event) => {
   }
   if (message.type === 'recorded') return showRecorded(message);
   if (message.type === 'tier') return showTier(message);
+  if (message.type === 'preview-mode') {
+    state.previewMode = message.on;
+    $('preview-mode').checked = message.on;
+    return;
+  }
+  if (message.type === 'previewing') return say(`running your saved edit of ${message.paths.join(', ')} on a copy of the world…`);
+  if (message.type === 'preview') return showPreview(message);
   // A protocol answer to a request of this page.
   if (message.error) say(message.error.message);
 });
@@ -170,6 +177,75 @@ function showRecorded(r) {
   $('record').textContent = 'record';
   $('record').classList.remove('on');
   $('recording').textContent = r.error ?? `${r.why ? `${r.why}; ` : ''}saved ${r.path} (${r.frames} frames, ${r.width}×${r.height})`;
+}
+
+// -- preview before publishing: a saved edit beside the running world -----------------------------
+
+$('preview-mode').addEventListener('change', () => send({ type: 'preview-mode', on: $('preview-mode').checked }));
+$('publish').addEventListener('click', () => state.preview && send({ type: 'publish-preview', id: state.preview.id }));
+$('discard').addEventListener('click', () => state.preview && send({ type: 'discard-preview', id: state.preview.id }));
+
+const png = (picture) => `data:image/png;base64,${picture.data}`;
+const number = (x) => (x === 0 ? '0' : Math.abs(x) >= 0.01 ? x.toFixed(3).replace(/\.?0+$/, '') : x.toExponential(2));
+
+/** A held saved edit (docs/player.md): per output the running picture, the edit's, where it changed, and how much. */
+function showPreview(p) {
+  if (p.id === null) {
+    state.preview = null;
+    state.previewEnded = p.why;
+    $('preview').hidden = true;
+    if (p.why !== 'rejected') say(p.why === 'published' ? 'the saved edit is published' : 'the saved edit was discarded: the running version stays (the file keeps your edit)');
+    return;
+  }
+  state.preview = p;
+  const e = p.evaluation;
+  $('preview-what').textContent = `your saved edit of ${p.paths.join(', ')} — not running yet; both pictures at frame ${e.frame}, t = ${number(e.time)} s`;
+  // What else the edit would do (a state reset, a migration, a param's default moved...).
+  const told = p.events.filter((ev) => ev.kind !== 'published' && ev.kind !== 'unrun');
+  $('preview-events').replaceChildren(...told.map((ev) => {
+    const li = document.createElement('li');
+    li.textContent = [ev.kind, ev.node, ev.param, ev.message].filter((x) => typeof x === 'string').join(': ');
+    return li;
+  }));
+  $('preview-outputs').replaceChildren(...e.outputs.map(previewOutput));
+  $('preview').hidden = false;
+  $('status').textContent = '';
+}
+
+function previewOutput(o) {
+  const div = document.createElement('div');
+  div.className = 'preview-output';
+  div.dataset.output = o.name;
+  const name = document.createElement('div');
+  name.className = 'preview-name';
+  name.textContent = `${o.name} (${o.width}×${o.height}${o.depth ? `×${o.depth}` : ''})`;
+  const pictures = document.createElement('div');
+  pictures.className = 'preview-pictures';
+  const figure = (cls, picture, caption) => {
+    if (!picture) return [];
+    const f = document.createElement('figure');
+    const img = Object.assign(document.createElement('img'), { className: cls, src: png(picture), alt: caption });
+    f.append(img, Object.assign(document.createElement('figcaption'), { textContent: caption }));
+    return [f];
+  };
+  pictures.append(...figure('before', o.before, 'running'), ...figure('now', o.thumbnail, 'with the edit'), ...figure('diff', o.diff?.image, 'where it changed (black: unchanged)'));
+  const summary = document.createElement('div');
+  summary.className = 'preview-summary';
+  summary.textContent = diffText(o);
+  div.append(name, pictures, summary);
+  return div;
+}
+
+/** The diff in words: how many elements changed, where, and by how much. */
+function diffText(o) {
+  const d = o.diff;
+  if (!d) return o.note ?? '';
+  if (d.new_output || d.size_changed) return d.note;
+  if (d.changed === 0) return `no element changed (${d.elements} compared)`;
+  const b = d.box;
+  const where = `x ${b.x}–${b.x + b.width - 1}, y ${b.y}–${b.y + b.height - 1}${b.depth ? `, z ${b.z}–${b.z + b.depth - 1}` : ''}`;
+  const percent = (100 * d.changed) / d.elements;
+  return `${d.changed} of ${d.elements} elements changed (${percent < 0.1 ? percent.toPrecision(1) : percent.toFixed(1)} %), within ${where}; largest change per component ${d.max.map(number).join(', ')}${d.not_finite ? `; ${d.not_finite} not finite` : ''}`;
 }
 
 // -- the scene: params, sources, nodes, pause ----------------------------------------------------

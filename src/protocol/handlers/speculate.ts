@@ -26,6 +26,8 @@ export interface EvaluateOptions {
   thumbnail: number;
   /** Also the full PNG of each output and of its diff. */
   png: boolean;
+  /** Also the running world's picture of the same frames, as a thumbnail (the Player's preview, side by side; not a request field). */
+  before?: boolean;
 }
 
 const FIELDS = ['frames', 'time', 'outputs', 'thumbnail', 'png'];
@@ -85,7 +87,9 @@ async function outputAnswer(out: ForkOutput, o: EvaluateOptions) {
   if (out.tooLarge || !out.now) return { ...base, note: 'too large to read back whole (as `read` refuses it): no picture or diff; read a region of it after the change, or evaluate a smaller size' };
   const now = out.now;
   const pictures = now.rgba ? { thumbnail: await thumbnail(now.rgba, now.width, now.height, o.thumbnail), ...(o.png ? { png: await pngPicture(now.rgba, now.width, now.height) } : {}) } : { note: 'a 3-D output has no picture; the diff below covers every element, its picture the largest change over z' };
-  return { ...base, ...pictures, diff: await diffAnswer(out.before, now, o) };
+  const was = out.before;
+  const before = o.before && was?.rgba ? { before: await thumbnail(was.rgba, was.width, was.height, o.thumbnail) } : {};
+  return { ...base, ...pictures, ...before, diff: await diffAnswer(out.before, now, o) };
 }
 
 /** The change against the running world's same frame, or why there is none to make. */

@@ -190,6 +190,15 @@ t.test('render runs a large scene on the pool, with the same pixels as on one wo
   t.same(runs.map((r) => r.summary.workers), [1, 2], 'the summary says how many workers ran');
   t.same([runs[1].png.width, runs[1].png.height], [640, 480]);
   t.ok(Buffer.from(runs[0].png.rgba).equals(Buffer.from(runs[1].png.rgba)), 'pixels identical on 1 and 2 workers');
+  // Taller than a PNG strip (3492 rows at 300 wide): on 2 workers the pool's threads encode it (field-png.ts).
+  const tall = [1, 2].map((workers) => {
+    const file = join(dir, `tall${workers}.png`);
+    const r = cli(['render', 'examples/rings/scene.esn', '--size', '300x4000', '-o', file, '--workers', String(workers)]);
+    t.equal(r.status, 0, r.ended);
+    return readFileSync(file);
+  });
+  t.ok(tall[0].equals(tall[1]), 'a tall frame encoded on the pool: the same bytes as on the main thread');
+  t.same([decodePng(tall[1]).width, decodePng(tall[1]).height], [300, 4000]);
   const small = cli(['render', 'examples/rings/scene.esn', '--size', '64x32', '-o', join(dir, 'small.png'), '--json', '--workers', '2']);
   t.equal(JSON.parse(small.stdout.trim().split('\n').pop()!).workers, 1, 'a scene too small for the pool starts no threads');
 });

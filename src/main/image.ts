@@ -31,7 +31,7 @@ export function fieldToRgba(memory: FieldMemory, f: Field, name: string): Uint8A
  * buffer that the next call reuses: a PNG encoder takes a large field's rows strip by strip
  * without an image-sized buffer (8192 x 8192: 256 MiB, and 0.65 s of first-touch page faults).
  */
-export function fieldRgbaRows(memory: FieldMemory, f: Field, name: string): (y0: number, y1: number) => Uint8Array {
+export function fieldRgbaRows(memory: Pick<FieldMemory, 'f32' | 'i32'>, f: Field, name: string): (y0: number, y1: number) => Uint8Array {
   if (f.dims === 3) throw new ImageError(`\`${name}\` is a 3-D field: an image needs a 2-D one (read it as f32, or add a view kernel that renders it)`);
   const rows: RowSource[] = f.comps.map((t, c) => ({
     data: t === 'f32' ? memory.f32 : memory.i32,

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { PngEncoder } from './png.js';
+import { PngEncoder, PngJoiner, type DeflatedStrip } from './png.js';
 
 export class PngWriteError extends Error {
   override name = 'PngWriteError';
@@ -21,21 +21,32 @@ export function writeProblem(file: string, e: unknown): string {
 let made = 0;
 
 /**
- * One PNG file being written: `rows` (whole rows, in order), then `finish`, or `abort`. Errors
- * of the file system are PngWriteErrors naming the file and why.
+ * One PNG file being written: `rows` (whole rows, in order; made by `create`) or `strip` (rows
+ * deflated elsewhere, in order; made by `joined`), then `finish`, or `abort`. Errors of the file
+ * system are PngWriteErrors naming the file and why.
  */
 export class PngFile {
   private constructor(
     readonly file: string,
     private readonly tmp: string,
     private readonly handle: FileHandle,
-    private readonly encoder: PngEncoder,
+    private readonly encoder: PngEncoder | PngJoiner,
   ) {}
 
   /** Bytes written so far. */
   bytes = 0;
 
+  /** A PNG whose rows are encoded here (PngEncoder). */
   static async create(file: string, width: number, height: number): Promise<PngFile> {
+    return PngFile.open(file, (sink) => new PngEncoder(width, height, sink));
+  }
+
+  /** A PNG joined from strips deflated elsewhere (deflateStrips, PngJoiner). */
+  static async joined(file: string, width: number, height: number): Promise<PngFile> {
+    return PngFile.open(file, (sink) => new PngJoiner(width, height, sink));
+  }
+
+  private static async open(file: string, assembler: (sink: (bytes: Buffer) => Promise<void>) => PngEncoder | PngJoiner): Promise<PngFile> {
     const tmp = join(dirname(file) || '.', `.${basename(file)}.${process.pid}.${made++}.tmp`);
     let handle: FileHandle;
     try {
@@ -45,7 +56,7 @@ export class PngFile {
       throw new PngWriteError(writeProblem(file, e));
     }
     let png: PngFile | undefined = undefined;
-    const encoder = new PngEncoder(width, height, async (bytes) => {
+    const encoder = assembler(async (bytes) => {
       try {
         await handle.write(bytes);
       } catch (e) {
@@ -72,7 +83,14 @@ export class PngFile {
 
   /** The next rows, in order (RGBA bytes, whole rows); the buffer may be reused once this returns. */
   async rows(rgba: Uint8Array): Promise<void> {
+    if (!(this.encoder instanceof PngEncoder)) throw new Error('internal: PngFile.rows on a joined PNG (give it strips)');
     await this.encoder.rows(rgba);
+  }
+
+  /** The next strip deflated elsewhere, in order. */
+  async strip(s: DeflatedStrip): Promise<void> {
+    if (!(this.encoder instanceof PngJoiner)) throw new Error('internal: PngFile.strip on a PNG encoded here (give it rows)');
+    await this.encoder.add(s);
   }
 
   /** Every row given: the file's end, then it takes its name. Returns its size in bytes. */

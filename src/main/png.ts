@@ -275,30 +275,55 @@ export interface DeflatedStrip {
   length: number;
 }
 
+/** Rows filtered as one strip (PngEncoder's), and how its deflate piece ends. */
+interface FilteredStrip {
+  y0: number;
+  rows: number;
+  bytes: Buffer;
+  adler: number;
+  finish: number;
+}
+
 /**
- * Rows [y0, y0 + n) of a picture `height` high, filtered and deflated in the strips PngEncoder
- * makes (every stripRows(width) rows from row 0): joined in order by PngJoiner, strips that start
- * on those boundaries give the bytes of the PNG encoded in one piece.
+ * Rows [y0, y0 + n) of a picture `height` high, filtered in the strips PngEncoder makes (every
+ * stripRows(width) rows from row 0), each with its own Adler-32: what deflateStrips and
+ * deflateStripsHere deflate.
  */
-export async function deflateStrips(rgba: Uint8Array, width: number, y0: number, height: number): Promise<DeflatedStrip[]> {
+function* filteredStrips(rgba: Uint8Array, width: number, y0: number, height: number): Generator<FilteredStrip> {
   const rowBytes = width * 4;
   if (rgba.length % rowBytes !== 0) throw new Error(`deflateStrips: ${rgba.length} bytes are not whole rows of ${width} RGBA pixels`);
   const n = rgba.length / rowBytes;
   if (y0 < 0 || y0 + n > height) throw new Error(`deflateStrips: rows [${y0}, ${y0 + n}) are not inside a picture ${height} high`);
   const step = stripRows(width);
   const words = asWords(rgba);
-  const pieces: Promise<DeflatedStrip>[] = [];
   for (let y = y0; y < y0 + n; ) {
     const end = Math.min(y0 + n, (Math.floor(y / step) + 1) * step);
     const filter = new SubFilter(width);
     const out = Buffer.allocUnsafe((end - y) * (rowBytes + 1));
     for (let r = y; r < end; r++) filter.filter(words, (r - y0) * width, out, (r - y) * (rowBytes + 1));
-    const first = y;
-    const finish = end === height ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH;
-    pieces.push(deflateRaw(out, { level: LEVEL, finishFlush: finish }).then((bytes) => ({ y0: first, rows: end - first, bytes, adler: ((filter.b << 16) | filter.a) >>> 0, length: out.length })));
+    yield { y0: y, rows: end - y, bytes: out, adler: ((filter.b << 16) | filter.a) >>> 0, finish: end === height ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH };
     y = end;
   }
+}
+
+/**
+ * Rows [y0, y0 + n) of a picture `height` high, filtered and deflated (on zlib's threads) in the
+ * strips PngEncoder makes: joined in order by PngJoiner, strips that start on those boundaries
+ * give the bytes of the PNG encoded in one piece.
+ */
+export async function deflateStrips(rgba: Uint8Array, width: number, y0: number, height: number): Promise<DeflatedStrip[]> {
+  const pieces: Promise<DeflatedStrip>[] = [];
+  for (const s of filteredStrips(rgba, width, y0, height))
+    pieces.push(deflateRaw(s.bytes, { level: LEVEL, finishFlush: s.finish }).then((bytes) => ({ y0: s.y0, rows: s.rows, bytes, adler: s.adler, length: s.bytes.length })));
   return Promise.all(pieces);
+}
+
+/** deflateStrips on the calling thread: for a worker thread that is itself one of several (field-png.ts). */
+export function deflateStripsHere(rgba: Uint8Array, width: number, y0: number, height: number): DeflatedStrip[] {
+  const pieces: DeflatedStrip[] = [];
+  for (const s of filteredStrips(rgba, width, y0, height))
+    pieces.push({ y0: s.y0, rows: s.rows, bytes: zlib.deflateRawSync(s.bytes, { level: LEVEL, finishFlush: s.finish }), adler: s.adler, length: s.bytes.length });
+  return pieces;
 }
 
 /** The Adler-32 of two runs of bytes joined, from each run's (as zlib's adler32_combine). */

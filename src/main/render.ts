@@ -11,6 +11,7 @@ import { Engine, EvaluationError, POOL_THRESHOLD, sceneGroups, type Backend } fr
 import { prepareModules, type Tier } from './modules.js';
 import { FieldMemory, MemoryLimitError } from './memory.js';
 import { fieldRgbaRows, fieldToRgba, savePng } from './image.js';
+import { pngOnPool, savePngOnPool } from './field-png.js';
 import type { Pixels } from './png.js';
 import { isVideoFile, requireFfmpeg, VideoFile } from './video.js';
 import { InputFeed, type InputOption } from './input-feed.js';
@@ -173,10 +174,12 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       }
       if (frame < first || done.has(frame)) continue;
       const field = run.outputField(options.output)!;
+      const f = { frame, file, t0, width: field.width, height: field.height };
       // A range of frames hands each frame's pixels to a thread; one frame is encoded from the
-      // field, strip by strip (the field stays as it is until the write is done: drain below).
-      const pixels = frames || video ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output);
-      await writer.write({ frame, file, t0, width: field.width, height: field.height }, pixels);
+      // field, strip by strip (the field stays as it is until the write is done: drain below),
+      // a large one on the pool's threads (field-png.ts).
+      if (!frames && !video && pool && pngOnPool(field) && writer instanceof FrameWriter) await writer.save(f, () => savePngOnPool(pool, file, field, options.output));
+      else await writer.write(f, frames || video ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output));
     }
     await writer.drain();
     mark('frames written');
@@ -277,16 +280,19 @@ class FrameWriter {
    * copied) to one; without, they may be rows made as they are encoded (done when this returns).
    */
   async write(f: FrameFile, pixels: Pixels): Promise<void> {
-    if (!this.encoder) {
-      this.pending.push({ f, saved: Promise.resolve().then(() => savePng(f.file, f.width, f.height, pixels)) });
-      return this.drain();
-    }
+    if (!this.encoder) return this.save(f, () => savePng(f.file, f.width, f.height, pixels));
     if (typeof pixels === 'function') throw new Error('internal: frames written on threads need their pixels copied out');
     const saved = this.encoder.save({ file: f.file, width: f.width, height: f.height, rgba: pixels });
     saved.catch(() => {}); // awaited in order by drain; a later frame's failure may come first
     this.pending.push({ f, saved });
     const most = Math.max(1, Math.min(2 * this.encoder.threads, Math.floor(2 ** 30 / (f.width * f.height * 4))));
     while (this.pending.length >= most) await this.finish(this.pending.shift()!);
+  }
+
+  /** Write one frame by `save` (which returns the file's size), not on the writer's threads; done when this returns. */
+  async save(f: FrameFile, save: () => Promise<number>): Promise<void> {
+    this.pending.push({ f, saved: Promise.resolve().then(save) });
+    return this.drain();
   }
 
   /** Wait for every frame in flight, reporting each in order. */

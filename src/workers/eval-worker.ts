@@ -8,6 +8,8 @@ import { workerData } from 'piscina';
 import type { BandTask, BandResult } from './pool.js';
 import { CTL } from './pool.js';
 import { markLoaded } from './loaded.js';
+import type { FieldStripTask } from '../main/field-png.js';
+import type { DeflatedStrip } from '../main/png.js';
 
 type Run = (args: number, r0: number, r1: number) => void;
 
@@ -55,6 +57,13 @@ export default function evalBands(task: BandTask): BandResult {
       wasmTrap: e instanceof WebAssembly.RuntimeError,
     };
   }
+}
+
+/** A frame's PNG strips, from the shared memory (field-png.ts), loaded when first asked for. */
+let png: typeof import('../main/field-png.js') | undefined;
+export async function pngStrips(task: FieldStripTask): Promise<DeflatedStrip[]> {
+  png ??= await import('../main/field-png.js');
+  return png.fieldStrips(memory, task);
 }
 
 markLoaded(workerData.loaded);

@@ -198,6 +198,20 @@ export class EvalPool {
     return { tasks, bands };
   }
 
+  /**
+   * Run one task of another kind on a worker: the named export of eval-worker.ts (a frame's PNG
+   * strips, field-png.ts), given `task` and the shared memory.
+   */
+  async call<T>(name: string, task: object): Promise<T> {
+    if (this.destroyed) throw new Error('the evaluation pool was destroyed');
+    this.inFlight++;
+    try {
+      return (await this.piscina.run(task, { name })) as T;
+    } finally {
+      this.inFlight--;
+    }
+  }
+
   private acquire(): { control: Int32Array; slot: number } {
     const s = this.free.pop();
     if (s) return s;

@@ -117,5 +117,6 @@ t.test('render takes the tier that finishes the whole job sooner', async (t) => 
   t.equal(renderTier(scene(256)), 'fast', 'one small frame: the fast tier (its compile is the job)');
   t.equal(renderTier(scene(256), { first: 3, last: 3 }), 'fast', 'one frame of a range too');
   t.equal(renderTier(scene(256), { first: 0, last: 99 }), 'optimised', 'many frames repay the optimised compile');
-  t.equal(renderTier(scene(Math.ceil(Math.sqrt(FAST_RENDER_ELEMENTS)) + 1)), 'optimised', 'so does one huge frame');
+  t.equal(renderTier(scene(4096)), 'fast', 'one 4096 x 4096 frame: the fast tier (the optimised compile is not won back)');
+  t.equal(renderTier(scene(Math.ceil(Math.sqrt(FAST_RENDER_ELEMENTS)) + 1)), 'optimised', 'one huge frame repays it');
 });

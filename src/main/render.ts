@@ -211,16 +211,19 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   }
 }
 
-/** One frame of at most this many elements (all nodes together) renders on the fast tier. */
-export const FAST_RENDER_ELEMENTS = 1 << 21;
+/** One frame of at most this many elements (all nodes together, ~5800 x 5800 of one node) renders on the fast tier. */
+export const FAST_RENDER_ELEMENTS = 1 << 25;
 
 /**
  * The tier a render compiles, to finish the whole job sooner (docs/architecture.md, Tiers). One
- * frame of at most FAST_RENDER_ELEMENTS elements: the fast tier, which compiles in milliseconds
- * where the optimised one can take a second or more, longer than such a frame runs (the fast
- * tier is at most ~2.6x slower per element: the interleaved loops). A range of frames or a larger
- * frame: the optimised tier, whose frames repay its compile. An optimised module in the disk
- * cache is used either way (prepareModules).
+ * frame of at most FAST_RENDER_ELEMENTS elements: the fast tier. The optimised compile costs
+ * 0.5-1.2 s of CPU on P2-P4, and the first frame on an optimised module runs little faster than
+ * on a fast one (V8 starts a module on its baseline code and optimises it meanwhile): at 4096 x
+ * 4096, compile and frame took 0.7-0.9 s of CPU on the fast tier against 1.2-1.8 s on the
+ * optimised one (P2-P4), and only at 8192 x 8192 did the optimised tier win (P4, whose
+ * interleaved loop gains most: 2.8 s against 3.1 s). A range of frames or a larger frame: the
+ * optimised tier, whose frames repay its compile. An optimised module in the disk cache is used
+ * either way (prepareModules).
  */
 export function renderTier(scene: Scene, frames?: { first: number; last: number }): Tier {
   if (frames && frames.last > frames.first) return 'optimised';

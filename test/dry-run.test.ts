@@ -7,7 +7,6 @@
 
 import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,9 +14,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Session } from '../src/main/session.js';
 import { decodePng } from '../src/main/image.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
-import { serveListening } from './serve-process.js';
 import { ROOT } from './helpers.js';
-import { Lines } from './fixtures.js';
+import { serveDoors, type Ask } from './serve-process.js';
 
 // A stateful kernel (the state tells whether a fork's frames leaked into the world) whose out
 // the changes below alter in a known box: x > 40 and y < 10 of a 64 x 32 field.
@@ -45,7 +43,6 @@ function sceneDir(): string {
   return dir;
 }
 
-type Ask = (req: Record<string, unknown>) => Promise<{ ok?: any; error?: any }>;
 
 /** Everything a dry run must leave as it was, as one string. */
 async function fingerprint(ask: Ask, dir: string): Promise<string> {
@@ -98,7 +95,8 @@ t.test('in process: the answer judges the change, and nothing changes', async (t
   t.ok(composed.ok, JSON.stringify(composed.error));
   t.same([composed.ok.written, composed.ok.dry_run, composed.ok.evaluation.outputs[0].diff.changed], [false, true, 230], 'compose dry run: nothing written, the same change seen');
   const resized = await ask({ op: 'compose', edits: [{ node: 'a', member: 'size', text: 'size = 32 x 32;' }], dry_run: true, evaluate: { frames: 0 } });
-  t.same(resized.ok.events.map((e: any) => [e.kind, e.node]), [['state_reset', 'a']], 'the state it would reset, told');
+  t.same(resized.ok.events.map((e: any) => [e.kind, e.node, e.how]), [['state_carried', 'a', ['resized']]], 'how it would carry the state, told');
+  t.same(resized.ok.evaluation.states.map((x: any) => [x.node, x.port, x.how, x.width, x.height]), [['a', 'total', ['resized'], 32, 32]], 'and the state as it would be');
   t.same(resized.ok.evaluation.outputs, [], 'no frames: no pictures');
   t.equal(await fingerprint(ask, dir), before, 'compose and prepare dry runs: nothing changed');
 
@@ -133,23 +131,9 @@ t.test('evaluate with `thumbnail` answers one per output', async (t) => {
   t.equal((await ask({ op: 'evaluate', thumbnail: 0 })).error?.field, 'thumbnail');
 });
 
-/** `entelechy serve` on the scene, listening: its stdin and one TCP connection. */
-async function serve(dir: string) {
-  const { child, port } = await serveListening(t, join(dir, 'scene.esn'));
-  const asker = (send: (line: string) => void, lines: Lines): Ask => async (req) => {
-    send(JSON.stringify(req));
-    return JSON.parse((await lines.next())!);
-  };
-  const stdout = new Lines(child.stdout);
-  const socket = net.connect(port, '127.0.0.1');
-  await new Promise((resolve) => socket.once('connect', resolve));
-  t.teardown(() => socket.destroy());
-  return { stdin: asker((l) => child.stdin.write(l + '\n'), stdout), tcp: asker((l) => socket.write(l + '\n'), new Lines(socket)) };
-}
-
 t.test('through entelechy serve: stdin and TCP', async (t) => {
   const dir = sceneDir();
-  const { stdin, tcp } = await serve(dir);
+  const { stdin, tcp } = await serveDoors(t, dir);
   t.ok((await stdin({ op: 'evaluate' })).ok, 'a frame runs');
   const before = await fingerprint(stdin, dir);
   for (const [door, ask] of [['stdin', stdin], ['tcp', tcp]] as const) {
@@ -177,13 +161,15 @@ t.test('through entelechy mcp: the pictures are image content, nothing changes',
   const r = await call('compose', { edits: [{ kernel: 't.glow@1', text: AFTER }], dry_run: true, evaluate: {} });
   t.notOk(r.isError, JSON.stringify(r.content?.[0]));
   const pictures = r.content.filter((c: any) => c.type === 'image');
-  t.equal(pictures.length, 2, 'the thumbnail and the diff picture, as images');
-  t.same(pictures.map((p: any) => [p.mimeType, png(p.data).width]), [['image/png', 64], ['image/png', 64]]);
+  t.equal(pictures.length, 3, 'the thumbnail, the diff picture and the state\'s thumbnail, as images');
+  t.same(pictures.map((p: any) => [p.mimeType, png(p.data).width]), [['image/png', 64], ['image/png', 64], ['image/png', 64]]);
+  t.equal(r.structuredContent.evaluation.states[0].thumbnail.image, 3, 'the state\'s picture numbered too');
   const out = r.structuredContent.evaluation.outputs[0];
   t.same([[out.thumbnail.image, out.diff.image.image].sort(), out.diff.changed], [[1, 2], 230], 'the answer numbers the images; no base64 in it');
   const labels = r.content.filter((c: any) => c.type === 'text').map((c: any) => c.text).join('\n');
   t.match(labels, /output `result`: thumbnail \(64 x 32\)/, 'a line names the thumbnail');
   t.match(labels, /output `result`, diff: where it changed/, 'and the diff picture');
+  t.match(labels, /state `a.total` after the change: thumbnail \(64 x 32\)/, 'and the state\'s');
   t.notMatch(r.content[0].text, /iVBOR/, 'the text holds no PNG');
   const thumbs = await call('evaluate', { thumbnail: 32 });
   t.same(thumbs.content.filter((c: any) => c.type === 'image').map((p: any) => png(p.data).width), [32], 'evaluate with thumbnail: the thumbnail as an image');

@@ -2,8 +2,10 @@
 // stdin and TCP: started, its port read from its "listening on" line, ended at the test's teardown.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import net from 'node:net';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
+import { Lines } from './fixtures.js';
 
 export interface Teardown {
   teardown(fn: () => void | Promise<void>): void;
@@ -59,4 +61,23 @@ export async function serveListening(t: Teardown, scene: string, options: ServeO
     });
   });
   return { child, port, stderr: () => err, stop };
+}
+
+/** One request and its answer, parsed. */
+export type Ask = (req: Record<string, unknown>) => Promise<{ ok?: any; error?: any }>;
+
+/** `entelechy serve` on DIR/scene.esn, asked through its stdin and through one TCP connection (closed at teardown). */
+export async function serveDoors(t: Teardown, dir: string): Promise<{ stdin: Ask; tcp: Ask }> {
+  const { child, port } = await serveListening(t, join(dir, 'scene.esn'));
+  const asker = (send: (line: string) => void, lines: Lines): Ask => async (req) => {
+    send(JSON.stringify(req));
+    return JSON.parse((await lines.next())!);
+  };
+  const stdout = new Lines(child.stdout);
+  const socket = net.connect(port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  t.teardown(() => {
+    socket.destroy();
+  });
+  return { stdin: asker((l) => child.stdin.write(l + '\n'), stdout), tcp: asker((l) => socket.write(l + '\n'), new Lines(socket)) };
 }

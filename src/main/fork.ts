@@ -12,7 +12,8 @@ import { carryWorld } from './carry.js';
 import { prepareChange, type CommitSite, type SceneChange } from './commit.js';
 import { Engine } from './engine.js';
 import { fieldToRgba } from './image.js';
-import { readField, type Field } from './field.js';
+import { packField, readField, type Field } from './field.js';
+import { createHash } from 'node:crypto';
 import type { Scalar } from '../ir/ir.js';
 import { nextRegistry, type WorldEvent } from './world.js';
 import { READ_LIMIT } from './budget.js';
@@ -51,9 +52,31 @@ export interface ForkOutput {
   tooLarge?: boolean;
 }
 
+/** A state of the changed scene as the change would carry it, read back before any frame runs. */
+export interface ForkState {
+  node: string;
+  port: string;
+  /** How it was carried (the state_carried, state_reset or migrated event's `how`, or kept). */
+  how: string[];
+  reason?: string;
+  type: string;
+  width: number;
+  height: number;
+  depth: number;
+  comps: Scalar[];
+  /** Its elements packed as a snapshot packs them (component-major, row-major, 4 bytes little-endian each): sha256, 16 hex digits. */
+  digest?: string;
+  /** RGBA bytes of a 1-D or 2-D state (image.ts's mapping). */
+  rgba?: Uint8Array;
+  /** Past the read limit: no digest or picture. */
+  tooLarge?: boolean;
+}
+
 export interface ForkResult {
-  /** The events the change would tell (migrated, state_reset, published, retired, ...). */
+  /** The events the change would tell (migrated, state_carried, state_reset, published, retired, ...). */
   events: WorldEvent[];
+  /** Every state of the changed scene's running nodes right after the change carried it. */
+  states: ForkState[];
   /** Frame counter and clock the forks reached. */
   frame: number;
   time: number;
@@ -83,6 +106,7 @@ export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): P
       const events: WorldEvent[] = [...(change.events ?? [])];
       events.push(...(await carryWorld(published, old.engine, now, { pool: site.pool, signal })));
       events.push(...(change.adjust?.(now) ?? []));
+      const states = carriedStates(old.engine, now, events);
       // The running world's fork: the same frames from the same start, for the diff and timings.
       const before = run.frames > 0 ? new Engine(old.scene, { ...options, pins: [...old.pins] }) : undefined;
       if (before) {
@@ -104,7 +128,7 @@ export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): P
       const outputs = run.frames > 0 ? wanted.map((name) => readBack(name, now, before!)) : [];
       events.push(...now.events.map((e) => ({ ...e })));
       events.push(...nextRegistry(old, scene, published, true).events);
-      return { events, frame: now.frame, time: now.time, frames: run.frames, timings: [...timings.values()], outputs, prepare_ms: round(prepare_ms) };
+      return { events, states, frame: now.frame, time: now.time, frames: run.frames, timings: [...timings.values()], outputs, prepare_ms: round(prepare_ms) };
     } finally {
       for (const e of forks) e.dispose();
     }
@@ -127,6 +151,28 @@ function picture(engine: Engine, field: Field, name: string): ForkPicture {
     planes: readField(engine.memory, field),
     ...(field.dims === 3 ? {} : { rgba: fieldToRgba(engine.memory, field, name) }),
   };
+}
+
+/** Each state `now` holds, read back as the change left it (before any frame), with how it got there. */
+function carriedStates(old: Engine, now: Engine, events: WorldEvent[]): ForkState[] {
+  const states: ForkState[] = [];
+  for (const node of now.scene.nodes) {
+    for (const port of node.kernel.ports) {
+      const field = port.kind === 'state' ? now.fields.state(node.name, port.name)?.current : undefined;
+      if (!field) continue;
+      const told = events.find((e) => (e.kind === 'state_carried' || e.kind === 'state_reset') && e.node === node.name && e.port === port.name) ?? events.find((e) => e.kind === 'migrated' && e.node === node.name);
+      const ran = old.fields.state(node.name, port.name);
+      const how = told ? { how: told.how as string[], ...(told.reason ? { reason: told.reason as string } : {}) } : ran ? { how: ['kept'] } : { how: ['reset'], reason: old.scene.nodes.some((n) => n.name === node.name) ? 'did not run' : 'new node' };
+      const base = { node: node.name, port: port.name, ...how, type: port.type.name, width: field.width, height: field.height, depth: field.depth, comps: field.comps };
+      if (field.width * field.height * field.depth * 4 * field.comps.length > READ_LIMIT) {
+        states.push({ ...base, tooLarge: true });
+        continue;
+      }
+      const digest = createHash('sha256').update(packField(now.memory, field)).digest('hex').slice(0, 16);
+      states.push({ ...base, digest, ...(field.dims === 3 ? {} : { rgba: fieldToRgba(now.memory, field, `${node.name}.${port.name}`) }) });
+    }
+  }
+  return states;
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

@@ -209,7 +209,7 @@ export function picturesResult(ok: Json): CallToolResult {
       images.push({ type: 'text', text: `${where} (${o.width} x ${o.height}):` }, png(o.data));
       return { width: o.width, height: o.height, image: images.length / 2 };
     }
-    const name = typeof o.name === 'string' ? `output \`${o.name}\`` : where;
+    const name = typeof o.name === 'string' ? `output \`${o.name}\`` : typeof o.node === 'string' && typeof o.port === 'string' ? `state \`${o.node}.${o.port}\` after the change` : where;
     return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, walk(x, PICTURE_NAMES[k] ? `${name}: ${PICTURE_NAMES[k]}` : k === 'diff' ? `${name}, diff` : name)]));
   };
   const stripped = walk(ok, 'picture') as Json;

@@ -72,7 +72,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('disk', 'history: the version the file holds now, null when there is none (and `disk: true` on that version)'),
   a('written', 'whether compose wrote the document (false: refused, nothing written)'),
   a('dry_run', 'true: compose or publish only saw what the change would do (nothing written, published or counted as a generation); `events` are the ones it would tell'),
-  a('evaluation', 'a dry run\'s frames on a fork of the world (`evaluate`: frames, time, outputs, thumbnail, png): per output a thumbnail and the diff against the running world\'s same frames (changed, max, mean, box, image), per node the timings before and now', { doc: 'docs/agents.md#judging-a-change-before-committing-it' }),
+  a('evaluation', 'a dry run\'s frames on a fork of the world (`evaluate`: frames, time, outputs, thumbnail, png): per output a thumbnail and the diff against the running world\'s same frames (changed, max, mean, box, image), per state how the change carried it (states: how, digest, thumbnail, before any frame), per node the timings before and now', { doc: 'docs/agents.md#judging-a-change-before-committing-it' }),
   a('events', 'what happened because of the request (help events lists their kinds)', { doc: 'docs/protocol.md#events' }),
   // param, evaluate
   a('name', 'the param (param), the output, node or input read (read)'),
@@ -137,4 +137,9 @@ export const EVENT_MEMBERS: readonly AnswerField[] = [
   a('compile_ms', 'milliseconds the compile took', { within: 'events' }),
   a('budget_ms', 'the optimised compile\'s budget in milliseconds', { within: 'events' }),
   a('paths', 'the documents a saved edit changed', { within: 'events' }),
+  a('how', 'how a change carried a state (state_carried, state_reset, migrated; a dry run\'s `states`): kept, copied, resized, resampled, widened, narrowed, migrate from, or reset', { within: 'events', doc: 'docs/language.md#carrying-state-automatically' }),
+  a('filter', 'the filter a resampled state went through: nearest or bilinear', { within: 'events' }),
+  a('to', 'the size and type a state was carried to (from: the ones it had)', { within: 'events' }),
+  a('ports', 'the state ports a `migrate from` wrote', { within: 'events' }),
+  a('migration', 'the migration that ran: `OLD -> NEW` kernel ids', { within: 'events' }),
 ];

@@ -8,7 +8,7 @@ import { shareValues } from '../share.js';
 import { BodyContext, LowerError, type Env, type PortView } from '../lower/context.js';
 import { lowerStatements, needsReturnBlock } from '../lower/statement.js';
 import { blockOrStatements } from '../lower/blocks.js';
-import type { Diagnostic, Document, EachDecl, KernelStatement, MigrateDecl, PortDecl } from '../syntax/tree.js';
+import type { Diagnostic, Document, EachDecl, KernelStatement, MigrateDecl, PortDecl, Span } from '../syntax/tree.js';
 import { components, type ElemType } from '../types.js';
 import { diagnostic } from './report.js';
 
@@ -20,6 +20,10 @@ export interface PortInfo {
   dims?: 1 | 2 | 3;
   /** The declared default, as components. */
   value?: number[];
+  /** A state's `resample` clause: on a size change it is resampled with this filter (else its overlap is kept). */
+  resample?: 'nearest' | 'bilinear';
+  /** A state's `narrow` clause: a narrower element type keeps the first components (else it is reset). */
+  narrow?: boolean;
   decl: PortDecl;
 }
 
@@ -64,7 +68,9 @@ export function checkKernel(doc: Document, k: KernelStatement, env: Env, fuel = 
         continue;
       }
       try {
-        ports.push(portInfo(part, env));
+        const port = portInfo(part, env);
+        carryClauseProblems(port).forEach(([span, message]) => error(span, message));
+        ports.push(port);
       } catch (e) {
         if (e instanceof LowerError) error(e.at, e.message);
         else throw e;
@@ -202,5 +208,21 @@ function portInfo(decl: PortDecl, env: Env): PortInfo {
     if (values.length !== n) throw new LowerError(`the default of \`${decl.name.value}\` has ${values.length} components; a ${type.name} has ${n}`, decl.value.span);
     info.value = values;
   }
+  if (decl.resample) info.resample = decl.resample.filter.value as PortInfo['resample'];
+  if (decl.narrow) info.narrow = true;
   return info;
+}
+
+/** Where a port's `resample` or `narrow` clause does not belong: on a port that is not a state, or a blend of non-float components. */
+function carryClauseProblems(p: PortInfo): [Span, string][] {
+  const problems: [Span, string][] = [];
+  const clauses = [...(p.decl.resample ? [['resample', p.decl.resample.span] as const] : []), ...(p.decl.narrow ? [['narrow', p.decl.narrow] as const] : [])];
+  if (p.kind !== 'state') {
+    for (const [word, span] of clauses) problems.push([span, `\`${word}\` says how a state is carried to a new layout; \`${p.name}\` is an \`${p.kind}\` port, which holds nothing across changes: remove it`]);
+    return problems;
+  }
+  const comps = components(p.type);
+  if (p.resample === 'bilinear' && comps.some((c) => c !== 'f32'))
+    problems.push([p.decl.resample!.span, `\`resample bilinear\` blends neighbouring values, and \`${p.name}\` (${p.type.name}) has ${comps.includes('bool') ? 'bool' : 'i32'} components: write \`resample nearest\`, which picks one`]);
+  return problems;
 }

@@ -105,8 +105,8 @@ export const FORMS: readonly Form[] = [
   {
     name: 'state',
     kind: 'part',
-    syntax: 'state NAME: TYPE [= VALUE];',
-    summary: 'Declares state that persists across frames (double-buffered; needs `field.write`).',
+    syntax: 'state NAME: TYPE [= VALUE] [resample nearest|bilinear] [narrow];',
+    summary: 'Declares state that persists across frames (double-buffered; needs `field.write`). A change of its size or element type carries it automatically (docs/language.md); `resample` and `narrow` choose how.',
     example: 'state cells: field2<f32> = 0.0;',
   },
   {
@@ -194,6 +194,8 @@ export interface ReservedWord {
 const CLAUSES: ReservedWord[] = [
   { word: 'from', role: 'clause', summary: 'in `migrate from ID { ... }`: the kernel id whose state is migrated' },
   { word: 'range', role: 'clause', summary: 'in `param`: the range `range LO..HI` the value keeps to' },
+  { word: 'resample', role: 'clause', summary: 'in a `state` port: `resample nearest` or `resample bilinear`, how the state is carried when its size changes (else the overlap is kept)' },
+  { word: 'narrow', role: 'clause', summary: 'in a `state` port: a narrower element type keeps the old value\'s first components (else the state is reset)' },
   { word: 'true', role: 'literal', summary: 'the bool literal true (1)' },
   { word: 'false', role: 'literal', summary: 'the bool literal false (0)' },
 ];

@@ -1,6 +1,6 @@
 // `kernel ID { PART* }` and its parts: grants, in/out/state ports, size, each, migrate.
 
-import type { KernelPart, KernelStatement, Literal, PortKind, Token } from './tree.js';
+import type { KernelPart, KernelStatement, Literal, PortDecl, PortKind, Token } from './tree.js';
 import type { Tok } from './scan.js';
 import { PART_KEYWORDS } from './forms.js';
 import { closest } from '../suggest.js';
@@ -54,9 +54,10 @@ function parsePart(p: Parser, kernel: Token): KernelPart {
           p.pending.push(p.error('an `out` port takes no value: the body assigns it', eq.start, value.span.end));
         }
       }
-      const d = p.semicolon(`the \`${kind}\` port \`${name.value}\``, value || kind === 'out' ? [] : ['`=`']);
+      const clauses = parseCarryClauses(p, name);
+      const d = p.semicolon(`the \`${kind}\` port \`${name.value}\``, [...(value || kind === 'out' ? [] : ['`=`']), ...(kind === 'state' ? CARRY_CLAUSES.filter((c) => !(c in clauses)).map((c) => `\`${c}\``) : [])]);
       if (d) p.pending.push(d);
-      return { part: 'port', kind, name, type, ...(value ? { value } : {}), span: { start: t.start, end: p.prevEnd } };
+      return { part: 'port', kind, name, type, ...(value ? { value } : {}), ...clauses, span: { start: t.start, end: p.prevEnd } };
     }
     case 'size': {
       if (p.isPunct('=')) {
@@ -96,4 +97,32 @@ function parsePart(p: Parser, kernel: Token): KernelPart {
       return { part: 'migrate', from, body, span: { start: t.start, end: p.prevEnd } };
     }
   }
+}
+
+/** The clauses after a port's type and value that say how its state is carried (auto-migrate.ts). */
+const CARRY_CLAUSES = ['resample', 'narrow'];
+const FILTERS = ['nearest', 'bilinear'];
+
+/**
+ * `resample nearest|bilinear` and `narrow`, in either order, each once. Read on any port; the
+ * checker says where they do not belong (only a state is carried).
+ */
+function parseCarryClauses(p: Parser, port: Token): Pick<PortDecl, 'resample' | 'narrow'> {
+  const out: Pick<PortDecl, 'resample' | 'narrow'> = {};
+  while (p.tok.type === 'ident' && CARRY_CLAUSES.includes(p.tok.text)) {
+    const word = p.advance();
+    if (word.text in out) p.error(`the port \`${port.value}\` says \`${word.text}\` twice`, word.start, word.end);
+    if (word.text === 'narrow') {
+      out.narrow = { start: word.start, end: word.end };
+      continue;
+    }
+    const f = p.tok;
+    if (f.type !== 'ident' || !FILTERS.includes(f.text)) {
+      const guess = f.type === 'ident' ? closest(f.text, FILTERS) : undefined;
+      p.fail(`\`resample\` takes a filter: \`nearest\` or \`bilinear\`${guess ? ` (did you mean \`${guess}\`?)` : ''}, found ${f.type === 'ident' ? `\`${f.text}\`` : 'none'}`, f.start, f.end);
+    }
+    p.advance();
+    out.resample = { filter: { value: f.text, span: { start: f.start, end: f.end } }, span: { start: word.start, end: f.end } };
+  }
+  return out;
 }

@@ -128,6 +128,10 @@ export interface PortDecl {
   name: Token;
   type: TypeRef;
   value?: Literal;
+  /** `resample nearest|bilinear` (a state's size change resamples it): the filter as written, and the clause's span. */
+  resample?: { filter: Token; span: Span };
+  /** `narrow` (a state whose element type narrows keeps its first components): the clause's span. */
+  narrow?: Span;
   span: Span;
 }
 

@@ -6,7 +6,7 @@
 
 import type { Scene } from '../../ir/check/scene.js';
 import type { SceneChange } from '../../main/commit.js';
-import type { ForkOutput, ForkPicture, ForkResult } from '../../main/fork.js';
+import type { ForkOutput, ForkPicture, ForkResult, ForkState } from '../../main/fork.js';
 import { diffPicture, diffPlanes, fitInside } from '../../main/image-diff.js';
 import type { Session } from '../../main/session.js';
 import type { WorldEvent } from '../../main/world.js';
@@ -79,7 +79,17 @@ export async function dryRun(s: Session, change: SceneChange, options: EvaluateO
 async function evaluation(r: ForkResult, o: EvaluateOptions) {
   const outputs = [];
   for (const out of r.outputs) outputs.push(await outputAnswer(out, o));
-  return { frames: r.frames, frame: r.frame, time: r.time, prepare_ms: r.prepare_ms, outputs, timings: r.timings };
+  const states = [];
+  for (const st of r.states) states.push(await stateAnswer(st, o));
+  return { frames: r.frames, frame: r.frame, time: r.time, prepare_ms: r.prepare_ms, outputs, states, timings: r.timings };
+}
+
+/** A state as the change would carry it: how, its layout, its digest and picture (before any frame). */
+async function stateAnswer(st: ForkState, o: EvaluateOptions) {
+  const base = { node: st.node, port: st.port, how: st.how, ...(st.reason ? { reason: st.reason } : {}), type: st.type, width: st.width, height: st.height, ...(st.depth > 1 ? { depth: st.depth } : {}) };
+  if (st.tooLarge) return { ...base, note: 'too large to read back whole (as `read` refuses it): no digest or picture; read a region of it after the change' };
+  const pictures = st.rgba ? { thumbnail: await thumbnail(st.rgba, st.width, st.height, o.thumbnail), ...(o.png ? { png: await pngPicture(st.rgba, st.width, st.height) } : {}) } : { note: 'a 3-D state has no picture' };
+  return { ...base, digest: st.digest, ...pictures };
 }
 
 async function outputAnswer(out: ForkOutput, o: EvaluateOptions) {

@@ -60,7 +60,7 @@ interface Exec {
   stderr: string;
 }
 
-function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<Exec> {
+export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<Exec> {
   return new Promise((ok, fail) => {
     execFile(cmd, args, { env: opts.env, timeout: opts.timeout ?? 0, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
@@ -88,7 +88,7 @@ export function findReferenceSource(): string {
   throw new Error(`bench/reference/pipelines.c not found above ${here}`);
 }
 
-async function compilerIdentity(compiler: string): Promise<string | undefined> {
+export async function compilerIdentity(compiler: string): Promise<string | undefined> {
   try {
     const { stdout, stderr } = await run(compiler, ['--version'], { timeout: 20_000 });
     return (stdout || stderr).trim();
@@ -97,10 +97,63 @@ async function compilerIdentity(compiler: string): Promise<string | undefined> {
   }
 }
 
-function errorText(e: unknown): string {
+export function errorText(e: unknown): string {
   const x = e as { stderr?: string; message?: string };
   const text = (x.stderr && x.stderr.trim()) || x.message || String(e);
   return text.length > 2000 ? text.slice(0, 2000) + '...' : text;
+}
+
+export interface CachedCompile {
+  source: string;
+  cacheDir: string;
+  /** the binary's name in the cache, before its key */
+  name: string;
+  compiler: string;
+  /** the compiler's `--version`, part of the key */
+  identity: string;
+  flags: string[];
+  /** after the source on the command line (libraries) */
+  libs: string[];
+  /** more the binary depends on (libraries, their version), part of the key */
+  extraKey?: string;
+}
+
+/**
+ * Compiles `source` with `compiler flags -o BINARY source libs` into the cache, or finds it there:
+ * the binary's name carries a key of source, compiler, flags and platform. A flag set the compiler
+ * rejected (a normal non-zero exit) is remembered as NAME-KEY.failed and not retried.
+ */
+export async function compileCached(c: CachedCompile): Promise<{ binary: string; cached: boolean; compile_ms: number } | { error: string }> {
+  const code = await readFile(c.source);
+  await mkdir(c.cacheDir, { recursive: true });
+  const exe = process.platform === 'win32' ? '.exe' : '';
+  const key = createHash('sha256')
+    .update(code)
+    .update('\0' + c.compiler + '\0' + c.identity + '\0' + c.flags.join(' ') + '\0' + process.platform + '\0' + process.arch)
+    .update(c.extraKey !== undefined ? '\0' + c.extraKey : '')
+    .digest('hex')
+    .slice(0, 16);
+  const binary = join(c.cacheDir, `${c.name}-${key}${exe}`);
+  if (existsSync(binary)) return { binary, cached: true, compile_ms: 0 };
+  // A compiler that rejected these flags (normal non-zero exit) will reject them again for the
+  // same source/compiler/flags: remember it, so machines without OpenMP do not retry every run.
+  const failed = join(c.cacheDir, `${c.name}-${key}.failed`);
+  if (existsSync(failed)) return { error: `${c.compiler} ${c.flags.join(' ')}: failed before (delete ${failed} to retry)` };
+  // compile to a private name, then rename: concurrent builds never see a half-written binary
+  const tmp = `${binary}.${process.pid}.${Date.now()}.tmp`;
+  const t0 = performance.now();
+  try {
+    await run(c.compiler, [...c.flags, '-o', tmp, c.source, ...c.libs], { timeout: 300_000 });
+    await rename(tmp, binary);
+    return { binary, cached: false, compile_ms: performance.now() - t0 };
+  } catch (e) {
+    await rm(tmp, { force: true });
+    const x = e as { code?: unknown; killed?: boolean; signal?: unknown };
+    if (typeof x.code === 'number' && !x.killed && !x.signal) {
+      await writeFile(failed, errorText(e) + '\n').catch(() => undefined);
+    }
+    return { error: `${c.compiler} ${c.flags.join(' ')}: ${errorText(e)}` };
+  }
 }
 
 export async function buildReference(options: BuildOptions = {}): Promise<ReferenceBuildResult> {
@@ -120,10 +173,6 @@ export async function buildReference(options: BuildOptions = {}): Promise<Refere
   }
   if (compiler === undefined || identity === undefined) return { skipped: 'no C compiler found (cc, gcc, clang)' };
 
-  const code = await readFile(source);
-  await mkdir(cacheDir, { recursive: true });
-  const exe = process.platform === 'win32' ? '.exe' : '';
-
   // Flag ladder: the requested flags, then without OpenMP, then (last resort) without -march=native.
   const attempts: { flags: string[]; openmp: boolean; note?: string }[] = [
     { flags: [...BASE_FLAGS, OPENMP_FLAG], openmp: true },
@@ -136,44 +185,12 @@ export async function buildReference(options: BuildOptions = {}): Promise<Refere
   ];
   const errors: string[] = [];
   for (const a of attempts) {
-    const key = createHash('sha256')
-      .update(code)
-      .update('\0' + compiler + '\0' + identity + '\0' + a.flags.join(' ') + '\0' + process.platform + '\0' + process.arch)
-      .digest('hex')
-      .slice(0, 16);
-    const binary = join(cacheDir, `pipelines-${key}${exe}`);
-    const result = (cached: boolean, compile_ms: number): ReferenceBuild => ({
-      binary,
-      compiler,
-      flags: a.flags,
-      openmp: a.openmp,
-      cached,
-      compile_ms,
-      ...(a.note !== undefined ? { note: a.note } : {}),
-    });
-    if (existsSync(binary)) return result(true, 0);
-    // A compiler that rejected these flags (normal non-zero exit) will reject them again for the
-    // same source/compiler/flags: remember it, so machines without OpenMP do not retry every run.
-    const failed = join(cacheDir, `pipelines-${key}.failed`);
-    if (existsSync(failed)) {
-      errors.push(`${compiler} ${a.flags.join(' ')}: failed before (delete ${failed} to retry)`);
+    const out = await compileCached({ source, cacheDir, name: 'pipelines', compiler, identity, flags: a.flags, libs: ['-lm'] });
+    if ('error' in out) {
+      errors.push(out.error);
       continue;
     }
-    // compile to a private name, then rename: concurrent builds never see a half-written binary
-    const tmp = `${binary}.${process.pid}.${Date.now()}.tmp`;
-    const t0 = performance.now();
-    try {
-      await run(compiler, [...a.flags, '-o', tmp, source, '-lm'], { timeout: 300_000 });
-      await rename(tmp, binary);
-      return result(false, performance.now() - t0);
-    } catch (e) {
-      await rm(tmp, { force: true });
-      const x = e as { code?: unknown; killed?: boolean; signal?: unknown };
-      if (typeof x.code === 'number' && !x.killed && !x.signal) {
-        await writeFile(failed, errorText(e) + '\n').catch(() => undefined);
-      }
-      errors.push(`${compiler} ${a.flags.join(' ')}: ${errorText(e)}`);
-    }
+    return { ...out, compiler, flags: a.flags, openmp: a.openmp, ...(a.note !== undefined ? { note: a.note } : {}) };
   }
   throw new Error(`cannot compile ${source}:\n${errors.join('\n')}`);
 }
@@ -183,8 +200,8 @@ function num(v: unknown, what: string): number {
   return v;
 }
 
-/** Parses the JSON line the C binary prints. */
-export function parseReferenceOutput(stdout: string): Measurement {
+/** Parses the JSON line the C binary (or, with system 'halide', the Halide one) prints. */
+export function parseReferenceOutput(stdout: string, system: 'c' | 'halide' = 'c'): Measurement {
   const line = stdout
     .split('\n')
     .map((l) => l.trim())
@@ -194,19 +211,20 @@ export function parseReferenceOutput(stdout: string): Measurement {
   const j = JSON.parse(line) as Record<string, unknown>;
   const pipeline = String(j.pipeline);
   if (!isPipelineName(pipeline)) throw new Error(`reference output: bad pipeline ${pipeline}`);
-  if (j.system !== 'c') throw new Error(`reference output: system is ${String(j.system)}, expected c`);
+  if (j.system !== system) throw new Error(`reference output: system is ${String(j.system)}, expected ${system}`);
   if (!Array.isArray(j.runs)) throw new Error('reference output: runs is not an array');
   const m: Measurement = {
     pipeline,
     width: num(j.width, 'width'),
     height: num(j.height, 'height'),
-    system: 'c',
+    system,
     workers: num(j.workers, 'workers'),
     runs: j.runs.map((r, i) => num(r, `runs[${i}]`)),
     median_ms: num(j.median_ms, 'median_ms'),
     mpix_s: num(j.mpix_s, 'mpix_s'),
     checksum: num(j.checksum, 'checksum'),
   };
+  if (typeof j.compile_ms === 'number') m.compile_ms = j.compile_ms;
   if (typeof j.note === 'string') m.note = j.note;
   return m;
 }
@@ -228,12 +246,16 @@ export async function runReference(
   if (options.steps !== undefined) args.push('--steps', String(options.steps));
   if (options.dump !== undefined) args.push('--dump', resolve(options.dump));
   if (options.p4Scalar) args.push('--p4-scalar');
-  const env = { ...process.env, OMP_NUM_THREADS: String(threads) };
+  return runBinary(binary, args, { OMP_NUM_THREADS: String(threads) }, 'c', options.timeoutMs);
+}
+
+/** Runs a reference binary with `env` added to ours and parses the JSON line it prints. */
+export async function runBinary(binary: string, args: string[], env: NodeJS.ProcessEnv, system: 'c' | 'halide', timeoutMs?: number): Promise<Measurement> {
   let out: Exec;
   try {
-    out = await run(binary, args, { env, timeout: options.timeoutMs });
+    out = await run(binary, args, { env: { ...process.env, ...env }, timeout: timeoutMs });
   } catch (e) {
     throw new Error(`reference ${binary} ${args.join(' ')} failed: ${errorText(e)}`);
   }
-  return parseReferenceOutput(out.stdout);
+  return parseReferenceOutput(out.stdout, system);
 }

@@ -25,7 +25,7 @@
  */
 
 export type PipelineName = 'P1' | 'P2' | 'P3' | 'P4';
-export type SystemName = 'entelechy' | 'js' | 'c';
+export type SystemName = 'entelechy' | 'js' | 'c' | 'halide';
 
 export const PIPELINES: readonly PipelineName[] = ['P1', 'P2', 'P3', 'P4'];
 

@@ -16,6 +16,7 @@ export interface RoundsArgs {
   runs: number;
   workers: number;
   c: boolean;
+  halide: boolean;
   json: boolean;
   chart?: string;
   out?: string;
@@ -56,7 +57,7 @@ export async function benchRounds(args: RoundsArgs): Promise<void> {
   const say = (s: string) => process.stderr.write(s + '\n');
   // Imported once the options are known to be good: they load the compiler (a second or more).
   const [{ roundsTable, runRounds }, { chartSvg }] = await Promise.all([import('./rounds.js'), import('./chart.js')]);
-  const report = await runRounds({ sizes, pipelines: args.pipelines, rounds, runs: args.runs, workers: Math.max(1, args.workers), c: args.c }, say);
+  const report = await runRounds({ sizes, pipelines: args.pipelines, rounds, runs: args.runs, workers: Math.max(1, args.workers), c: args.c, halide: args.halide }, say);
   if (out) writeFileAtomic(out, JSON.stringify(report, null, 2) + '\n');
   if (chart) writeFileAtomic(chart, await chartSvg(report));
   process.stdout.write(args.json ? JSON.stringify(report) + '\n' : roundsTable(report) + '\n');

@@ -1,14 +1,15 @@
-// `entelechy bench --rounds N`: the engine against the C reference, in interleaved rounds.
+// `entelechy bench --rounds N`: the engine against the C reference and Halide, in interleaved rounds.
 //
 // On a shared machine absolute figures move by 10-100 % within minutes, and alike for every
 // program on it; a ratio of two measurements taken seconds apart survives that far better. So each
-// round measures, per size, pipeline and worker count, the engine and the C reference one right
-// after the other (which goes first flips every round, so a steady drift favours neither), and the
+// round measures, per size, pipeline and worker count, the engine, the C reference and Halide one
+// right after the other (the order reverses every round, so a steady drift favours none), and the
 // report gives each ratio's spread over the rounds, with the load average at the start and the end.
 
 import { loadavg } from 'node:os';
 import { EngineRun, machine } from './run.js';
 import { buildReference, runReference } from './reference/build.js';
+import { buildHalide, runHalide } from './reference/halide/build.js';
 import { median, type Measurement, type PipelineName } from './reference/measurement.js';
 import { loadCompiler } from '../src/main/modules.js';
 
@@ -21,6 +22,8 @@ export interface RoundsOptions {
   /** The parallel worker count; every pipeline is also measured on 1. */
   workers: number;
   c: boolean;
+  /** Halide 14's JIT too, when libhalide14-0-dev is installed. */
+  halide: boolean;
 }
 
 /** One round's figures for one pipeline, size and worker count. */
@@ -34,10 +37,15 @@ export interface Pair {
   c_checksum?: number;
   /** engine / C, this round. */
   vs_c?: number;
+  halide_mpix_s?: number;
+  halide_checksum?: number;
+  /** engine / Halide, this round. */
+  vs_halide?: number;
 }
 
 export interface Round {
   round: number;
+  /** engine first: engine, C, Halide; c first: Halide, C, engine. */
   first: 'engine' | 'c';
   /** 1-, 5- and 15-minute load averages when the round started. */
   load_start: number[];
@@ -58,9 +66,12 @@ export interface SummaryRow {
   engine_mpix_s: Spread;
   c_mpix_s?: Spread;
   vs_c?: Spread;
+  halide_mpix_s?: Spread;
+  vs_halide?: Spread;
   /** This worker count against 1 worker, each round's own figures. */
   engine_vs_1?: Spread;
   c_vs_1?: Spread;
+  halide_vs_1?: Spread;
 }
 
 export interface RoundsReport {
@@ -74,6 +85,8 @@ export interface RoundsReport {
   runs: number;
   /** omp_wait_policy: $OMP_WAIT_POLICY as the C reference ran (under load, libgomp's default spinning collapses its 2-thread figures). */
   c: { compiler: string; flags: string[]; omp_wait_policy: string; note?: string } | { skipped: string };
+  /** How the Halide reference ran (threads: HL_NUM_THREADS = the worker count), or why it did not. */
+  halide?: { compiler: string; flags: string[] } | { skipped: string };
   /** Load averages (1, 5, 15 minutes) at the start and the end of the whole bench. */
   load: { start: number[]; end: number[] };
   round_list: Round[];
@@ -114,6 +127,8 @@ export async function runRounds(options: RoundsOptions, say: (line: string) => v
   const start = load();
   say(`entelechy bench: ${plural(options.rounds, 'round')} of ${options.pipelines.join(', ')} at ${options.sizes.map((s) => `${s} x ${s}`).join(', ')}, ${plural(options.runs, 'run')} per figure (more below 2048), ${machine()}; load average ${start.join(' ')}`);
   if ('skipped' in build) say(`C reference skipped: ${build.skipped}`);
+  const halide = options.halide ? await buildHalide() : { skipped: 'disabled with --no-halide' };
+  if ('skipped' in halide && options.halide) say(`Halide skipped: ${halide.skipped}`);
   const rounds: Round[] = [];
   for (let r = 0; r < options.rounds; r++) {
     const round: Round = { round: r + 1, first: r % 2 === 0 ? 'engine' : 'c', load_start: load(), pairs: [] };
@@ -124,17 +139,22 @@ export async function runRounds(options: RoundsOptions, say: (line: string) => v
           const runs = runsAt(options.runs, size);
           const engine = () => engineOnce(pipeline, size, runs, workers);
           const c = async () => ('skipped' in build ? undefined : runReference(build.binary, pipeline, size, size, runs, workers));
+          const hl = async () => ('skipped' in halide ? undefined : runHalide(halide.binary, pipeline, size, size, runs, workers));
           let e: Measurement;
           let cm: Measurement | undefined;
+          let hm: Measurement | undefined;
           if (round.first === 'engine') {
             e = await engine();
             cm = await c();
+            hm = await hl();
           } else {
+            hm = await hl();
             cm = await c();
             e = await engine();
           }
           const pair: Pair = { pipeline, size, workers, engine_mpix_s: e.mpix_s, engine_checksum: e.checksum };
           if (cm) Object.assign(pair, { c_mpix_s: cm.mpix_s, c_checksum: cm.checksum, vs_c: e.mpix_s / cm.mpix_s });
+          if (hm) Object.assign(pair, { halide_mpix_s: hm.mpix_s, halide_checksum: hm.checksum, vs_halide: e.mpix_s / hm.mpix_s });
           round.pairs.push(pair);
         }
       }
@@ -151,6 +171,7 @@ export async function runRounds(options: RoundsOptions, say: (line: string) => v
     rounds: options.rounds,
     runs: options.runs,
     c: 'skipped' in build ? build : { compiler: build.compiler, flags: build.flags, omp_wait_policy: ompWaitPolicy(), ...(build.note ? { note: build.note } : {}) },
+    halide: 'skipped' in halide ? halide : { compiler: halide.compiler, flags: halide.flags },
     load: { start, end: load() },
     round_list: rounds,
     summary: summarise(rounds),
@@ -171,9 +192,15 @@ export function summarise(rounds: Round[]): SummaryRow[] {
       row.c_mpix_s = spread(pairs.map((p) => p.c_mpix_s!));
       row.vs_c = spread(pairs.map((p) => p.vs_c!));
     }
+    const withHalide = pairs.every((p) => p.halide_mpix_s !== undefined);
+    if (withHalide) {
+      row.halide_mpix_s = spread(pairs.map((p) => p.halide_mpix_s!));
+      row.vs_halide = spread(pairs.map((p) => p.vs_halide!));
+    }
     if (key.workers > 1) {
       row.engine_vs_1 = spread(pairs.map((p, i) => p.engine_mpix_s / ones[i].engine_mpix_s));
       if (withC) row.c_vs_1 = spread(pairs.map((p, i) => p.c_mpix_s! / ones[i].c_mpix_s!));
+      if (withHalide) row.halide_vs_1 = spread(pairs.map((p, i) => p.halide_mpix_s! / ones[i].halide_mpix_s!));
     }
     rows.push(row);
   }
@@ -189,10 +216,14 @@ export function roundsTable(report: RoundsReport): string {
   const rows: string[][] = [
     ['size', 'pipeline', 'workers', 'engine Mpix/s', 'C Mpix/s', 'engine / C  min / median / max', 'vs 1 worker  min / median / max', 'C vs 1 thread'],
   ];
+  // Halide's columns only when it ran: a machine without it keeps the table it had
+  const withHalide = report.summary.some((s) => s.halide_mpix_s);
+  if (withHalide) rows[0].push('Halide Mpix/s', 'engine / Halide  min / median / max', 'Halide vs 1 thread');
   for (const s of report.summary) {
     rows.push([
       String(s.size), s.pipeline, String(s.workers), s.engine_mpix_s.median.toFixed(1), s.c_mpix_s ? s.c_mpix_s.median.toFixed(1) : '',
       triple(s.vs_c), triple(s.engine_vs_1), s.c_vs_1 ? s.c_vs_1.median.toFixed(2) : '',
+      ...(withHalide ? [s.halide_mpix_s ? s.halide_mpix_s.median.toFixed(1) : '', triple(s.vs_halide), s.halide_vs_1 ? s.halide_vs_1.median.toFixed(2) : ''] : []),
     ]);
   }
   const width = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -202,6 +233,7 @@ export function roundsTable(report: RoundsReport): string {
     `${plural(report.rounds, 'round')} of ${report.sizes.map((s) => `${runsAt(report.runs, s)} runs at ${s}`).join(', ')} per figure, ${report.date}, ${report.machine}`,
     `load average (1, 5, 15 min): ${report.load.start.join(' ')} at the start, ${report.load.end.join(' ')} at the end`,
     ...('skipped' in report.c ? [] : [`C reference: ${report.c.compiler} ${report.c.flags.join(' ')}, OMP_WAIT_POLICY ${report.c.omp_wait_policy}`]),
+    ...(report.halide && !('skipped' in report.halide) ? ['Halide: Halide 14 JIT (bench/reference/halide, hand-written schedules), HL_NUM_THREADS = workers; its JIT compile is outside the timed runs'] : []),
     'Mpix/s: median over the rounds (P3 per step); ratios: each round\'s own pair, their spread over the rounds',
     '',
     ...lines,

@@ -1,5 +1,5 @@
 // `entelechy bench`: the four pipelines of PIPELINES.md on the engine (1 worker and all
-// workers), in plain JavaScript and in C, side by side in one run, with ratios.
+// workers), in plain JavaScript, in C and in Halide, side by side in one run, with ratios.
 
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -14,6 +14,7 @@ import { FieldMemory } from '../src/main/memory.js';
 import { EvalPool } from '../src/workers/pool.js';
 import { runJs } from './js/pipelines.js';
 import { buildReference, runReference } from './reference/build.js';
+import { buildHalide, runHalide } from './reference/halide/build.js';
 import { median, mpixPerSecond, P3_STEPS, type Measurement, type PipelineName } from './reference/measurement.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 
@@ -26,6 +27,8 @@ export interface BenchOptions {
   workers: number;
   c: boolean;
   js: boolean;
+  /** Halide 14's JIT (bench/reference/halide), when libhalide14-0-dev is installed. */
+  halide: boolean;
   /** Print one JSON object per measurement instead of a table. */
   json: boolean;
 }
@@ -209,6 +212,8 @@ export async function bench(options: BenchOptions): Promise<{ measurements: Meas
   say(`entelechy bench: ${options.pipelines.join(', ')} at ${options.size} x ${options.size}, ${options.runs} runs, ${machine()}`);
   const build = options.c ? await buildReference() : { skipped: 'disabled with --no-c' };
   if ('skipped' in build) say(`C reference skipped: ${build.skipped}`);
+  const halide = options.halide ? await buildHalide() : { skipped: 'disabled with --no-halide' };
+  if ('skipped' in halide && options.halide) say(`Halide skipped: ${halide.skipped}`);
   for (const p of options.pipelines) {
     const add = (m: Measurement) => {
       measurements.push(m);
@@ -225,6 +230,10 @@ export async function bench(options: BenchOptions): Promise<{ measurements: Meas
       say(`${p}: C reference on ${options.workers} threads...`);
       add(await runReference(build.binary, p, options.size, options.size, options.runs, options.workers));
     }
+    if (!('skipped' in halide)) {
+      say(`${p}: Halide on ${options.workers} threads (JIT-compiled first)...`);
+      add(await runHalide(halide.binary, p, options.size, options.size, options.runs, options.workers));
+    }
     const c = compileLatency(p);
     extras.push(c);
     emit(c);
@@ -240,15 +249,16 @@ export async function bench(options: BenchOptions): Promise<{ measurements: Meas
 }
 
 export function table(ms: Measurement[], extras: Extra[], options: BenchOptions): string {
-  const rows: string[][] = [['pipeline', 'system', 'workers', 'Mpix/s', 'median ms', 'vs C', 'vs JS', 'vs 1 worker', 'checksum']];
+  const rows: string[][] = [['pipeline', 'system', 'workers', 'Mpix/s', 'median ms', 'vs C', 'vs Halide', 'vs JS', 'vs 1 worker', 'checksum']];
   for (const p of options.pipelines) {
     const of = (system: string, workers?: number) => ms.find((m) => m.pipeline === p && m.system === system && (workers === undefined || m.workers === workers));
     const c = of('c');
     const js = of('js');
+    const hl = of('halide');
     const one = of('entelechy', 1);
     for (const m of ms.filter((x) => x.pipeline === p)) {
       const ratio = (other?: Measurement) => (other && m !== other ? `${(m.mpix_s / other.mpix_s).toFixed(2)}x` : '');
-      rows.push([p, m.system, String(m.workers), m.mpix_s.toFixed(1), m.median_ms.toFixed(2), ratio(c), ratio(js), m.system === 'entelechy' ? ratio(one) : '', m.checksum.toPrecision(9)]);
+      rows.push([p, m.system, String(m.workers), m.mpix_s.toFixed(1), m.median_ms.toFixed(2), ratio(c), ratio(hl), ratio(js), m.system === 'entelechy' ? ratio(one) : '', m.checksum.toPrecision(9)]);
     }
   }
   const width = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));

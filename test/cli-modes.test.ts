@@ -35,7 +35,7 @@ t.test('render --backend interp and --no-fuse write the same pixels as the defau
 });
 
 t.test('entelechy bench: a tiny run prints ratios and exits 0; --json lines parse', async (t) => {
-  const args = ['bench', '--size', '32', '--runs', '1', '--pipelines', 'P1,P3', '--workers', '1'];
+  const args = ['bench', '--size', '32', '--runs', '1', '--pipelines', 'P1,P3', '--workers', '1', '--no-halide'];
   const text = cli(args);
   t.equal(text.status, 0, text.ended);
   t.match(text.stdout, /vs C/, 'a column of ratios against C');

@@ -295,6 +295,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'workers (and C threads) for the parallel runs' })
           .option('c', { type: 'boolean', default: true, describe: 'include the C reference (--no-c to skip)' })
           .option('js', { type: 'boolean', default: true, describe: 'include plain JavaScript (--no-js to skip)' })
+          .option('halide', { type: 'boolean', default: true, describe: 'include Halide 14\'s JIT when libhalide14-0-dev is installed (--no-halide to skip)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON object per measurement' })
           .option('compile', { type: 'boolean', default: false, describe: 'instead: the compile corpus, per scene and tier: time per compiler stage, wasm size, edit to first frame in its parts; and the chain scene interpreted against compiled' })
           .option('cold', { type: 'boolean', default: false, describe: 'instead: the first frame of `render` from process start with the module cache off, per example and corpus scene (--runs processes each), its stages in wall and CPU time' })
@@ -331,7 +332,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           await benchRounds({ ...argv, pipelines: pipelines as PipelineName[] });
           return;
         }
-        await bench({ size: argv.size, pipelines: pipelines as PipelineName[], runs: argv.runs, workers: Math.max(1, argv.workers), c: argv.c, js: argv.js, json: argv.json });
+        await bench({ size: argv.size, pipelines: pipelines as PipelineName[], runs: argv.runs, workers: Math.max(1, argv.workers), c: argv.c, js: argv.js, halide: argv.halide, json: argv.json });
       },
     )
     .command(

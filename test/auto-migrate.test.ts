@@ -51,7 +51,7 @@ async function readState(ask: Ask): Promise<{ width: number; height: number; pla
   const a = await ask({ op: 'read', node: 'a', port: 's', format: 'f32' });
   if (!a.ok) throw new Error(JSON.stringify(a.error));
   const all = Array.from(new Float32Array(Uint8Array.from(Buffer.from(a.ok.data, 'base64')).buffer));
-  const n = a.ok.width * a.ok.height;
+  const n = a.ok.width * a.ok.height * (a.ok.depth ?? 1);
   return { width: a.ok.width, height: a.ok.height, planes: Array.from({ length: all.length / n }, (_, c) => all.slice(c * n, (c + 1) * n)) };
 }
 
@@ -252,4 +252,42 @@ t.test('through entelechy serve: stdin and TCP', async (t) => {
     near(t, (await readState(ask)).planes, want, 0, `${door}: the values`);
     size = next;
   }
+});
+
+t.test('in 3-D: resampled along each of the three axes (trilinear: x, then y, then z)', async (t) => {
+  const kernel3 = (clause: string) => `kernel t.vol@1 {
+  grants field.write;
+  state s: field3<f32> = 0.0 ${clause};
+  out result: field3<f32>;
+  each (x, y, z) { result = 1.0; }
+}`;
+  const dir = sceneDir(`${kernel3('resample bilinear')}\nnode a: t.vol@1 { size = 2 x 3 x 2; }\noutput result <- a.result;\n`);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 2 });
+  t.teardown(() => s.close());
+  const ask: Ask = async (req) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  /** Values of a w x h x d field: 1 + x + 10 y + 100 z, as one plane [z][y][x]. */
+  const volume = (w: number, h: number, d: number) => [Array.from({ length: w * h * d }, (_, i) => 1 + (i % w) + 10 * (Math.floor(i / w) % h) + 100 * Math.floor(i / (w * h)))];
+  const expect = (old: number[], [ow, oh, od]: number[], [w, h, d]: number[], filter: 'nearest' | 'bilinear') =>
+    Array.from({ length: w * h * d }, (_, i) => {
+      const [x, y, z] = [i % w, Math.floor(i / w) % h, Math.floor(i / (w * h))];
+      const at = (px: number, py: number, pz: number) => old[(pz * oh + py) * ow + px];
+      if (filter === 'nearest') return at(nearest(x, ow, w), nearest(y, oh, h), nearest(z, od, d));
+      const [x0, x1, tx] = around(x, ow, w);
+      const [y0, y1, ty] = around(y, oh, h);
+      const [z0, z1, tz] = around(z, od, d);
+      const plane = (pz: number) => lerp(lerp(at(x0, y0, pz), at(x1, y0, pz), tx), lerp(at(x0, y1, pz), at(x1, y1, pz), tx), ty);
+      return lerp(plane(z0), plane(z1), tz);
+    });
+  const change = async (size: number[], filter: 'nearest' | 'bilinear') => {
+    const now = (await readState(ask)).planes[0];
+    const before = (await ask({ op: 'graph' })).ok.nodes[0].size as number[];
+    const a = await ask({ op: 'compose', edits: [{ node: 'a', member: 'size', text: `size = ${size.join(' x ')};` }] });
+    t.same(carried(a.ok.events).map((e) => [e.how, e.filter, e.to.size]), [[['resampled'], filter, size]]);
+    near(t, (await readState(ask)).planes, [expect(now, before, size, filter)], filter === 'bilinear' ? 1e-3 : 0, `${filter} ${before.join(' x ')} -> ${size.join(' x ')}`);
+  };
+  await writeState(ask, volume(2, 3, 2));
+  await change([5, 2, 3], 'bilinear');
+  await ask({ op: 'compose', edits: [{ kernel: 't.vol@1', text: kernel3('resample nearest') }] });
+  await writeState(ask, volume(5, 2, 3));
+  await change([2, 5, 2], 'nearest');
 });

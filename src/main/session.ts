@@ -16,7 +16,7 @@ import { basename } from 'node:path';
 import type { Grant } from '../ir/grants.js';
 import type { IrFunction } from '../ir/ir.js';
 import { ALL_GRANTS } from '../ir/grants.js';
-import { loadScene, type Scene } from '../ir/check/scene.js';
+import { loadDocuments, loadScene, type Scene } from '../ir/check/scene.js';
 import { EvalPool } from '../workers/pool.js';
 import { BACKGROUND_DEADLINE_MS, Cancelled, Evaluations, throwIfCancelled, untilCancelled } from './cancel.js';
 import { commit, type Change, type SceneChange } from './commit.js';
@@ -201,12 +201,11 @@ export class Session {
   /** The documents of the scene as they are on disk (entry and what it uses, transitively). */
   readAll(overrides: ReadonlyMap<string, string> = new Map()): Map<string, string> {
     const texts = new Map<string, string>();
-    loadScene(this.entry, {
-      read: (p) => {
-        const t = overrides.get(p) ?? this.folder.read(p);
-        if (t !== undefined) texts.set(p, t);
-        return t;
-      },
+    // Only the documents' `use` statements are followed: nothing is checked (compose checks next).
+    loadDocuments(this.entry, (p) => {
+      const t = overrides.get(p) ?? this.folder.read(p);
+      if (t !== undefined) texts.set(p, t);
+      return t;
     });
     return texts;
   }

@@ -164,7 +164,11 @@ function guard<T>(doc: Document, diagnostics: Diagnostic[], f: () => T): T | und
 }
 
 /** Parse the entry document and every document it `use`s, transitively, each once. */
-function loadDocuments(entry: string, read: SceneOptions['read'], diagnostics: Diagnostic[]): Document[] {
+/**
+ * The documents of a scene, parsed: the entry and what it uses, transitively (loadScene's first
+ * step, which is the only one that reads). Problems go to `diagnostics`.
+ */
+export function loadDocuments(entry: string, read: SceneOptions['read'], diagnostics: Diagnostic[] = []): Document[] {
   const documents: Document[] = [];
   const seen = new Set<string>();
   const visit = (path: string, from?: { doc: Document; span: Span }) => {

@@ -91,6 +91,25 @@ t.test('a session runs the fast tier first, then swaps in the optimised one betw
   t.same((await ask(s, { op: 'status' })).tiers.map((g: any) => g.tier), ['optimised']);
 });
 
+t.test('the optimised compile waits for the change\'s first frame (or starts anyway when none comes)', async (t) => {
+  const path = copyScene(join(ROOT, 'examples', 'mandelbrot', 'scene.esn'), '<= 16.0', '<= 18.0');
+  const s = await Session.open(path, { workers: 1, cacheDir: null, optimiseBudget: 600_000 });
+  t.teardown(() => s.close());
+  // No frame after opening: the compile starts after a moment all the same, and swaps.
+  await s.optimiser!.idle();
+  t.equal(s.optimiser!.started, 1, 'with no frame, the optimised compile ran');
+  t.equal(s.pending.filter((e) => e.kind === 'optimised').length, 1);
+  const text = readFileSync(path, 'utf8');
+  const kernel = text.slice(text.indexOf('kernel fractal'), text.indexOf('\nnode')).trim();
+  await ask(s, { op: 'compose', edits: [{ kernel: 'fractal.mandelbrot@1', text: kernel.replace('<= 18.0', '<= 19.0') }] });
+  t.equal(s.optimiser!.started, 1, 'an edit: nothing compiles beside the frame that shows it');
+  const frame = await ask(s, { op: 'evaluate', time: 0.5 });
+  t.same(frame.placements.map((p: any) => p.tier), ['fast'], 'that frame runs the fast tier');
+  await s.optimiser!.idle();
+  t.equal(s.optimiser!.started, 2, 'once it ended, the optimised compile');
+  t.same((await ask(s, { op: 'evaluate', time: 1.5 })).placements.map((p: any) => p.tier), ['optimised']);
+});
+
 t.test('an optimised compile past its budget is abandoned; the fast tier keeps running', async (t) => {
   const path = copyScene(join(ROOT, 'bench', 'corpus', 'raymarch.esn'), 'alpha < 0.97', 'alpha < 0.96');
   // 1 ms: no machine compiles the ray marcher's optimised modules that fast (hundreds of ms).

@@ -4,6 +4,10 @@
 // compile never waits behind it), and has the session swap them in as a change of its own,
 // between frames. Both tiers compute the same bits: the swap changes only timings.
 //
+// The compile starts once the change's first frame has run (or SETTLE_MS after the change, if no
+// frame comes): on a machine of few cores it would otherwise take a core from that frame, the
+// one that shows the edit (issue 17: edit to frame).
+//
 // A compile past the budget (default 2 s) is abandoned: its worker is ended (binaryen cannot be
 // interrupted otherwise), the fast tier keeps running, and an event says so; those groups are not
 // tried again in this session.
@@ -24,7 +28,12 @@ export interface OptimiserSite {
   swapTiers(): Promise<void>;
   /** Tell an event (the session's pending list: `sync`, and the Player as it happens). */
   tell(event: WorldEvent): void;
+  /** Resolves when the next frame ends (or is refused). */
+  frameEnded(): Promise<void>;
 }
+
+/** How long after a change the optimised compile starts when no frame runs meanwhile. */
+export const SETTLE_MS = 250;
 
 export class BackgroundOptimiser {
   private worker?: CompileWorker;
@@ -35,28 +44,44 @@ export class BackgroundOptimiser {
   /** Digests whose optimised compile went past the budget: not tried again. */
   private readonly abandoned = new Set<string>();
   private closed = false;
+  /** Optimised compiles begun (one per group): tests see when the optimiser starts. */
+  started = 0;
 
   constructor(
     private readonly site: OptimiserSite,
     readonly budgetMs = DEFAULT_OPTIMISE_BUDGET_MS,
   ) {}
 
-  /** Look at the running world: optimise the groups that run the fast tier (call after every change). */
+  /**
+   * Look at the running world once its next frame has run: optimise the groups that run the fast
+   * tier (call after every change).
+   */
   schedule(): void {
     if (this.closed) return;
     if (this.running) {
       this.again = true;
       return;
     }
-    const todo = this.site.world.engine.groupTiers().filter((g) => g.tier === 'fast' && !this.abandoned.has(g.digest));
-    if (!todo.length) return;
-    this.running = this.optimise(todo).finally(() => {
+    this.running = this.settled().then(() => {
+      const todo = this.site.world.engine.groupTiers().filter((g) => g.tier === 'fast' && !this.abandoned.has(g.digest));
+      if (!this.closed && todo.length) return this.optimise(todo);
+    }).finally(() => {
       this.running = undefined;
       if (this.again) {
         this.again = false;
         this.schedule();
       }
     });
+  }
+
+  /** The change's first frame ended, or SETTLE_MS passed without one. */
+  private settled(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const later = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SETTLE_MS);
+      timer.unref();
+    });
+    return Promise.race([this.site.frameEnded(), later]).finally(() => clearTimeout(timer));
   }
 
   /** Resolves when nothing is compiling (tests and the benchmark wait for the swap). */
@@ -93,6 +118,7 @@ export class BackgroundOptimiser {
 
   /** The optimised module of one group into the cache, within the budget: its milliseconds, or undefined (and told). */
   private async compileOne(g: { nodes: string[]; ir: IrFunction; digest: string }): Promise<number | undefined> {
+    this.started++;
     this.worker ??= new CompileWorker();
     const worker = this.worker;
     await worker.ready.catch(() => undefined);

@@ -418,9 +418,20 @@ export class Session {
     return this.window && !this.paused ? untilCancelled(this.window.nextFrame(), signal) : this.runFrame(input, signal);
   }
 
+  /** Waiting for the next frame to end (the background optimiser: optimiser.ts). */
+  private frameWaiters: (() => void)[] = [];
+
+  /** Resolves when the next frame ends, whether it ran, failed or was refused. */
+  frameEnded(): Promise<void> {
+    return new Promise((resolve) => this.frameWaiters.push(resolve));
+  }
+
   /** Evaluate a frame on the running world (paused: the last frame, nothing runs); `signal` cancels it. */
   runFrame(input: Parameters<Engine['evaluate']>[0], signal?: AbortSignal): Promise<{ report: FrameReport; events: SessionEvent[] }> {
-    return this.frame(async (running) => {
+    const ended = () => {
+      for (const resolve of this.frameWaiters.splice(0)) resolve();
+    };
+    return this.frame<{ report: FrameReport; events: SessionEvent[] }>(async (running) => {
       const engine = this.engine;
       if (this.paused) {
         // Paused: nothing runs, not even a first frame; the answer is the last frame (if any).
@@ -439,7 +450,7 @@ export class Session {
       this.lastFrame = report;
       const events: SessionEvent[] = report.cached ? [{ kind: 'idle', reason: 'nothing changed since the last frame' }] : [];
       return { report, events };
-    }, signal);
+    }, signal).finally(ended);
   }
 
   async close(): Promise<void> {

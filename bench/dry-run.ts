@@ -10,7 +10,9 @@
 // after example, a dry run then the real change, so the host's drift touches all alike; each
 // figure is the median of the rounds with their range. The change is the scene's own text with a
 // comment added (a new document version: a new world, the modules cached), so what is timed is
-// the change's path, not compiling. In process, through dispatch, one worker per session.
+// the change's path, not compiling. In process, through dispatch, one worker per session. Each is
+// timed on the wall and by the process's CPU time (user + system, the pool's threads included),
+// which a loaded machine disturbs less.
 
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -39,6 +41,11 @@ async function timed(f: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   await f();
   return performance.now() - t0;
+}
+
+/** Wall and CPU (the whole process's, user + system) of one call, in ms. */
+async function measured(f: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
+  return perCall(1, f);
 }
 
 /** Wall and CPU (the whole process's, user + system) per call of `f`, over `n` calls. */
@@ -70,18 +77,26 @@ console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(', ')}; ${ro
 const sessions = [];
 for (const name of examples) sessions.push(await open(name));
 try {
-  const dry = new Map<string, number[]>(examples.map((e) => [e, []]));
-  const real = new Map<string, number[]>(examples.map((e) => [e, []]));
+  // Wall and CPU (the whole process's, the pool's threads included) of each, by example.
+  const runs = new Map(examples.map((e) => [e, { dry: [] as number[], real: [] as number[], dryCpu: [] as number[], realCpu: [] as number[] }]));
   for (let r = 0; r < rounds; r++)
     for (const { name, ask, text } of sessions) {
-      dry.get(name)!.push(await timed(() => ask({ op: 'compose', text: `${text}\n// dry ${r}\n`, dry_run: true, evaluate: { frames: 1 } })));
-      real.get(name)!.push(await timed(async () => {
+      const run = runs.get(name)!;
+      const dry = await measured(() => ask({ op: 'compose', text: `${text}\n// dry ${r}\n`, dry_run: true, evaluate: { frames: 1 } }));
+      const real = await measured(async () => {
         await ask({ op: 'compose', text: `${text}\n// real ${r}\n` });
         await ask({ op: 'evaluate' });
-      }));
+      });
+      run.dry.push(dry.wall);
+      run.dryCpu.push(dry.cpu);
+      run.real.push(real.wall);
+      run.realCpu.push(real.cpu);
     }
-  console.log('\n| example | dry run + 1 frame | compose + evaluate | ratio (goal <= 1.5) |\n|---|---|---|---|');
-  for (const name of examples) console.log(`| ${name} | ${figure(dry.get(name)!)} | ${figure(real.get(name)!)} | ${(median(dry.get(name)!) / median(real.get(name)!)).toFixed(2)} |`);
+  console.log('\n| example | dry run + 1 frame | compose + evaluate | ratio | CPU: dry run | CPU: compose + evaluate | CPU ratio |\n|---|---|---|---|---|---|---|');
+  for (const name of examples) {
+    const { dry, real, dryCpu, realCpu } = runs.get(name)!;
+    console.log(`| ${name} | ${figure(dry)} | ${figure(real)} | ${(median(dry) / median(real)).toFixed(2)} | ${figure(dryCpu)} | ${figure(realCpu)} | ${(median(dryCpu) / median(realCpu)).toFixed(2)} |`);
+  }
 
   const rings = sessions.find((s) => s.name === 'rings');
   if (rings) {

@@ -118,6 +118,35 @@ t.test('in process: the answer judges the change, and nothing changes', async (t
   t.same(png(real.ok.data).rgba, png(out.png.data).rgba, 'the running world now shows the dry run\'s picture');
 });
 
+t.test('a stateless world whose next frame would repeat its last: its fields are read as they are, with the same diff', async (t) => {
+  // No state: the frame is a function of the clock (and params, inputs, pointer, keys).
+  const plain = (blue: string) => `kernel t.plain@1 {
+  grants time.read;
+  out result: field2<vec4>;
+  each (x, y) { result = vec4(x / 64.0, time, ${blue}, 1.0); }
+}
+node a: t.plain@1 { size = 64 x 32; }
+output result <- a.result;
+`;
+  const dir = mkdtempSync(join(tmpdir(), 'entelechy-dry-run-plain-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'scene.esn'), plain('0.0'));
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => s.close());
+  const ask: Ask = async (req) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  const last = (await ask({ op: 'evaluate', time: 0.25 })).ok.timings[0].millis;
+  const same = (await ask({ op: 'compose', text: `${plain('0.0')}// the same\n`, dry_run: true, evaluate: {} })).ok.evaluation;
+  t.equal(same.outputs[0].diff.changed, 0, 'the same scene: the running picture is the change\'s');
+  t.equal(same.timings[0].before, Math.round(last * 1000) / 1000, 'the running side is the last frame\'s (its timing), no frame of it ran');
+  const red = (await ask({ op: 'compose', text: plain('x > 40 && y < 10 ? 1.0 : 0.0'), dry_run: true, evaluate: { frames: 3 } })).ok.evaluation;
+  t.same([red.outputs[0].diff.changed, red.outputs[0].diff.box], [230, BOX], 'a change: its box against the running picture');
+  t.equal(red.timings[0].before, Math.round(last * 3 * 1000) / 1000, 'three frames: the last frame\'s timing three times');
+  // Another clock: the running world's frames would not repeat its last; a fork of it runs them.
+  const later = (await ask({ op: 'compose', text: plain('x > 40 && y < 10 ? 1.0 : 0.0'), dry_run: true, evaluate: { time: 0.5 } })).ok.evaluation;
+  t.same([later.time, later.outputs[0].diff.changed, later.outputs[0].diff.box], [0.5, 230, BOX], 'at t = 0.5 the same change');
+  t.equal(later.outputs[0].diff.max[1], 0, 'green (the clock) is the same on both sides: both ran at 0.5');
+});
+
 t.test('evaluate with `thumbnail` answers one per output', async (t) => {
   const dir = sceneDir();
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });

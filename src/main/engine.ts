@@ -246,6 +246,24 @@ export class Engine {
     writeArgs(this.memory.memory, this.args[gi], g.ir, { width, height, depth }, g.fields.map((b) => placement(this.bound(b))), values);
   }
 
+  /** What a stateless frame is a function of: the clock, pointer, keys, params and fields written. */
+  private signature(input: FrameInput): string {
+    return JSON.stringify([input.time ?? this.time, input.pointer, [...(input.keys ?? [])], [...this.params], this.version]);
+  }
+
+  /**
+   * Whether a frame with `input` would be the last frame again, pixel for pixel: nothing has state
+   * and nothing the frame reads changed since. Then the fields hold it now (a cached frame is this).
+   */
+  repeats(input: FrameInput = {}): boolean {
+    return !this.stateful && this.lastReport !== undefined && this.signature(input) === this.lastInputs;
+  }
+
+  /** The timings of the last frame that ran (not a cached repeat). */
+  get lastTimings(): FrameReport['timings'] {
+    return this.lastReport?.timings ?? [];
+  }
+
   /**
    * Evaluate one frame. On failure the state and frame counter are as they were. When `signal`
    * aborts, the frame stops (a pool run at once, a group on the calling thread after it) and
@@ -253,8 +271,8 @@ export class Engine {
    */
   async evaluate(input: FrameInput = {}, signal?: AbortSignal): Promise<FrameReport> {
     const time = input.time ?? this.time;
-    const signature = JSON.stringify([time, input.pointer, [...(input.keys ?? [])], [...this.params], this.version]);
-    if (this.cacheFrames && !this.stateful && this.lastReport && signature === this.lastInputs) return { ...this.lastReport, cached: true, executed: [], timings: [] };
+    const signature = this.signature(input);
+    if (this.cacheFrames && this.repeats(input)) return { ...this.lastReport!, cached: true, executed: [], timings: [] };
     this.time = time;
     const executed: string[] = [];
     const placements: Placement[] = [];

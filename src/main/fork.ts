@@ -10,7 +10,7 @@
 
 import { carryWorld } from './carry.js';
 import { prepareChange, type CommitSite, type SceneChange } from './commit.js';
-import { Engine } from './engine.js';
+import { Engine, type FrameReport } from './engine.js';
 import { fieldToRgba } from './image.js';
 import { packField, readField, type Field } from './field.js';
 import { createHash } from 'node:crypto';
@@ -81,7 +81,7 @@ export interface ForkResult {
   frame: number;
   time: number;
   frames: number;
-  /** Milliseconds per node (a fused group under its last node), summed over the frames: the running world's against the change's. */
+  /** Milliseconds per node (a fused group under its last node), summed over the frames: the running world's against the change's (the running world's last frame's, times the frames, when its frames would repeat it). */
   timings: { node: string; fused?: string[]; before?: number; now?: number }[];
   outputs: ForkOutput[];
   prepare_ms: number;
@@ -107,25 +107,29 @@ export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): P
       events.push(...(await carryWorld(published, old.engine, now, { pool: site.pool, signal })));
       events.push(...(change.adjust?.(now) ?? []));
       const states = carriedStates(old.engine, now, events);
-      // The running world's fork: the same frames from the same start, for the diff and timings.
-      const before = run.frames > 0 ? new Engine(old.scene, { ...options, pins: [...old.pins] }) : undefined;
+      const time = run.time ?? now.time;
+      // The running world's side, for the diff and timings: when its frames would only repeat its
+      // last one (nothing has state, nothing they read changed: a cached frame), its fields hold
+      // them now and are read as they are; otherwise a fork of it runs the same frames from the
+      // same start. A heavy stateless scene's dry run then costs one frame, as the change does.
+      const repeats = run.frames > 0 && old.engine.repeats({ time });
+      const before = run.frames > 0 && !repeats ? new Engine(old.scene, { ...options, pins: [...old.pins] }) : undefined;
       if (before) {
         forks.push(before);
         await carryWorld(old.published, old.engine, before, { pool: site.pool, signal });
       }
       const timings = new Map<string, ForkResult['timings'][number]>();
-      const time = run.time ?? now.time;
+      const add = (t: FrameReport['timings'][number], side: 'before' | 'now', times = 1) => {
+        const entry = timings.get(t.node) ?? { node: t.node, ...(t.fused ? { fused: t.fused } : {}) };
+        entry[side] = round((entry[side] ?? 0) + t.millis * times);
+        timings.set(t.node, entry);
+      };
+      if (repeats) for (const t of old.engine.lastTimings) add(t, 'before', run.frames);
       for (let i = 0; i < run.frames; i++) {
-        for (const [engine, side] of [[before!, 'before'], [now, 'now']] as const) {
-          const report = await engine.evaluate({ time }, signal);
-          for (const t of report.timings) {
-            const entry = timings.get(t.node) ?? { node: t.node, ...(t.fused ? { fused: t.fused } : {}) };
-            entry[side] = round((entry[side] ?? 0) + t.millis);
-            timings.set(t.node, entry);
-          }
-        }
+        if (before) for (const t of (await before.evaluate({ time }, signal)).timings) add(t, 'before');
+        for (const t of (await now.evaluate({ time }, signal)).timings) add(t, 'now');
       }
-      const outputs = run.frames > 0 ? wanted.map((name) => readBack(name, now, before!)) : [];
+      const outputs = run.frames > 0 ? wanted.map((name) => readBack(name, now, before ?? old.engine)) : [];
       events.push(...now.events.map((e) => ({ ...e })));
       events.push(...nextRegistry(old, scene, published, true).events);
       return { events, states, frame: now.frame, time: now.time, frames: run.frames, timings: [...timings.values()], outputs, prepare_ms: round(prepare_ms) };

@@ -1,15 +1,13 @@
 // Small CLI tools beside the session: `help`, `test` (replay files), grant options.
 
-import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { ALL_GRANTS, isGrant, type Grant } from '../ir/grants.js';
 import { ProtocolError } from '../protocol/envelope.js';
 import { helpEntry } from '../protocol/help.js';
-import { parseReplay, ReplayError, runReplay, short, type ReplayFailure } from '../protocol/replay.js';
-import { Session } from '../main/session.js';
+import { parseReplay, ReplayError, short, type ReplayFailure } from '../protocol/replay.js';
 import { UserError } from '../main/user-error.js';
-import { dispatch } from '../protocol/dispatcher.js';
+import { replayOnCopy } from '../protocol/replay-session.js';
 
 export class ToolError extends UserError {
   override name = 'ToolError';
@@ -72,11 +70,6 @@ function failureReport(file: string, f: ReplayFailure, answer: string): string {
   return lines.join('\n') + '\n';
 }
 
-function isCopied(path: string): boolean {
-  const s = lstatSync(path);
-  return s.isFile() || s.isDirectory() || s.isSymbolicLink();
-}
-
 function replayFilesUnder(path: string): string[] {
   if (!existsSync(path)) throw new ToolError(`no such file or folder: ${path} (name .replay files or folders that hold them: entelechy test PATH...)`);
   if (statSync(path).isFile()) return [path];
@@ -91,14 +84,9 @@ export async function replayFiles(paths: string[], grants?: Grant[]): Promise<nu
   const files = paths.flatMap(replayFilesUnder);
   let failed = 0;
   for (const file of files) {
-    const scratch = mkdtempSync(join(tmpdir(), 'entelechy-replay-'));
-    let session: Session | undefined;
     try {
       const script = parseReplay(readFileSync(file, 'utf8'), file);
-      // Files and folders only: a FIFO or socket beside the replay (an agent's pipes) is not the scene's.
-      cpSync(dirname(file), scratch, { recursive: true, filter: (from) => isCopied(from) });
-      session = await Session.open(join(scratch, script.scene ?? 'scene.esn'), { workers: 1, grants });
-      const results = await runReplay(script, (line) => dispatch(session!, line));
+      const results = await replayOnCopy(script, { folder: dirname(file), entry: script.scene ?? 'scene.esn', session: { workers: 1, grants } });
       const bad = results.filter((r) => r.failures.length);
       if (bad.length) {
         failed++;
@@ -111,9 +99,6 @@ export async function replayFiles(paths: string[], grants?: Grant[]): Promise<nu
       failed++;
       const message = e instanceof ReplayError ? e.message : `${relative('.', file)}: ${(e as Error).message}`;
       process.stdout.write(`FAIL ${basename(file)}: ${message}\n`);
-    } finally {
-      await session?.close();
-      rmSync(scratch, { recursive: true, force: true });
     }
   }
   process.stdout.write(`${files.length - failed} passed, ${failed} failed\n`);

@@ -1,0 +1,61 @@
+// A replay against a fresh session on a scratch copy of a scene's folder: what `entelechy test`
+// runs for each file, and what bisect runs for each version it tries (with that version's
+// documents written into the copy). The folder itself is never written: whatever the replay
+// composes, writes or snapshots lands in the copy, which is removed after.
+
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { throwIfCancelled } from '../main/cancel.js';
+import { resolveUnder } from '../main/documents.js';
+import { Session, type SessionOptions } from '../main/session.js';
+import { dispatch } from './dispatcher.js';
+import { runReplay, type ReplayResult, type ReplayScript } from './replay.js';
+
+export interface ReplayCopy {
+  /** The folder to copy (the scene's). */
+  folder: string;
+  /** The scene document under it that the session opens. */
+  entry: string;
+  /** Documents written into the copy before the session opens: path under the folder → text. */
+  texts?: ReadonlyMap<string, string>;
+  session: SessionOptions;
+  /** Stops the replay: between steps, and inside a step's evaluation (as a closed connection stops it). */
+  signal?: AbortSignal;
+}
+
+/** Files, folders and links are copied; a FIFO or socket beside the scene (an agent's pipes) is not the scene's. */
+function isCopied(path: string): boolean {
+  const s = lstatSync(path);
+  return s.isFile() || s.isDirectory() || s.isSymbolicLink();
+}
+
+/** Replay `script` against a fresh session on a copy of `copy.folder`; the copy is removed after. */
+export async function replayOnCopy(script: ReplayScript, copy: ReplayCopy): Promise<ReplayResult[]> {
+  const scratch = mkdtempSync(join(tmpdir(), 'entelechy-replay-'));
+  let session: Session | undefined;
+  try {
+    cpSync(copy.folder, scratch, { recursive: true, filter: isCopied });
+    for (const [path, text] of copy.texts ?? []) {
+      const file = resolveUnder(scratch, path);
+      mkdirSync(dirname(file), { recursive: true });
+      // A link copied as a link would be written through, into the folder it points at: replace it.
+      rmSync(file, { force: true });
+      writeFileSync(file, text);
+    }
+    throwIfCancelled(copy.signal);
+    session = await Session.open(join(scratch, copy.entry), copy.session);
+    const s = session;
+    // The signal reaches a step's evaluation as a lost connection would: it stops at once.
+    const conn = { kind: 'replay', id: 0, lost: copy.signal };
+    return await runReplay(script, async (line) => {
+      throwIfCancelled(copy.signal);
+      const answer = await dispatch(s, line, conn);
+      throwIfCancelled(copy.signal);
+      return answer;
+    });
+  } finally {
+    await session?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}

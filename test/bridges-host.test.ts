@@ -54,6 +54,9 @@ for (const [kind, open] of transports) {
     t.equal(composed.written, true);
     t.match(readFileSync(join(session.dir, 'scene.esn'), 'utf8'), /param speed: f32 = 1\.0 range 0\.\.4;/);
     t.ok(Array.isArray((await ask('sync', client.request('sync'))).events));
+    // The compose added a param: a replay that expects none fails from version 1 on.
+    const bisected = await ask('bisect', client.request('bisect', { good: '0', bad: '1', replay: '> {"op":"graph"}\n< {"ok":{"params":[]}}\n' }));
+    t.same([bisected.first_bad?.position, bisected.candidates], [1, 2], 'bisect: the compose broke the replay');
     t.equal((await ask('prepare', client.request('prepare', { source: kernel.source }))).id, 'life.step@2');
     const published = await ask('publish', client.request('publish', { source: kernel.source }));
     t.equal(published.id, 'life.step@2');
@@ -84,7 +87,7 @@ for (const [kind, open] of transports) {
     await closed;
     t.ok(client.closed, 'quit ends the connection');
     await t.rejects(client.request('status'), { name: 'EntelechyConnectionError', message: /is closed; `status` was not sent/ });
-    t.same([...reached].sort(), [...OPERATION_NAMES].sort(), 'all 25 operations reached');
+    t.same([...reached].sort(), [...OPERATION_NAMES].sort(), 'all 26 operations reached');
   });
 }
 

@@ -15,9 +15,9 @@ t.test('docs/protocol.md is generated from the table and is current', async (t) 
   t.equal(readFileSync(join(ROOT, 'docs', 'protocol.md'), 'utf8'), renderProtocolDoc(), 'docs/protocol.md is stale: run `npm run docs`');
 });
 
-t.test('the 25 operations, each with a handler and a help entry', async (t) => {
-  t.equal(OPERATIONS.length, 25);
-  t.same(OPERATION_NAMES, ['status', 'kernels', 'kernel', 'graph', 'document', 'history', 'compose', 'sync', 'prepare', 'publish', 'retire', 'param', 'evaluate', 'read', 'write', 'snapshot', 'restore', 'pause', 'reset', 'help', 'trace', 'pin', 'unpin', 'cancel', 'quit']);
+t.test('the 26 operations, each with a handler and a help entry', async (t) => {
+  t.equal(OPERATIONS.length, 26);
+  t.same(OPERATION_NAMES, ['status', 'kernels', 'kernel', 'graph', 'document', 'history', 'bisect', 'compose', 'sync', 'prepare', 'publish', 'retire', 'param', 'evaluate', 'read', 'write', 'snapshot', 'restore', 'pause', 'reset', 'help', 'trace', 'pin', 'unpin', 'cancel', 'quit']);
   for (const name of OPERATION_NAMES) {
     t.type(HANDLERS[name as OperationName], 'function', `${name} has a handler`);
     const e = helpEntry(name) as { kind?: string; entries?: { kind: string }[] };

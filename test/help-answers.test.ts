@@ -39,6 +39,8 @@ const REQUESTS = [
   { op: 'param', name: 'warmth', value: 0.7 }, { op: 'evaluate', time: 0.5 }, { op: 'read', format: 'f32', region: { x: 0, y: 0, width: 2, height: 2 } },
   { op: 'trace', x: 3, y: 3 }, { op: 'pin', node: 'rings' }, { op: 'unpin', node: 'rings' }, { op: 'snapshot' }, { op: 'pause', paused: true }, { op: 'pause', paused: false },
   { op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = 9.0;' }] }, { op: 'sync' },
+  { op: 'bisect', good: '0', bad: '1', replay: '> {"op":"graph"}\n< {"ok":{"nodes":[{"members":{"count":[8]}},{}]}}\n' },
+  { op: 'bisect', good: '1', bad: '1', replay: '> {"op":"graph"}\n< {"ok":{"nodes":[{"members":{"count":[8]}},{}]}}\n' },
   { op: 'publish', source: 'kernel demo.tint@1 { in src: field2<vec4>; in warmth: f32 = 0.5; out result: field2<vec4>; each (x, y) { result = src; } }', expect: 1 },
   { op: 'retire', kernel: 'demo.tint@1' }, { op: 'reset' }, { op: 'cancel' }, { op: 'help', name: 'evaluate' },
   // Errors: their members are answer words too.

@@ -51,7 +51,7 @@ async function listed(t: Test) {
 t.test('one tool per operation, its schemas, description and annotations from the table', async (t) => {
   const list = await listed(t);
   t.same(list.map((x) => x.name), OPERATION_NAMES, 'the operations, in the table\'s order');
-  t.equal(list.length, 25);
+  t.equal(list.length, 26);
   for (const op of OPERATIONS) {
     const tool = list.find((x) => x.name === op.name)!;
     const props = tool.inputSchema.properties as Record<string, any>;
@@ -211,6 +211,8 @@ t.test('in process: every operation answers through its tool, its structured con
   await call('history');
   await call('compose', { edits: [{ node: 'rings', member: 'count', text: 'count = 6.0;' }] });
   await call('sync');
+  const bisected = await call('bisect', { good: '0', bad: 'running', replay: '> {"op":"graph"}\n< {"ok":{"nodes":[{"members":{"count":[8]}},{}]}}\n' });
+  t.equal(bisected.first_bad.position, 1, 'bisect: the compose broke the replay');
   await call('prepare', { source: tint.source });
   await call('publish', { source: tint.source });
   await call('retire', { kernel: 'demo.tint@1' });

@@ -63,6 +63,7 @@ const CASES: Case[] = [
   ...['evaluate', 'read', 'trace'].map((op) => ({ op, field: 'deadline', line: `{"op":"${op}",${op === 'trace' ? '"x":0,' : ''}"deadline":§}`, numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] })),
   { op: 'compose', field: 'deadline', line: '{"op":"compose","edits":[{"node":"step","member":"gain","text":"gain = gain;"}],"deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
   { op: 'sync', field: 'deadline', line: '{"op":"sync","deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
+  { op: 'bisect', field: 'deadline', line: '{"op":"bisect","good":"0","bad":"0","replay":"> {}","deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
   { op: 'restore', field: 'deadline', line: '{"op":"restore","path":"none.json","deadline":§}', numbers: [...BAD_NUMBERS, '0', '-1', '3e9'] },
   { op: 'evaluate', field: 'thumbnail', line: '{"op":"evaluate","thumbnail":§}', numbers: [...BAD_INTEGERS, '0', '-1', '1e20'] },
   // A dry run's `evaluate` (speculate.ts): its numbers are refused naming it, and no fork runs.

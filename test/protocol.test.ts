@@ -427,10 +427,10 @@ t.test('error forms: unknown op, bad JSON, fields, ids', async (t) => {
   const e = JSON.parse(line).error;
   t.equal(
     e.message,
-    'unknown op `frobnicate`; the operations are status, kernels, kernel, graph, document, history, compose, sync, prepare, publish, retire, param, evaluate, read, write, snapshot, restore, pause, reset, help, trace, pin, unpin, cancel, quit',
+    'unknown op `frobnicate`; the operations are status, kernels, kernel, graph, document, history, bisect, compose, sync, prepare, publish, retire, param, evaluate, read, write, snapshot, restore, pause, reset, help, trace, pin, unpin, cancel, quit',
   );
   t.same(e.operations, OPERATION_NAMES);
-  t.equal(OPERATION_NAMES.length, 25);
+  t.equal(OPERATION_NAMES.length, 26);
 
   const json = await err(t, R, '{"id": 1, "op": "status",}');
   t.equal(json.line, 1);

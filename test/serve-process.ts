@@ -67,7 +67,7 @@ export async function serveListening(t: Teardown, scene: string, options: ServeO
 export type Ask = (req: Record<string, unknown>) => Promise<{ ok?: any; error?: any }>;
 
 /** `entelechy serve` on DIR/scene.esn, asked through its stdin and through one TCP connection (closed at teardown). */
-export async function serveDoors(t: Teardown, dir: string): Promise<{ stdin: Ask; tcp: Ask }> {
+export async function serveDoors(t: Teardown, dir: string): Promise<{ stdin: Ask; tcp: Ask; port: number }> {
   const { child, port } = await serveListening(t, join(dir, 'scene.esn'));
   const asker = (send: (line: string) => void, lines: Lines): Ask => async (req) => {
     send(JSON.stringify(req));
@@ -79,5 +79,5 @@ export async function serveDoors(t: Teardown, dir: string): Promise<{ stdin: Ask
   t.teardown(() => {
     socket.destroy();
   });
-  return { stdin: asker((l) => child.stdin.write(l + '\n'), stdout), tcp: asker((l) => socket.write(l + '\n'), new Lines(socket)) };
+  return { stdin: asker((l) => child.stdin.write(l + '\n'), stdout), tcp: asker((l) => socket.write(l + '\n'), new Lines(socket)), port };
 }

@@ -56,7 +56,7 @@ DEFAULT_PORT = 7788
 
 #: The protocol's operations, in the order of docs/protocol.md's table (src/protocol/operations.ts).
 OPERATIONS: Tuple[str, ...] = (
-    "status", "kernels", "kernel", "graph", "document", "history",
+    "status", "kernels", "kernel", "graph", "document", "history", "bisect",
     "compose", "sync",
     "prepare", "publish", "retire",
     "param",
@@ -65,7 +65,7 @@ OPERATIONS: Tuple[str, ...] = (
 )
 
 #: Operations that change nothing in the world: sent again after a connection dropped mid-request.
-SAFE = frozenset({"status", "kernels", "kernel", "graph", "document", "history", "help", "prepare", "read", "trace"})
+SAFE = frozenset({"status", "kernels", "kernel", "graph", "document", "history", "bisect", "help", "prepare", "read", "trace"})
 
 Number = Union[int, float]
 Value = Union[Number, Sequence[Number]]
@@ -485,6 +485,21 @@ class Client:
     def history(self, path: Optional[str] = None) -> Answer:
         """A document's versions this session has seen."""
         return self.request("history", path=path)
+
+    def bisect(
+        self,
+        good: str,
+        bad: str,
+        test: Optional[str] = None,
+        replay: Optional[str] = None,
+        path: Optional[str] = None,
+        deadline: Optional[float] = None,
+    ) -> Answer:
+        """The first version in ``history`` at which a replay starts failing: ``good`` and ``bad`` are
+        positions in history (0 = the first), version digests (or their first 4+ characters),
+        ``"running"`` or ``"disk"``; the replay is ``test`` (a .replay file under the scene's folder)
+        or ``replay`` (its text). Answers first_bad, last_good, diff, failure, candidates, runs."""
+        return self.request("bisect", good=good, bad=bad, test=test, replay=replay, path=path, deadline=deadline)
 
     def help(self, name: Optional[str] = None) -> Answer:
         """Describe an operation, field, type, builtin, ...; without a name, the index."""

@@ -26,7 +26,7 @@ import { command, COMMANDS } from './commands.js';
 const defaultWorkers = () => availableParallelism();
 
 /** The commands that take a scene document. */
-const SCENE_COMMANDS = ['render', 'check', 'serve', 'mcp'];
+const SCENE_COMMANDS = ['render', 'check', 'serve', 'mcp', 'bisect'];
 
 export { UserError };
 
@@ -392,6 +392,23 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
       },
     )
     .command(
+      ...command('bisect'),
+      (y) =>
+        y
+          .positional('scene', { type: 'string', demandOption: true })
+          .option('good', { type: 'string', demandOption: true, describe: 'a version at which the replay passes: a position in history (0 = the first), a version digest (or its first 4+ characters), running or disk' })
+          .option('bad', { type: 'string', demandOption: true, describe: 'a later version at which it fails (named as --good is)' })
+          .option('test', { type: 'string', demandOption: true, describe: 'the .replay file whose failure to find' })
+          .option('connect', { type: 'string', default: '127.0.0.1:7788', describe: 'HOST:PORT of the running session (entelechy serve --listen, or the Player) whose history to search' })
+          .option('path', { type: 'string', describe: 'the document whose versions to search (default: the scene)' })
+          .option('deadline', { type: 'number', describe: 'milliseconds the bisect may take; past them it stops' })
+          .option('json', { type: 'boolean', default: false, describe: 'print the answer as the protocol gives it' }),
+      async (argv) => {
+        const { bisectCommand } = await import('./bisect.js');
+        setStatus(await bisectCommand(String(argv.scene), { good: String(argv.good), bad: String(argv.bad), test: String(argv.test), connect: String(argv.connect), path: argv.path as string | undefined, deadline: argv.deadline as number | undefined, json: Boolean(argv.json) }));
+      },
+    )
+    .command(
       ...command('test'),
       (y) =>
         y
@@ -405,7 +422,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
         setStatus(await replayFiles(paths?.length ? paths : ['examples'], grants));
       },
     )
-    .demandCommand(1, 'name a command: render, check, serve, mcp, farm, help, test or bench (entelechy --help lists them)')
+    .demandCommand(1, 'name a command: render, check, serve, mcp, farm, help, test, bisect or bench (entelechy --help lists them)')
     .strict()
     .recommendCommands()
     .help()

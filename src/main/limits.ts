@@ -23,11 +23,11 @@ const limit = (name: string, value: number, unit: string, applies: string, remed
 export const LIMITS = {
   line: limit('line-length', 16 * 1024 * 1024, 'bytes', 'a request line, or a WebSocket message', 'send less at once: write a large field by `region`, one request each'),
   nesting: limit('nesting', 32, 'levels', 'arrays and objects nested in a request', 'no request needs more than 4 levels; send the fields as docs/protocol.md lists them'),
-  name: limit('name-length', 256, 'characters', 'a name: `op`, `kernel`, `node`, `port`, `output`, `name`, `member`, `version`, an edit\'s statement name', 'use the name as the scene declares it (`graph` and `kernels` list them)'),
+  name: limit('name-length', 256, 'characters', 'a name: `op`, `kernel`, `node`, `port`, `output`, `name`, `member`, `version`, an edit\'s statement name, bisect\'s `good` and `bad`', 'use the name as the scene declares it (`graph` and `kernels` list them)'),
   path: limit('path-length', 1024, 'characters', 'a document path', 'name a document under the scene\'s folder with a shorter path'),
   segments: limit('path-segments', 32, 'names', 'folders and file in a document path', 'keep documents at most 31 folders deep under the scene\'s folder'),
   segment: limit('path-segment-length', 200, 'bytes (UTF-8)', 'one folder or file name in a document path', 'use a shorter file or folder name'),
-  text: limit('text-length', 131072, 'characters', "a document's text (compose `text`, or the text its `edits` make), a kernel `source`, an edit's `text`", 'split the document: kernels can live in documents of their own (`use "kernels.esn";`)'),
+  text: limit('text-length', 131072, 'characters', "a document's text (compose `text`, or the text its `edits` make), a kernel `source`, an edit's `text`, bisect's `replay`", 'split the document: kernels can live in documents of their own (`use "kernels.esn";`)'),
   edits: limit('edits-count', 1000, 'edits', 'the edits of one compose, all documents together', 'send the whole new `text` of the document instead, or compose in several requests'),
   editWork: limit('edit-work', 262144, 'characters', "edits times the length of the document they change (each edit reads the document again)", 'send the whole new `text` of the document instead of edits'),
   documents: limit('documents-count', 64, 'documents', 'the documents of one compose', 'compose in several requests'),
@@ -45,6 +45,8 @@ const FIELD_LIMITS: Record<string, LimitKey> = {
   op: 'name', kernel: 'name', node: 'name', port: 'name', output: 'name', name: 'name', member: 'name', version: 'name',
   param: 'name', input: 'name', struct: 'name', type: 'name', fn: 'name', use: 'path',
   path: 'path', text: 'text', source: 'text', edits: 'edits', documents: 'documents',
+  // bisect: the versions it names, the replay file or its text
+  good: 'name', bad: 'name', test: 'path', replay: 'text',
 };
 
 /** The limit a field of a request is held to, when one is. */

@@ -50,6 +50,12 @@ export interface SessionOptions {
   optimiseBudget?: number;
   /** Milliseconds a saved edit picked up in the background may take before it is abandoned (cancel.ts; default BACKGROUND_DEADLINE_MS, 60 s). */
   backgroundDeadline?: number;
+  /**
+   * Another session's compile worker to use (not closed with this one), for a short-lived session
+   * beside it (bisect's replays): no second binaryen to load, and no background optimiser, so its
+   * modules compile at the optimised tier and no tier swap happens while it runs.
+   */
+  compiler?: CompileWorker;
 }
 
 export type SessionEvent = WorldEvent;
@@ -125,6 +131,8 @@ export class Session {
   readonly goneReported = new Set<string>();
 
   private readonly workers: number;
+  /** Whether the compile worker is this session's own (closed with it) or another's (SessionOptions.compiler). */
+  private readonly ownsCompiler: boolean;
 
   private constructor(scenePath: string, options: SessionOptions) {
     this.memory = new FieldMemory(options.memory ?? defaultMemoryBudget());
@@ -139,9 +147,11 @@ export class Session {
     // --workers 1, one thread, started when a frame first needs it).
     this.workers = Math.max(1, workers);
     this.pool = new EvalPool(this.memory.memory, { workers: this.workers, lazy: workers <= 1 });
-    if (!options.inline) this.compiler = new CompileWorker();
+    this.ownsCompiler = !options.compiler;
+    if (options.compiler) this.compiler = options.compiler;
+    else if (!options.inline) this.compiler = new CompileWorker();
     // Changes go live on the fast tier; the optimised one follows in the background (optimiser.ts).
-    if (!options.inline) this.optimiser = new BackgroundOptimiser(this, options.optimiseBudget);
+    if (!options.inline && !options.compiler) this.optimiser = new BackgroundOptimiser(this, options.optimiseBudget);
   }
 
   /**
@@ -459,6 +469,6 @@ export class Session {
     await this.frames;
     this.current?.engine.dispose();
     await this.pool?.destroy();
-    await this.compiler?.close();
+    if (this.ownsCompiler) await this.compiler?.close();
   }
 }

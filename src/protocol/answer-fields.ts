@@ -74,6 +74,16 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('dry_run', 'true: compose or publish only saw what the change would do (nothing written, published or counted as a generation); `events` are the ones it would tell'),
   a('evaluation', 'a dry run\'s frames on a fork of the world (`evaluate`: frames, time, outputs, thumbnail, png): per output a thumbnail and the diff against the running world\'s same frames (changed, max, mean, box, image), per state how the change carried it (states: how, digest, thumbnail, before any frame), per node the timings before and now', { doc: 'docs/agents.md#judging-a-change-before-committing-it' }),
   a('events', 'what happened because of the request (help events lists their kinds)', { doc: 'docs/protocol.md#events' }),
+  // bisect
+  a('first_bad', 'bisect: the first version at which the replay fails (position in history, version, origin, at)', { doc: 'docs/agents.md#finding-the-change-that-broke-a-replay' }),
+  a('last_good', 'bisect: the version just before it, at which the replay passes (position, version, origin, at)'),
+  a('position', 'a version\'s place in `history`\'s versions, counted from 0 (bisect takes it as `good` or `bad`)', { within: 'first_bad, last_good, runs' }),
+  a('diff', 'bisect: the document\'s change from the last good version to the first bad, as a unified diff'),
+  a('failure', 'bisect: the first bad version\'s failed step: its line and column in the replay, the request, the message, expected and actual, and the answer'),
+  a('candidates', 'bisect: how many versions it replayed (the bad one, the good one, then about log2 of those between)'),
+  a('runs', 'bisect: each version replayed, in order: position, version, passed, and the line of the first failed expectation'),
+  a('passed', 'whether the replay passed at this version', { within: 'runs' }),
+  a('line', 'the line of the replay\'s first failed expectation', { within: 'runs' }),
   // param, evaluate
   a('name', 'the param (param), the output, node or input read (read)'),
   a('value', 'the value: of the param as set, or of a traced port at the element'),
@@ -129,6 +139,9 @@ export const ERROR_MEMBERS: readonly AnswerField[] = [
   a('grant', 'the grant the session lacks for this'),
   a('limit', 'the limit the request is past (help NAME describes it)', { doc: 'docs/protocol.md#limits' }),
   a('max', 'the largest value the limit allows'),
+  a('failure', 'bisect: the good version fails too: its failed step (line, column, request, message, expected, actual, answer)'),
+  a('candidates', 'bisect: how many versions it replayed before it stopped'),
+  a('versions', 'bisect: the digests a too-short prefix begins'),
 ];
 
 /** Members of the events (see help events): besides `kind`, what each says. */

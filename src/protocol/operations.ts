@@ -85,6 +85,17 @@ const TABLE = [
   op({ name: 'history', group: 'Inspect', summary: "A document's versions this session has seen.", fields: [f('path', 'string', 'a document path (default: the scene)')],
     answer: 'path, running (the version the running world was built from), disk (the version the file holds now; null: none), versions (version, origin: load/compose/disk/rollback, at, bytes, running: true, disk: true); published (kernel, generation, origin) when a kernel the document declares runs a generation published over the protocol instead',
     effect: 'read', idempotent: true, returns: { path: 'string', running: 'string|null', disk: 'string|null', versions: 'array', published: 'array' } }),
+  op({ name: 'bisect', group: 'Inspect', summary: "The first version of a document, among those `history` lists, at which a replay starts failing: each version tried is replayed against a fresh session on a scratch copy of the scene's folder (as `entelechy test` replays), binary search between a good and a bad version; the running world, the folder, the history and the generations are untouched.",
+    fields: [
+      f('good', 'string', 'a version at which the replay passes: a position in `history`\'s versions ("0" = the first; one to three digits), a version digest from it (or its first 4 or more characters), `running` or `disk`', true),
+      f('bad', 'string', 'a later version at which it fails, named as `good` is', true),
+      f('test', 'string', "a .replay file under the scene's folder"),
+      f('replay', 'string', 'the text of a replay instead of `test` (what `entelechy bisect` sends)'),
+      f('path', 'string', 'the document whose versions are searched (default: the scene); the others are as the running world has them'),
+      f('deadline', 'number', 'milliseconds the whole bisect may take; past them (or on `cancel`, or the connection closing) it stops and answers that it was cancelled'),
+    ],
+    answer: 'path, first_bad and last_good (position, version, origin, at), diff (unified, of the document between them), failure (the first bad version\'s failed step: line and column in the replay, request, message, expected, actual, answer), candidates (how many versions were replayed), runs (position, version, passed, line)',
+    effect: 'read', idempotent: true, returns: { path: 'string', first_bad: 'object', last_good: 'object', diff: 'string', failure: 'object', candidates: 'integer', runs: 'array' } }),
   op({ name: 'compose', group: 'Structure', summary: 'Change documents: a whole text, or edits of statements and node members; checked and compiled before anything is written.',
     fields: [
       f('text', 'string', 'the whole new text of the document'),

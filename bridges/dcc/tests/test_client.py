@@ -99,7 +99,7 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(sorted(caught.exception.operations or []), sorted(OPERATIONS))
         index = self.client.help()["index"]["operation"]
         self.assertEqual(sorted(index), sorted(OPERATIONS))
-        self.assertEqual(len(OPERATIONS), 25)
+        self.assertEqual(len(OPERATIONS), 26)
 
     def test_methods_take_each_operations_fields(self) -> None:
         """Each operation's method takes exactly the fields `help` lists for it, the required ones
@@ -128,6 +128,9 @@ class ClientTest(unittest.TestCase):
         self.assertIn("rings", [n["name"] for n in c.graph()["nodes"]])
         self.assertIn("node rings", c.document()["text"])
         self.assertEqual(c.history()["path"], "scene.esn")
+        with self.assertRaises(EntelechyError) as caught:  # no good version before the bad one: refused, naming the field
+            c.bisect("0", "0", replay='> {"op":"status"}\n')
+        self.assertEqual(caught.exception.field, "good")
         self.assertIn("index", c.help())
         self.assertIn("events", c.sync())
         self.assertEqual(c.prepare(tint["source"])["id"], "demo.tint@1")

@@ -4,7 +4,7 @@
 
 import type { Session } from '../../main/session.js';
 import type { OperationName, RequestFields } from '../operations.js';
-import { document, graph, help, history, kernel, kernels, status } from './inspect.js';
+import { bisect, document, graph, help, history, kernel, kernels, status } from './inspect.js';
 import { prepare, publish, retire } from './kernels.js';
 import { cancel, evaluate, param, pause, pin, read, trace, unpin } from './running.js';
 import { quit, reset, restore, snapshot, write } from './state.js';
@@ -23,6 +23,6 @@ export interface RequestContext {
 export type Handler<Op extends OperationName> = (s: Session, fields: RequestFields<Op>, conn: RequestContext) => Promise<object>;
 
 export const HANDLERS: { [Op in OperationName]: Handler<Op> } = {
-  status, kernels, kernel, graph, document, history, help, compose, sync, prepare, publish, retire, param,
+  status, kernels, kernel, graph, document, history, bisect, help, compose, sync, prepare, publish, retire, param,
   evaluate, read, write, snapshot, restore, pause, reset, trace, pin, unpin, quit, cancel,
 };

@@ -1,4 +1,4 @@
-// Inspect: status, kernels, kernel, graph, document, history, help.
+// Inspect: status, kernels, kernel, graph, document, history, bisect, help.
 
 import type { RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
@@ -8,6 +8,8 @@ import { components } from '../../ir/types.js';
 import { IR_VERSION } from '../../ir/ir.js';
 import { ProtocolError } from '../envelope.js';
 import { helpEntry } from '../help.js';
+import { bisect as bisectHistory } from '../bisect.js';
+import type { RequestContext } from './index.js';
 import { versionOf } from '../../main/documents.js';
 import { backendOf, clockOf, groupNodes, groupTiers, paramValues } from '../../main/world-state.js';
 
@@ -117,6 +119,17 @@ export async function history(s: Session, f: RequestFields<'history'>) {
     path, running, disk, ...(published.length ? { published } : {}),
     versions: list.map(({ version, origin, at, bytes }) => ({ version, origin, at, bytes, ...(version === running ? { running: true } : {}), ...(version === disk ? { disk: true } : {}) })),
   };
+}
+
+export async function bisect(s: Session, f: RequestFields<'bisect'>, conn: RequestContext) {
+  if ((f.test === undefined) === (f.replay === undefined))
+    throw new ProtocolError('give the replay to bisect with: `test` (a .replay file under the scene\'s folder) or `replay` (its text), one of them', { fields: ['test', 'replay'] });
+  let replay = f.replay;
+  if (f.test !== undefined) {
+    replay = s.folder.read(f.test);
+    if (replay === undefined) throw new ProtocolError(`no file \`${f.test}\` under the scene's folder; name a .replay file there, or send its text as \`replay\``, { field: 'test' });
+  }
+  return bisectHistory(s, { path: docPath(s, f), good: f.good, bad: f.bad, replay: replay!, test: f.test, signal: conn.signal });
 }
 
 export async function help(s: Session, f: RequestFields<'help'>) {

@@ -1,0 +1,136 @@
+// Bisect: the first version of a document, among those `history` lists, at which a replay starts
+// failing. Each version tried is replayed as `entelechy test` replays a file (replay-session.ts):
+// against a fresh session on a scratch copy of the scene's folder holding that version of the
+// document (the others as the running world has them), with this session's grants, workers and
+// memory budget. The running world, the scene's folder, the history and the generations are never
+// touched. The bad version is replayed first and the good one next (each must be what it is said
+// to be); then binary search over what lies between: about log2 N replays for N versions, and a
+// version seen twice (a rollback) is replayed once.
+
+import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
+import { throwIfCancelled } from '../main/cancel.js';
+import { versionOf } from '../main/documents.js';
+import type { DocumentVersion, Session } from '../main/session.js';
+import { resolveRange, type Words } from './bisect-revisions.js';
+import { ProtocolError } from './error.js';
+import { parseReplay, ReplayError, type ReplayScript } from './replay.js';
+import { replayOnCopy } from './replay-session.js';
+
+/** The most steps a bisect's replay may have: each version tried replays all of them. */
+export const BISECT_MAX_STEPS = 200;
+
+export interface BisectRequest {
+  /** The document whose versions are searched. */
+  path: string;
+  good: unknown;
+  bad: unknown;
+  /** The replay's text, and the file it came from (`test`), if it came from one. */
+  replay: string;
+  test?: string;
+  signal?: AbortSignal;
+}
+
+/** The first failed expectation of a replay: its line in the replay, the request and what differed. */
+export interface StepFailure {
+  line: number;
+  column: number;
+  request: string;
+  message: string;
+  expected?: unknown;
+  actual?: unknown;
+  answer: string;
+}
+
+/** One version tried. */
+interface Outcome {
+  passed: boolean;
+  failure?: StepFailure;
+}
+
+/** An answer line in the answer, cut at 300 characters. */
+const cut = (line: string) => (line.length > 300 ? `${line.slice(0, 300)}… (${line.length} characters)` : line);
+
+const describe = (list: readonly DocumentVersion[], i: number) => ({ position: i, version: list[i]!.version, origin: list[i]!.origin, at: list[i]!.at });
+
+/** The replay's script, checked: it parses, is for this scene, and is not too long. */
+function scriptOf(s: Session, req: BisectRequest, called: string): ReplayScript {
+  let script: ReplayScript;
+  try {
+    script = parseReplay(req.replay, req.test ?? 'replay');
+  } catch (e) {
+    if (e instanceof ReplayError) throw new ProtocolError(e.message, { field: req.test === undefined ? 'replay' : 'test' });
+    throw e;
+  }
+  if (script.scene !== undefined && script.scene !== s.entry)
+    throw new ProtocolError(`${called} replays \`${script.scene}\` (its @scene line), but this session's scene is \`${s.entry}\`: bisect a replay of this scene`, { field: 'replay' });
+  if (!script.steps.length) throw new ProtocolError(`${called} has no requests (\`> {...}\` lines): nothing would fail`, { field: 'replay' });
+  if (script.steps.length > BISECT_MAX_STEPS) throw new ProtocolError(`${called} has ${script.steps.length} requests; bisect replays at most ${BISECT_MAX_STEPS} for each version it tries: keep the steps that show the failure`, { field: 'replay' });
+  return script;
+}
+
+export async function bisect(s: Session, req: BisectRequest) {
+  const called = req.test === undefined ? 'the replay' : `\`${req.test}\``;
+  const script = scriptOf(s, req, called);
+  if (!s.history.has(req.path)) throw new ProtocolError(`this session has seen no document \`${req.path}\`; its documents: ${[...s.history.keys()].join(', ')}`, { field: 'path' });
+  const list = [...s.history.get(req.path)!];
+  if (list.length < 2)
+    throw new ProtocolError(`\`${req.path}\` has one version in this session's history: bisect needs a good version and a later bad one. History holds the versions this session has seen (loaded, composed, saved and synced): make the changes in this session, then bisect`, { field: 'good' });
+  const runningText = s.texts.get(req.path);
+  const diskText = s.folder.read(req.path);
+  const words: Words = { running: runningText === undefined ? null : versionOf(runningText), disk: diskText === undefined ? null : versionOf(diskText) };
+  const range = resolveRange(list, req.good, req.bad, req.path, words);
+
+  // What each version tried is replayed against: the running world's documents with this one's text.
+  const base = new Map(s.texts);
+  const options = {
+    workers: s.pool?.workers ?? 1, grants: s.grants, memory: s.memory.limitBytes, fuse: s.fuse, cacheDir: s.cacheDir,
+    ...(s.compiler ? { compiler: s.compiler } : { inline: true }),
+  };
+  const byDigest = new Map<string, Outcome>();
+  const runs: { position: number; version: string; passed: boolean; line?: number }[] = [];
+  const tryAt = async (i: number): Promise<Outcome> => {
+    throwIfCancelled(req.signal);
+    const { version, text } = list[i]!;
+    let outcome = byDigest.get(version);
+    if (!outcome) {
+      const results = await replayOnCopy(script, { folder: s.folder.root, entry: s.entry, texts: new Map(base).set(req.path, text), session: options, signal: req.signal });
+      const failed = results.find((r) => r.failures.length);
+      const f = failed?.failures[0];
+      outcome = f ? { passed: false, failure: { line: f.line, column: f.column, request: failed!.request, message: f.message, expected: f.expected, actual: f.actual, answer: cut(failed!.answer) } } : { passed: true };
+      byDigest.set(version, outcome);
+      runs.push({ position: i, version, passed: outcome.passed, ...(outcome.failure ? { line: outcome.failure.line } : {}) });
+    }
+    return outcome;
+  };
+
+  const bad = await tryAt(range.bad);
+  if (bad.passed)
+    throw new ProtocolError(`the bad version (position ${range.bad}, ${list[range.bad]!.version}) passes ${called}: there is no failure to find. Name as \`bad\` a version at which the replay fails, or make the replay expect what the bad version gets wrong`, { field: 'bad', candidates: runs.length });
+  const good = await tryAt(range.good);
+  if (!good.passed)
+    throw new ProtocolError(`the good version (position ${range.good}, ${list[range.good]!.version}) fails ${called} too, at line ${good.failure!.line}: ${good.failure!.message}. The failure began before it: name an earlier version that passes as \`good\` (\`history\` lists them)`, { field: 'good', failure: good.failure, candidates: runs.length });
+
+  // lo passes, hi fails: halve what lies between until they are neighbours.
+  let lo = range.good;
+  let hi = range.bad;
+  let failure = bad.failure!;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    const o = await tryAt(mid);
+    if (o.passed) lo = mid;
+    else {
+      hi = mid;
+      failure = o.failure!;
+    }
+  }
+  const [from, to] = [list[lo]!, list[hi]!];
+  return {
+    path: req.path,
+    first_bad: describe(list, hi),
+    last_good: describe(list, lo),
+    diff: createTwoFilesPatch(`${req.path}@${from.version}`, `${req.path}@${to.version}`, from.text, to.text, undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY }),
+    failure,
+    candidates: runs.length,
+    runs,
+  };
+}

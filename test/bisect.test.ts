@@ -1,0 +1,155 @@
+// Bisect (protocol/bisect.ts), in process: over a history built by real composes and a save, with
+// the bug planted at a known version, it answers exactly that version, the diff from the one
+// before, the failed step, and runs about log2 N replays; the running world, the folder and the
+// history are as before; the answer does not depend on the worker count; every misnamed version
+// and every replay that cannot tell is refused saying what to do.
+
+import t, { type Test } from 'tap';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Session } from '../src/main/session.js';
+import { versionOf } from '../src/main/documents.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
+import { buildHistory, FAILING_LINE, historyDir, replayText, SAVED, VERSIONS, versionText } from './bisect-fixtures.js';
+
+type Ask = (req: Record<string, unknown>) => Promise<{ ok?: any; error?: any }>;
+
+async function session(t: Test, planted: number, workers = 1) {
+  const dir = historyDir(t, planted, workers);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers });
+  t.teardown(() => s.close());
+  const ask: Ask = async (req) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  await buildHistory(ask, dir, planted);
+  return { dir, s, ask };
+}
+
+/** Everything a bisect must leave as it was, as one string: the world, its history and the folder's files. */
+async function fingerprint(ask: Ask, dir: string): Promise<string> {
+  const status = (await ask({ op: 'status' })).ok;
+  const kernels = (await ask({ op: 'kernels' })).ok.kernels.map((k: any) => [k.id, k.generation, k.origin]);
+  const history = (await ask({ op: 'history' })).ok;
+  const files = readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f), 'utf8')]);
+  return JSON.stringify({ frame: status.frame, time: status.time, revision: status.revision, kernels, history, files });
+}
+
+// One history with the bug at version 3, for most of the tests below (each leaves it as it was).
+let shared: Awaited<ReturnType<typeof session>>;
+t.before(async () => {
+  shared = await session(t, 3);
+});
+
+// Each planted position: the edges (1: the first after good; 6: the bad one itself) and between.
+for (const planted of [1, 3, 6]) {
+  t.test(`the bug planted at version ${planted}: bisect finds exactly it`, async (t) => {
+    const { dir, ask } = planted === 3 ? shared : await session(t, planted);
+    const h = (await ask({ op: 'history' })).ok;
+    t.same(h.versions.map((v: any) => v.origin), ['load', 'compose', 'disk', 'compose', 'compose', 'compose', 'compose'], 'a history of composes and a save');
+    t.ok((await ask({ op: 'evaluate' })).ok, 'the running world runs a frame');
+    const before = await fingerprint(ask, dir);
+
+    const a = await ask({ op: 'bisect', good: '0', bad: 'running', test: 'check.replay' });
+    t.ok(a.ok, JSON.stringify(a.error));
+    t.same([a.ok.first_bad.position, a.ok.first_bad.version, a.ok.first_bad.origin], [planted, versionOf(versionText(planted, planted)), planted === SAVED ? 'disk' : 'compose'], 'the first bad version');
+    t.same([a.ok.last_good.position, a.ok.last_good.version], [planted - 1, versionOf(versionText(planted - 1, planted))], 'the last good one, just before');
+    t.match(a.ok.diff, /^-    result = vec4\(0\.5, /m, 'the diff: the red as it was');
+    t.match(a.ok.diff, /^\+    result = vec4\(0\.25, /m, 'and as it became');
+    t.match(a.ok.diff, new RegExp(`^--- scene\\.esn@${a.ok.last_good.version}`, 'm'), 'a unified diff, from the last good version');
+    t.same([a.ok.failure.line, a.ok.failure.column > 0, JSON.parse(a.ok.failure.request).op], [FAILING_LINE, true, 'trace'], 'the failed step: its line in the replay and its request');
+    t.match(a.ok.failure.message, /values\[0\]\.value\[0\]: expected 0\.5, got 0\.25/, 'and what differed');
+    t.same([a.ok.failure.expected, a.ok.failure.actual], [0.5, 0.25]);
+    t.ok(a.ok.candidates <= 2 + Math.ceil(Math.log2(VERSIONS - 1)), `log2 N replays: ${a.ok.candidates}`);
+    t.same(a.ok.runs.slice(0, 2).map((r: any) => [r.position, r.passed]), [[6, false], [0, true]], 'the bad version first, then the good one');
+    t.equal(a.ok.runs.length, a.ok.candidates);
+    for (const r of a.ok.runs) t.equal(r.passed, r.position < planted, `position ${r.position} ${r.passed ? 'passed' : 'failed'}, as planted`);
+
+    t.equal(await fingerprint(ask, dir), before, 'the world (frame, clock, revision, generations), the history and every file of the folder as before');
+    t.same((await ask({ op: 'sync' })).ok.events, [], 'nothing told to sync');
+  });
+}
+
+t.test('the answer does not depend on the worker count', async (t) => {
+  const answers = [];
+  for (const workers of [1, 2]) {
+    const { ask } = workers === 1 ? shared : await session(t, 3, workers);
+    // The replay checks the frame ran on `workers` workers: the versions tried run with the session's.
+    const a = await ask({ op: 'bisect', good: '0', bad: '6', test: 'check.replay' });
+    t.ok(a.ok, JSON.stringify(a.error));
+    const { first_bad, last_good, ...rest } = a.ok;
+    answers.push({ ...rest, first_bad: { ...first_bad, at: 0 }, last_good: { ...last_good, at: 0 } });
+  }
+  t.equal(answers[0].first_bad.position, 3);
+  t.same(answers[1], answers[0], 'one worker or two: the same answer (but the times each history was made)');
+});
+
+t.test('what good and bad name, and the mistakes', async (t) => {
+  const { dir, s, ask } = shared;
+  const list = (await ask({ op: 'history' })).ok.versions;
+  const bisect = (good: unknown, bad: unknown, more: Record<string, unknown> = {}) => ask({ op: 'bisect', good: String(good), bad: String(bad), test: 'check.replay', ...more });
+  const found = async (good: unknown, bad: unknown) => (await bisect(good, bad)).ok?.first_bad.position;
+  t.equal(await found(list[1].version, list[5].version), 3, 'whole digests');
+  t.equal(await found(list[0].version.slice(0, 4), 'running'), 3, 'a digest\'s first 4 characters');
+  t.equal(await found('2', 'disk'), 3, 'positions as text, and disk');
+
+  const before = await fingerprint(ask, dir);
+  const refused = async (good: unknown, bad: unknown, re: RegExp, field: string, more: Record<string, unknown> = {}) => {
+    const e = (await bisect(good, bad, more)).error;
+    t.match(e?.message, re, e?.message);
+    t.equal(e?.field, field);
+    return e;
+  };
+  await refused(3, 6, /good version \(position 3, [0-9a-f]{16}\) fails `check\.replay` too, at line 5: .*name an earlier version that passes as `good`/, 'good');
+  const late = await refused(0, 2, /bad version \(position 2, [0-9a-f]{16}\) passes `check\.replay`: there is no failure to find/, 'bad');
+  t.equal(late.candidates, 1, 'refused after replaying the bad version only');
+  await refused(5, 1, /good version \(position 5\) comes after the bad one \(position 1\)/, 'good');
+  await refused(4, 4, /is the bad version itself/, 'good');
+  await refused(0, 7, /position 7, but `history` lists 7 versions of `scene\.esn` \(positions 0 to 6\)/, 'bad');
+  await refused('ffff', 6, /no version of `scene\.esn` in this session's history begins `ffff`/, 'good');
+  await refused('HEAD', 6, /`HEAD` names no version; `good` is a position in `history`'s versions/, 'good');
+  await refused('abc', 6, /names no version/, 'good');
+  await refused(0, 6, /no file `none\.replay` under the scene's folder/, 'test', { test: 'none.replay' });
+  await refused(0, 6, /give the replay to bisect with: `test`.*or `replay`/, undefined as never, { replay: 'x' });
+  t.match((await ask({ op: 'bisect', good: '0', bad: '6' })).error?.fields, ['test', 'replay'], 'no replay: says which fields give one');
+  await refused(0, 6, /^replay:2:1: a line starts with `>`/, 'replay', { test: undefined, replay: '> {"op":"status"}\nstatus' });
+  await refused(0, 6, /replays `other\.esn` \(its @scene line\)/, 'replay', { test: undefined, replay: '@scene other.esn\n> {"op":"status"}' });
+  await refused(0, 6, /has no requests/, 'replay', { test: undefined, replay: '# nothing\n' });
+  await refused(0, 6, /this session has seen no document `lib\.esn`/, 'path', { path: 'lib.esn' });
+  t.equal(await fingerprint(ask, dir), before, 'refusals change nothing either');
+
+  // A rollback: the same text at two positions is replayed once.
+  t.ok((await ask({ op: 'compose', text: versionText(1, 3) })).ok, 'a rollback to version 1');
+  const again = await bisect(0, 'running');
+  t.same([again.ok?.first_bad.position], [undefined], 'the running version (a rollback to a good one) passes');
+  t.match(again.error?.message, /bad version \(position 7/);
+  const back = (await bisect(0, 6)).ok;
+  t.equal(back.first_bad.position, 3, 'the range before the rollback still bisects');
+
+  // A history of one version: too short, saying how to make one.
+  writeFileSync(join(dir, 'scene.esn'), versionText(0, 3));
+  const fresh = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => fresh.close());
+  const one = JSON.parse(await dispatch(fresh, JSON.stringify({ op: 'bisect', good: '0', bad: 'running', test: 'check.replay' }))).error;
+  t.match(one?.message, /`scene\.esn` has one version in this session's history: bisect needs a good version and a later bad one/);
+  t.ok(s.history.get('scene.esn')!.length > 1);
+});
+
+t.test('a deadline and cancel stop a bisect; nothing of it is kept', async (t) => {
+  const { dir, s, ask } = shared;
+  const before = await fingerprint(ask, dir);
+  const late = await ask({ op: 'bisect', good: '0', bad: '6', test: 'check.replay', deadline: 1 });
+  t.same([late.error?.cancelled, late.error?.reason], [true, 'deadline'], late.error?.message);
+  // A cancel of the connection, sent while the bisect runs.
+  const conn = { kind: 'test', id: 7 };
+  const running = dispatch(s, JSON.stringify({ id: 1, op: 'bisect', good: '0', bad: '6', test: 'check.replay' }), conn);
+  const cancel = JSON.parse(await dispatch(s, JSON.stringify({ id: 2, op: 'cancel' }), conn));
+  t.equal(cancel.ok?.cancelled, 1, 'cancel stopped one');
+  const stopped = JSON.parse(await running);
+  t.same([stopped.error?.cancelled, stopped.error?.reason], [true, 'cancel'], stopped.error?.message);
+  t.equal(await fingerprint(ask, dir), before, 'nothing changed');
+  t.equal((await ask({ op: 'bisect', good: '0', bad: '6', test: 'check.replay' })).ok?.first_bad.position, 3, 'and the next bisect runs whole');
+  t.same(readdirSync(dir).sort(), ['check.replay', 'scene.esn'], 'no scratch copy left in the folder');
+});
+
+t.test('the replay text instead of a file', async (t) => {
+  const a = await shared.ask({ op: 'bisect', good: '0', bad: '6', replay: replayText() });
+  t.same([a.ok?.first_bad.position, a.ok?.failure.line], [3, FAILING_LINE]);
+});

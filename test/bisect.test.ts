@@ -63,7 +63,9 @@ for (const planted of [1, 3, 6]) {
     for (const r of a.ok.runs) t.equal(r.passed, r.position < planted, `position ${r.position} ${r.passed ? 'passed' : 'failed'}, as planted`);
 
     t.equal(await fingerprint(ask, dir), before, 'the world (frame, clock, revision, generations), the history and every file of the folder as before');
-    t.same((await ask({ op: 'sync' })).ok.events, [], 'nothing told to sync');
+    // The background optimiser's own events (its tier swap) come when they come: none else.
+    const told = (await ask({ op: 'sync' })).ok.events.filter((e: any) => !['optimised', 'optimise_abandoned'].includes(e.kind));
+    t.same(told, [], 'nothing told to sync');
   });
 }
 

@@ -4,6 +4,9 @@
 // its spawn to its first frame written (the `--json` line), and its stages are read from
 // ENTELECHY_TIMELINE's lines (src/main/timeline.ts), wall and CPU. On a shared machine the wall
 // time follows the load (the load average is reported); CPU time is what the render itself costs.
+// The compile worker starts with the process (src/main/compile-ahead.ts) and loads binaryen while
+// the command line and the scene load: `binaryen wait` is how long the render then still waited
+// for it, and the CPU of the stages before it includes the worker's.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -97,10 +100,10 @@ export function coldTable(ms: ColdFrame[]): string {
   const f = (n: number) => n.toFixed(0);
   const short: Record<string, string> = {
     'node started': 'node', 'command line imported': 'cli import', 'render imported': 'render import', 'scene parsed and checked': 'parse+check',
-    'compiler loaded': 'binaryen load', 'modules compiled': 'compile', 'frames written': 'encode+write',
+    'compile worker started': 'worker start', 'compiler loaded': 'binaryen wait', 'modules compiled': 'compile', 'frames written': 'encode+write',
   };
   const stageNames = [...new Set(ms.flatMap((m) => m.stages.map((s) => s.stage)))].map((s) => (/^frame \d+ evaluated$/.test(s) ? 'frame 0 evaluated' : s));
-  const order = ['node started', 'command line imported', 'render imported', 'scene parsed and checked', 'compiler loaded', 'modules compiled', 'frame 0 evaluated', 'frames written'].filter((s) => stageNames.includes(s));
+  const order = ['node started', 'compile worker started', 'command line imported', 'render imported', 'scene parsed and checked', 'compiler loaded', 'modules compiled', 'frame 0 evaluated', 'frames written'].filter((s) => stageNames.includes(s));
   const rows = [['scene', ...order.map((s) => `${short[s] ?? 'evaluate'} ms (cpu)`), 'first frame ms median (min-max)', 'cpu ms', 'load']];
   for (const m of ms) {
     let wall = 0;

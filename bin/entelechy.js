@@ -5,6 +5,12 @@ import { availableParallelism } from 'node:os';
 process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, availableParallelism()));
 const { mark } = await import('../dist/src/main/timeline.js');
 mark('node started');
+const args = process.argv.slice(2);
+// A render that will likely compile starts its compile worker now: binaryen loads on it while
+// the command line's code and the scene load here (src/main/compile-ahead.ts).
+const ahead = args[0] === 'render' ? await import('../dist/src/main/compile-ahead.js') : undefined;
+ahead?.compileAhead(args);
 const { run } = await import('../dist/src/cli/cli.js');
 mark('command line imported');
-await run(process.argv.slice(2));
+await run(args);
+await ahead?.renderDone(args, !process.exitCode);

@@ -8,7 +8,8 @@ import type { Scene } from '../ir/check/scene.js';
 import { PngThreads } from '../workers/png-threads.js';
 import { EvalPool } from '../workers/pool.js';
 import { Engine, EvaluationError, POOL_THRESHOLD, sceneGroups, type Backend } from './engine.js';
-import { prepareModules, type Tier } from './modules.js';
+import { compileHere, prepareModules, type ModuleCompiler, type Tier } from './modules.js';
+import { compilerAhead } from './compile-ahead.js';
 import { FieldMemory, MemoryLimitError } from './memory.js';
 import { fieldRgbaRows, fieldToRgba, savePng } from './image.js';
 import { pngOnPool, savePngOnPool } from './field-png.js';
@@ -94,7 +95,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     // Modules from the disk cache where they are: a render of a scene seen before loads no compiler.
     const t0 = performance.now();
     const tier = renderTier(scene, frames);
-    const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir), undefined, undefined, tier) : { compiled: 0, read: 0 };
+    const modules = options.backend === 'jit' ? await prepareModules(sceneGroups(scene, [], options.fuse).map((g) => g.ir), renderCompiler(), undefined, tier) : { compiled: 0, read: 0 };
     const preparing = performance.now() - t0;
     mark('modules compiled');
     cachedModules = modules.read;
@@ -209,6 +210,17 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     run.dispose();
     await Promise.all([pool?.destroy(), writer.close()]);
   }
+}
+
+/** The compile worker started with the process (compile-ahead.ts), which loaded binaryen meanwhile; else this thread. */
+function renderCompiler(): ModuleCompiler {
+  const worker = compilerAhead();
+  if (!worker) return compileHere;
+  return async (irs, tier) => {
+    await worker.ready;
+    mark('compiler loaded');
+    return worker.compile(irs, tier);
+  };
 }
 
 /** One frame of at most this many elements (all nodes together, ~5800 x 5800 of one node) renders on the fast tier. */

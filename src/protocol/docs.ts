@@ -122,7 +122,9 @@ export function renderProtocolDoc(): string {
     'above the other and the start of the answer. For example, a test that `warmth` changes the picture and leaves the rings as they were:', '',
     '```', '> {"op":"param","name":"warmth","value":0}', '> {"op":"evaluate","time":0.5}', '> cold: {"op":"trace","x":64,"y":64}',
     '> {"op":"param","name":"warmth","value":1}', '> {"op":"evaluate","time":0.5}', '> {"op":"trace","x":64,"y":64}',
-    '< differs cold ok.values[1].value', '< equals cold ok.values[0].value within 0.0001', '```', '');
+    '< differs cold ok.values[1].value', '< equals cold ok.values[0].value within 0.0001', '```', '',
+    'A replay that passed at an earlier version of the scene and fails now: `bisect` (`entelechy bisect`) finds the first version in `history` at',
+    'which it fails, replaying each version tried the same way, and answers the diff from the last good one and the failed step (docs/agents.md).', '');
   out.push('| line | form | meaning |', '|---|---|---|');
   for (const r of REPLAY_LINES) out.push(`| \`${r.name}\` | \`${r.syntax}\` | ${r.summary} |`);
   out.push('');

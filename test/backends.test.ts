@@ -6,12 +6,12 @@ import t, { type Test } from 'tap';
 import binaryen from 'binaryen';
 import { newModule } from '../src/codegen/module.js';
 import { optimise } from '../src/codegen/optimise.js';
-import { ARGS, type IrFunction, type Scalar } from '../src/ir/ir.js';
+import { ARGS, type Expr, type IrFunction, type Scalar } from '../src/ir/ir.js';
 import { FuelTrap, interpret } from '../src/ir/interp.js';
 import { compileFunction, instantiate, type RunFunction } from '../src/codegen/index.js';
 import { fieldLayout, writeArgs, elementIndex, type Extents, type FieldPlacement } from '../src/codegen/layout.js';
 import {
-  X, Y, Z, block, brk, extent, f32, field, fn, gather, i32, iff, load, local, loop, op, randomCase, randomValues, rng,
+  X, Y, Z, block, bool, brk, extent, f32, field, fn, gather, i32, iff, load, local, loop, op, randomCase, randomValues, rng,
   select, set, uniform,
 } from './ir-gen.js';
 
@@ -280,6 +280,50 @@ t.test('i32 and bool operations: overflow, rem by zero, shifts', (tt) => {
     Int32Array.from({ length: count }, (_, i) => (c === 0 ? ints[i % n] : c === 1 ? ints[Math.floor(i / n) % n] : (i * 7) % 3));
   for (const [k, m] of [[3, 0], [33, -1], [-1, 5]]) {
     agree(tt, `all pairs, k=${k} m=${m}`, { fn: f, domain: { width: n, height: n, depth: 1 }, input, uniforms: [k, m] });
+  }
+  tt.end();
+});
+
+t.test('select against a zero operand: the same bits as the interpreter, one and/andnot instead of a bitselect', (tt) => {
+  // The varying condition p takes both values along x; a runs through the specials (-0.0, NaN...).
+  const a = load(0, 0, 'f32');
+  const n = load(0, 1, 'i32');
+  const p = op('f32.lt', a, f32(1));
+  const q = op('i32.to_bool', op('i32.and', n, i32(2)));
+  const zeroForms: [Expr, Scalar][] = [
+    [select(p, a, f32(0)), 'f32'],
+    [select(p, f32(0), a), 'f32'],
+    [select(p, n, i32(0)), 'i32'],
+    [select(p, i32(0), n), 'i32'],
+    [select(p, q, bool(false)), 'bool'],
+    [select(p, bool(false), q), 'bool'],
+    [select(p, f32(1), f32(0)), 'f32'],
+  ];
+  // -0.0 has its sign bit set: not a zero operand (an `and` would give +0.0 where p is false).
+  const signedZero: [Expr, Scalar][] = [
+    [select(p, a, f32(-0)), 'f32'],
+    [select(p, f32(-0), a), 'f32'],
+  ];
+  const selects = (forms: [Expr, Scalar][]) =>
+    fn({
+      locals: forms.map(([, t]) => t),
+      fields: [field('in', 'read', 2, ['f32', 'i32']), field('out', 'write', 2, forms.map(([, t]) => t))],
+      body: forms.map(([e], i) => set(i, e)),
+      stores: forms.map((_, i) => ({ field: 1, comp: i, local: i })),
+    });
+  const input = (_f: number, c: number, count: number): Data =>
+    c === 0 ? Float32Array.from({ length: count }, (_, i) => SPECIALS[i % SPECIALS.length]) : Int32Array.from({ length: count }, (_, i) => i * 7 - 40);
+  agree(tt, 'every form', { fn: selects([...zeroForms, ...signedZero]), domain: { width: SPECIALS.length, height: 3, depth: 1 }, input });
+  const bitselects = (f: IrFunction, optimize: boolean) => {
+    const m = binaryen.readBinary(compileFunction(f, { optimize }));
+    const text = m.emitText();
+    m.dispose();
+    return text.match(/v128\.bitselect/g)?.length ?? 0;
+  };
+  for (const optimize of [false, true]) {
+    const how = optimize ? 'O3' : 'unoptimised';
+    tt.equal(bitselects(selects(zeroForms), optimize), 0, `${how}: no bitselect against a zero operand`);
+    tt.ok(bitselects(selects(signedZero), optimize) > 0, `${how}: -0.0 keeps its bitselect`);
   }
   tt.end();
 });

@@ -7,7 +7,9 @@
  * so that the checksums agree with it; the driver prints the same JSON line, with
  * "system":"halide" and the JIT compile time as "compile_ms".
  *
- * usage: pipelines-halide P1|P2|P3|P4 WIDTH HEIGHT RUNS THREADS [--steps N]
+ * usage: pipelines-halide P1|P2|P3|P4 WIDTH HEIGHT RUNS THREADS [--steps N] [--fast-sin]
+ *   --fast-sin: P1/P2 with Halide's vectorised fast_sin (error < 1e-5) instead of sin, which
+ *   calls libm's sinf once per lane (an experiment: not C's arithmetic; the note says so).
  *   THREADS: the Halide runtime's thread count (HL_NUM_THREADS, set here before the first run).
  *   One JIT compile (timed apart), one warm-up run, RUNS timed runs; P3: one run = N steps
  *   (default 10), re-initialised before each run outside the timed region, mpix_s per step.
@@ -39,12 +41,14 @@ static double now_ms() {
 static Param<int> W("W"), H("H");
 static Var x("x"), y("y"), c("c"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
 
+static bool use_fast_sin = false;
+
 /* rings' value at (x, y): the C reference's ring_value(). */
 static Expr ring_value(Expr xx, Expr yy) {
   Expr px = (cast<float>(xx) + 0.5f) / cast<float>(W) - 0.5f;
   Expr py = (cast<float>(yy) + 0.5f) / cast<float>(H) - 0.5f;
   Expr r = sqrt(px * px + py * py) * RINGS_COUNT + RINGS_TIME;
-  return 0.5f + 0.5f * sin(r * TAU_F);
+  return 0.5f + 0.5f * (use_fast_sin ? fast_sin(r * TAU_F) : sin(r * TAU_F));
 }
 
 /* Rows in strips of `rows`, strips in parallel; a guard (not a shifted last strip) at the
@@ -143,7 +147,7 @@ static void life_init(Buffer<float> &cells) {
 }
 
 static int usage() {
-  fprintf(stderr, "usage: pipelines-halide P1|P2|P3|P4 WIDTH HEIGHT RUNS THREADS [--steps N]\n");
+  fprintf(stderr, "usage: pipelines-halide P1|P2|P3|P4 WIDTH HEIGHT RUNS THREADS [--steps N] [--fast-sin]\n");
   return 2;
 }
 
@@ -167,6 +171,8 @@ int main(int argc, char **argv) {
   for (int a = 6; a < argc; a++) {
     if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc) {
       if (!parse_pos(argv[++a], 1000000, &steps)) return usage();
+    } else if (strcmp(argv[a], "--fast-sin") == 0) {
+      use_fast_sin = true;
     } else {
       return usage();
     }
@@ -230,6 +236,6 @@ int main(int argc, char **argv) {
   for (size_t r = 0; r < times.size(); r++) printf(r ? ",%.4f" : "%.4f", times[r]);
   printf("],\"median_ms\":%.4f,\"mpix_s\":%.3f,\"checksum\":%.17g,\"compile_ms\":%.1f", med, mpix, sum, compile_ms);
   if (pl == 3 && steps != 10) printf(",\"steps\":%ld", steps);
-  printf(",\"note\":\"Halide 14 JIT, %s\"}\n", target.to_string().c_str());
+  printf(",\"note\":\"Halide 14 JIT, %s%s\"}\n", target.to_string().c_str(), use_fast_sin && pl <= 2 ? ", fast_sin" : "");
   return 0;
 }

@@ -214,3 +214,37 @@ t.test('a dropped image needs the grant write needs (field.write), and names a b
     await granted.close();
   }
 });
+
+t.test('preview saved edits over the page socket: every page told, a held edit run on a fork, a stale id refused, discarded, the mode off again', async (t) => {
+  const file = join(life.dir, 'scene.esn');
+  const original = readFileSync(file, 'utf8');
+  const a = await pageSocket();
+  const b = await pageSocket();
+  a.send({ type: 'preview-mode', on: true });
+  await until('both pages told the mode', () => [a, b].every((p) => p.texts.some((m) => m.type === 'preview-mode' && m.on === true)));
+  t.ok(player.session.holdSavedEdit, 'the session hands saved edits to the Player');
+  const revision = player.session.revision;
+  // A comment: a new version of the document, the same world (life has state: both sides run on forks).
+  writeFileSync(file, `${original}\n// a comment\n`);
+  await until('both pages shown the held edit', () => [a, b].every((p) => p.texts.some((m) => m.type === 'preview' && m.id !== null)), 60000);
+  const held = a.texts.find((m) => m.type === 'preview' && m.id !== null);
+  t.same(held.paths, ['scene.esn']);
+  const out = held.evaluation.outputs[0];
+  t.same([out.name, out.diff.changed, out.before.width, out.thumbnail.width], ['result', 0, 128, 128], 'a comment changes no element; both pictures, 128 x 128');
+  t.equal(player.session.revision, revision, 'nothing is published meanwhile');
+  a.send({ type: 'publish-preview', id: held.id + 1 });
+  await until('the stale id refused', () => a.texts.some((m) => m.type === 'error' && /no saved edit/.test(m.message)));
+  t.equal(a.texts.find((m) => m.type === 'error' && /no saved edit/.test(m.message)).message, `no saved edit ${held.id + 1} waits to publish: edit ${held.id} does`);
+  b.send({ type: 'discard-preview', id: held.id });
+  await until('both pages told it was discarded', () => [a, b].every((p) => p.texts.some((m) => m.type === 'preview' && m.id === null && m.why === 'discarded')));
+  t.equal(player.session.revision, revision, 'discarded: the running world keeps its version');
+  t.equal(player.window.preview.held, null);
+  a.send({ type: 'preview-mode', on: false });
+  // (A page is told the mode when it opens: off then.)
+  await until('the mode off', () => b.texts.filter((m) => m.type === 'preview-mode').map((m) => m.on).join() === 'false,true,false');
+  t.notOk(player.session.holdSavedEdit, 'saved edits are published again');
+  writeFileSync(file, original);
+  await until('the next save published', () => player.session.revision > revision, 60000);
+  a.ws.close();
+  b.ws.close();
+});

@@ -301,9 +301,9 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('cold', { type: 'boolean', default: false, describe: 'instead: the first frame of `render` from process start with the module cache off, per example and corpus scene (--runs processes each), its stages in wall and CPU time' })
           .option('scenes', { type: 'string', describe: 'with --compile or --cold: which corpus scenes, e.g. raymarch,P4 (default all; with --compile, `chain` names the chain scene)' })
           .option('edits', { type: 'number', default: 11, describe: 'with --compile: timed edits per scene' })
-          .option('rounds', { type: 'number', describe: 'instead: N rounds (3 if only --sizes, --chart or --out is given), each running the engine and the C reference one after the other per pipeline, size and worker count; reports each ratio\'s min / median / max over the rounds and the load average (no plain JavaScript)' })
+          .option('rounds', { type: 'number', describe: 'instead: N rounds (3 if only --sizes, --chart or --out is given), each running the engine, the C reference and Halide one after the other per pipeline, size and worker count; reports each ratio\'s min / median / max over the rounds and the load average (no plain JavaScript)' })
           .option('sizes', { type: 'string', describe: 'with rounds: several sizes, e.g. 256,1024,4096 (default: --size)' })
-          .option('chart', { type: 'string', describe: 'with rounds: draw the ratios to C into this SVG file' })
+          .option('chart', { type: 'string', describe: 'with rounds: draw the ratios to C (and Halide) into this SVG file' })
           .option('out', { type: 'string', describe: 'with rounds: write the whole report (every round\'s figures) into this JSON file' }),
       async (argv) => {
         if (argv.compile || argv.cold) {

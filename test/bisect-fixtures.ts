@@ -25,10 +25,10 @@ node a: t.paint@1 { size = ${16 + position} x 64; }
 output result <- a.result;
 `;
 
-/** The replay that fails from the planted version on: at line 5, the red at (1, 1). Line 3 checks the workers that ran the frame. */
-export const replayText = (workers = 1) => `# red is 0.5 at (1, 1), and the frame ran on ${workers} worker(s)
+/** The replay that fails from the planted version on: at line 5, the red at (1, 1). Line 3 checks the workers that ran the frame, in two bands of 32 rows (the session's tiles). */
+export const replayText = (workers = 1) => `# red is 0.5 at (1, 1), and the frame ran on ${workers} worker(s) in 2 bands
 > {"op":"evaluate"}
-< {"ok":{"placements":[{"workers":${workers}}]}}
+< {"ok":{"placements":[{"workers":${workers},"tiles":2}]}}
 > {"op":"trace","x":1,"y":1}
 < within 0.0001 {"ok":{"values":[{"node":"a","port":"result","value":[0.5,0.0625,0,1]}]}}
 `;

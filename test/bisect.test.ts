@@ -125,6 +125,14 @@ t.test('what good and bad name, and the mistakes', async (t) => {
   const back = (await bisect(0, 6)).ok;
   t.equal(back.first_bad.position, 3, 'the range before the rollback still bisects');
 
+  // A kernel published over the protocol is not a document version: said, and the versions tried run the document's.
+  const grey = versionText(0, 3).split('\nnode ')[0]!.replace('vec4(0.5,', 'vec4(0.75,');
+  t.ok((await ask({ op: 'publish', source: grey })).ok, 'a kernel published over the protocol');
+  const over = (await bisect(0, 6)).ok;
+  t.same([over?.first_bad.position, over?.published?.map((p: any) => p.kernel)], [3, ['t.paint@1']], 'the same answer, and the published kernel named');
+  t.match(over?.note, /published over the protocol/);
+  t.ok((await ask({ op: 'retire', kernel: 't.paint@1' })).ok, 'retired: the document\'s kernel runs again');
+
   // A history of one version: too short, saying how to make one.
   writeFileSync(join(dir, 'scene.esn'), versionText(0, 3));
   const fresh = await Session.open(join(dir, 'scene.esn'), { workers: 1 });

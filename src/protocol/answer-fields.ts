@@ -43,7 +43,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   // kernels, kernel, prepare, publish, retire
   a('id', 'a kernel id, package.name@version (e.g. demo.tint@1)'),
   a('generation', 'counts the versions of this kernel id the registry has run: 1 when first loaded, one more each time its source or origin changes (compose, a saved edit, publish, retire); publish and retire take it as `expect`', { doc: 'docs/architecture.md#the-session-srcmainsessionts-and-the-protocol-srcprotocol' }),
-  a('published', 'history: the kernels the document declares that run a generation published over the protocol instead of its text (kernel, generation, origin); `retire` goes back to the document\'s'),
+  a('published', 'history and bisect: the kernels the document declares that run a generation published over the protocol instead of its text (kernel, generation, origin); `retire` goes back to the document\'s. Bisect replays the document\'s versions only'),
   a('kernel', 'the kernel id', { within: 'published' }),
   a('origin', 'kernels: where the running version came from, a document path or "protocol" (published); history: how a document version came, load, compose, disk or rollback'),
   a('source', 'the kernel\'s text as it runs'),
@@ -84,6 +84,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('runs', 'bisect: each version replayed, in order: position, version, passed, and the line of the first failed expectation'),
   a('passed', 'whether the replay passed at this version', { within: 'runs' }),
   a('line', 'the line of the replay\'s first failed expectation', { within: 'runs' }),
+  a('note', 'bisect: why the answer may not be the running world\'s whole story (it runs kernels published over the protocol, which bisect does not replay)'),
   // param, evaluate
   a('name', 'the param (param), the output, node or input read (read)'),
   a('value', 'the value: of the param as set, or of a traced port at the element'),

@@ -9,7 +9,6 @@
 
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
 import { throwIfCancelled } from '../main/cancel.js';
-import { versionOf } from '../main/documents.js';
 import type { DocumentVersion, Session } from '../main/session.js';
 import { resolveRange, type Words } from './bisect-revisions.js';
 import { ProtocolError } from './error.js';
@@ -27,6 +26,8 @@ export interface BisectRequest {
   /** The replay's text, and the file it came from (`test`), if it came from one. */
   replay: string;
   test?: string;
+  /** The document's running and on-disk versions (history's words). */
+  words: Words;
   signal?: AbortSignal;
 }
 
@@ -75,10 +76,7 @@ export async function bisect(s: Session, req: BisectRequest) {
   const list = [...s.history.get(req.path)!];
   if (list.length < 2)
     throw new ProtocolError(`\`${req.path}\` has one version in this session's history: bisect needs a good version and a later bad one. History holds the versions this session has seen (loaded, composed, saved and synced): make the changes in this session, then bisect`, { field: 'good' });
-  const runningText = s.texts.get(req.path);
-  const diskText = s.folder.read(req.path);
-  const words: Words = { running: runningText === undefined ? null : versionOf(runningText), disk: diskText === undefined ? null : versionOf(diskText) };
-  const range = resolveRange(list, req.good, req.bad, req.path, words);
+  const range = resolveRange(list, req.good, req.bad, req.path, req.words);
 
   // What each version tried is replayed against: the running world's documents with this one's text.
   const base = new Map(s.texts);

@@ -94,8 +94,8 @@ const TABLE = [
       f('path', 'string', 'the document whose versions are searched (default: the scene); the others are as the running world has them'),
       f('deadline', 'number', 'milliseconds the whole bisect may take; past them (or on `cancel`, or the connection closing) it stops and answers that it was cancelled'),
     ],
-    answer: 'path, first_bad and last_good (position, version, origin, at), diff (unified, of the document between them), failure (the first bad version\'s failed step: line and column in the replay, request, message, expected, actual, answer), candidates (how many versions were replayed), runs (position, version, passed, line)',
-    effect: 'read', idempotent: true, returns: { path: 'string', first_bad: 'object', last_good: 'object', diff: 'string', failure: 'object', candidates: 'integer', runs: 'array' } }),
+    answer: 'path, first_bad and last_good (position, version, origin, at), diff (unified, of the document between them), failure (the first bad version\'s failed step: line and column in the replay, request, message, expected, actual, answer), candidates (how many versions were replayed), runs (position, version, passed, line); published and a note when the running world runs a kernel of the document as published over the protocol (the versions tried ran the document\'s)',
+    effect: 'read', idempotent: true, returns: { path: 'string', first_bad: 'object', last_good: 'object', diff: 'string', failure: 'object', candidates: 'integer', runs: 'array', published: 'array', note: 'string' } }),
   op({ name: 'compose', group: 'Structure', summary: 'Change documents: a whole text, or edits of statements and node members; checked and compiled before anything is written.',
     fields: [
       f('text', 'string', 'the whole new text of the document'),

@@ -98,23 +98,28 @@ export async function document(s: Session, f: RequestFields<'document'>) {
   };
 }
 
-export async function history(s: Session, f: RequestFields<'history'>) {
-  const path = docPath(s, f);
-  const list = s.history.get(path);
-  if (!list) throw new ProtocolError(`this session has seen no document \`${path}\`; its documents: ${[...s.history.keys()].join(', ')}`, { field: 'path' });
-  // Which version the running world was built from, and which the file holds now (they differ
-  // after a publish over it, a refused edit, or a save not yet picked up by `sync`).
+/**
+ * Where a document stands: the version the running world was built from and the one the file
+ * holds now (they differ after a publish over it, a refused edit, or a save not yet picked up by
+ * `sync`), and the kernels it declares that run a generation published over the protocol instead
+ * (the document's version then runs everything but those).
+ */
+function standing(s: Session, path: string) {
   const runningText = s.texts.get(path);
-  const running = runningText === undefined ? null : versionOf(runningText);
   const diskText = s.folder.read(path);
-  const disk = diskText === undefined ? null : versionOf(diskText);
-  // A kernel the document declares may run a generation published over the protocol instead:
-  // the document's version then runs everything but that kernel.
   const declared = runningText === undefined ? [] : parseDocument(path, runningText).doc.statements.filter((st) => st.kind === 'kernel').map((st) => st.name.value);
   const published = declared.flatMap((id) => {
     const r = s.registry.get(id);
     return r && r.origin !== path ? [{ kernel: id, generation: r.generation, origin: r.origin }] : [];
   });
+  return { running: runningText === undefined ? null : versionOf(runningText), disk: diskText === undefined ? null : versionOf(diskText), published };
+}
+
+export async function history(s: Session, f: RequestFields<'history'>) {
+  const path = docPath(s, f);
+  const list = s.history.get(path);
+  if (!list) throw new ProtocolError(`this session has seen no document \`${path}\`; its documents: ${[...s.history.keys()].join(', ')}`, { field: 'path' });
+  const { running, disk, published } = standing(s, path);
   return {
     path, running, disk, ...(published.length ? { published } : {}),
     versions: list.map(({ version, origin, at, bytes }) => ({ version, origin, at, bytes, ...(version === running ? { running: true } : {}), ...(version === disk ? { disk: true } : {}) })),
@@ -129,7 +134,11 @@ export async function bisect(s: Session, f: RequestFields<'bisect'>, conn: Reque
     replay = s.folder.read(f.test);
     if (replay === undefined) throw new ProtocolError(`no file \`${f.test}\` under the scene's folder; name a .replay file there, or send its text as \`replay\``, { field: 'test' });
   }
-  return bisectHistory(s, { path: docPath(s, f), good: f.good, bad: f.bad, replay: replay!, test: f.test, signal: conn.signal });
+  const path = docPath(s, f);
+  // A kernel published over the protocol is not in the document's history: the versions tried run the document's.
+  const { running, disk, published } = s.history.has(path) ? standing(s, path) : { running: null, disk: null, published: [] };
+  const answer = await bisectHistory(s, { path, good: f.good, bad: f.bad, replay: replay!, test: f.test, words: { running, disk }, signal: conn.signal });
+  return { ...answer, ...(published.length ? { published, note: 'the running world runs these kernels as published over the protocol, not as the document declares them; the versions tried ran the document\'s' } : {}) };
 }
 
 export async function help(s: Session, f: RequestFields<'help'>) {

@@ -11,6 +11,7 @@ import { loadScene, type Scene } from '../src/ir/check/scene.js';
 import { Engine, type EngineOptions } from '../src/main/engine.js';
 import { readField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
+import { loadCompiler } from '../src/main/modules.js';
 import { ROOT } from './corpus-scenes.js';
 import { median } from './reference/measurement.js';
 import { textTable } from './table.js';
@@ -58,6 +59,7 @@ export async function benchChain(size?: [number, number]): Promise<ChainFrames> 
   const path = join(ROOT, 'bench', 'scenes', 'chain.esn');
   const scene = loadScene(basename(path), { read: (p) => readFileSync(join(dirname(path), p), 'utf8'), ...(size ? { size } : {}) });
   if (scene.diagnostics.length) throw new Error(`the chain scene: ${scene.diagnostics[0].message}`);
+  await loadCompiler();
   const load0 = loadavg()[0];
   const interp = await frames(scene, { backend: 'interp' }, 1);
   const tier = (t: Tier) => frames(scene, { backend: 'jit', tier: t, cacheModules: false }, 6);

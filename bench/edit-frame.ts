@@ -49,7 +49,7 @@ export interface EditToFrame {
   load: [number, number];
 }
 
-/** The scene's last kernel with its first decimal literal nudged by `i` (a real change of its IR). */
+/** The scene's last kernel with its first decimal literal nudged by `i` (1.5 -> 1.5001, 1.5002, ...: a real change of its IR). */
 export function editedKernel(scene: Scene, i: number): { id: string; text: string } | undefined {
   const kernels = [...scene.kernels.values()].filter((k) => !k.path.startsWith('('));
   for (const k of kernels.reverse()) {
@@ -95,7 +95,9 @@ export async function editToFrame(c: CorpusScene, edits: number): Promise<EditTo
     const tiers = new Set<string>();
     for (let i = 0; i < edits; i++) {
       await session.optimiser?.idle();
-      const edit = editedKernel(session.scene, i);
+      // From the scene as it was, so each edit's literal differs from every other's (nudging the
+      // running text again gave 2.0001002003..., past f32's digits: the same IR, a cached module).
+      const edit = editedKernel(source, i);
       if (!edit) return undefined;
       const cpu = process.cpuUsage();
       const s = performance.now();

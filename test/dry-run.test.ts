@@ -68,7 +68,7 @@ t.test('in process: the answer judges the change, and nothing changes', async (t
   const ev = dry.ok.evaluation;
   t.equal(dry.ok.dry_run, true);
   t.equal(dry.ok.generation, 2, 'the generation it would be');
-  t.same(dry.ok.events.map((e: any) => [e.kind, e.kernel, e.generation]), [['published', 't.glow@1', 2]], 'the events it would tell');
+  t.same(dry.ok.events.map((e: any) => [e.kind, e.kernel, e.generation]), [['state_carried', undefined, undefined], ['published', 't.glow@1', 2]], 'the events it would tell: the state kept, the kernel published');
   t.equal(ev.frames, 2);
   t.equal(ev.frame, 4, 'the forks ran frames 3 and 4 from the world at frame 2');
   const out = ev.outputs[0];

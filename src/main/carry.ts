@@ -47,9 +47,9 @@ export async function carryWorld(published: Published, old: Engine, engine: Engi
 
 /**
  * Carry each node's state from `old` into `engine` (in the same memory, or a fresh one the world
- * moves to: commit.ts); returns the events: per state of a node whose kernel or layout changed,
- * how it was carried (state_carried), migrated by `migrate from` (migrated) or reset (state_reset).
- * A state kept as it was (its node's kernel and layout unchanged) is not told.
+ * moves to: commit.ts); returns the events: per state, how it was carried (state_carried: kept,
+ * copied, resized, ...), migrated by `migrate from` (migrated) or reset (state_reset). A state
+ * of a new node, or of a node that did not run, starts from its declared value, untold.
  */
 export async function carryState(published: Published, old: Engine, engine: Engine, run: MigrationRun = {}): Promise<SessionEvent[]> {
   const events: SessionEvent[] = [];
@@ -80,7 +80,7 @@ export async function carryState(published: Published, old: Engine, engine: Engi
           throw e;
         }
       } else copyField(old.memory, from, to, engine.memory);
-      if (plan.how[0] !== 'kept') events.push({ kind: 'state_carried', ...told, ...carriedDetail(before, node, plan.port, plan) });
+      events.push({ kind: 'state_carried', ...told, ...carriedDetail(before, node, plan.port, plan) });
     }
   }
   return events;
@@ -92,6 +92,7 @@ function carriedDetail(before: SceneNode, node: SceneNode, port: string, plan: S
   const layout = (n: SceneNode) => ({ size: n.domain, type: type(n) });
   const filter = 'filter' in plan ? plan.filter : undefined;
   const says: Record<string, string> = {
+    kept: 'kept as it was',
     copied: `copied as it was (kernel ${before.kernel.id} -> ${node.kernel.id}, same layout)`,
     resized: `resized ${before.domain.join(' x ')} -> ${node.domain.join(' x ')}, the overlap kept and the rest its declared value`,
     resampled: `resampled ${before.domain.join(' x ')} -> ${node.domain.join(' x ')} (${filter})`,

@@ -137,7 +137,9 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
         await site.write(change.writes);
         events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text) })));
       }
-      events.push(...(change.events ?? []), ...carried, ...adjusted);
+      // A state kept is told to the request that changed the scene, not on opening or a tier swap.
+      const told = change.reason === 'open' || change.tierSwap ? carried.filter((e) => !(e.kind === 'state_carried' && (e.how as string[])[0] === 'kept')) : carried;
+      events.push(...(change.events ?? []), ...told, ...adjusted);
     } catch (e) {
       engine.dispose();
       void moved?.pool?.destroy();

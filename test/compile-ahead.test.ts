@@ -21,6 +21,7 @@ t.test('the guess: a command rendered before, its files unchanged, does not comp
   t.ok(likelyCompiles(args, null), 'no disk cache: it compiles');
   t.ok(likelyCompiles(args, cache), 'never rendered: it compiles');
   t.notOk(likelyCompiles([...args, '--backend', 'interp'], cache), 'the interpreter compiles nothing');
+  t.notOk(likelyCompiles(['render', join(dir, 'missing.esn')], null), 'nor a render of a scene that is not there (it fails at once)');
   process.env.ENTELECHY_CACHE_DIR = cache;
   try {
     await renderDone(args, false);

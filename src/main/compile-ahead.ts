@@ -37,8 +37,13 @@ function markerFile(args: string[], dir: string): string {
   return join(dir, 'renders', hash.digest('hex').slice(0, 32));
 }
 
-/** Whether `render ARGS` will likely compile: no disk cache, or no marker of the same command. */
+/**
+ * Whether `render ARGS` will likely compile: it names a scene document there is (else it fails at
+ * once, and would wait for the worker's load to end), and there is no disk cache or no marker of
+ * the same command.
+ */
 export function likelyCompiles(args: string[], dir = cacheDir()): boolean {
+  if (!args.some((a) => a.endsWith('.esn') && isFile(a))) return false;
   if (args.some((a) => /^--backend(=|$)/.test(a)) && args.includes('interp')) return false;
   if (args.some((a) => /^--farm(=|$)/.test(a))) return false;
   if (!dir) return true;
@@ -79,6 +84,14 @@ export async function renderDone(args: string[], succeeded: boolean): Promise<vo
     }
   }
   await early?.close();
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function prune(dir: string): void {

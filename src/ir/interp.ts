@@ -5,6 +5,7 @@
 // The IR is translated once per function into JavaScript source (cached; see compileProgram), so
 // an element runs as straight JavaScript rather than a switch per node.
 
+import { setFlagsFromString } from 'node:v8';
 import { ARGS, FIELD, type Expr, type IrFunction, type Op, type Stmt } from './ir.js';
 import { MATH_REF } from './mathref.js';
 import { truncSatI32 } from './convert.js';
@@ -193,7 +194,20 @@ export function programSource(ir: IrFunction): string {
   return `"use strict";\n${[...helpers, ...math].join('\n')}\nreturn function run(f32, i32, args, r0, r1) {\n${lines.join('\n')}\n};`;
 }
 
+/**
+ * V8 leaves a function of more than 60 KB of bytecode to its baseline tiers: a fused group's
+ * program past that (a chain of nodes with noise) ran ~5x slower than when optimised. Raised once,
+ * for the whole process, before the first program is made.
+ */
+let largeFunctionsOptimised = false;
+function optimiseLargeFunctions(): void {
+  if (largeFunctionsOptimised) return;
+  largeFunctionsOptimised = true;
+  setFlagsFromString('--max-optimized-bytecode-size=4194304');
+}
+
 function compileProgram(fn: IrFunction): Run {
+  optimiseLargeFunctions();
   const source = programSource(fn);
   const runtime: Runtime = {
     fr: Math.fround,

@@ -97,6 +97,15 @@ export async function compilerIdentity(compiler: string): Promise<string | undef
   }
 }
 
+/** The first of `compilers` that answers `--version`, with that answer (its identity, for the build cache). */
+export async function firstCompiler(compilers: string[]): Promise<{ compiler: string; identity: string } | undefined> {
+  for (const compiler of compilers) {
+    const identity = await compilerIdentity(compiler);
+    if (identity !== undefined) return { compiler, identity };
+  }
+  return undefined;
+}
+
 export function errorText(e: unknown): string {
   const x = e as { stderr?: string; message?: string };
   const text = (x.stderr && x.stderr.trim()) || x.message || String(e);
@@ -162,16 +171,9 @@ export async function buildReference(options: BuildOptions = {}): Promise<Refere
   const compilers =
     options.compilers ?? [...(process.env.CC ? [process.env.CC] : []), 'cc', 'gcc', 'clang'];
 
-  let compiler: string | undefined;
-  let identity: string | undefined;
-  for (const c of compilers) {
-    identity = await compilerIdentity(c);
-    if (identity !== undefined) {
-      compiler = c;
-      break;
-    }
-  }
-  if (compiler === undefined || identity === undefined) return { skipped: 'no C compiler found (cc, gcc, clang)' };
+  const found = await firstCompiler(compilers);
+  if (!found) return { skipped: 'no C compiler found (cc, gcc, clang)' };
+  const { compiler, identity } = found;
 
   // Flag ladder: the requested flags, then without OpenMP, then (last resort) without -march=native.
   const attempts: { flags: string[]; openmp: boolean; note?: string }[] = [

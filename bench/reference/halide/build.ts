@@ -7,7 +7,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { compileCached, compilerIdentity, findReferenceSource, runBinary } from '../build.js';
+import { compileCached, findReferenceSource, firstCompiler, runBinary } from '../build.js';
 import type { Measurement, PipelineName } from '../measurement.js';
 
 /** Where Debian's libhalide14-0-dev puts Halide.h; ENTELECHY_HALIDE_INCLUDE overrides it (a test names a missing one). */
@@ -46,16 +46,9 @@ export async function buildHalide(options: HalideBuildOptions = {}): Promise<Hal
   const header = join(include, 'Halide.h');
   if (!existsSync(header)) return { skipped: `Halide 14 is not installed (no ${header}): install Debian's ${HALIDE_PACKAGE} to compare with Halide` };
   const compilers = [...(process.env.CXX ? [process.env.CXX] : []), 'g++', 'c++', 'clang++'];
-  let compiler: string | undefined;
-  let identity: string | undefined;
-  for (const c of compilers) {
-    identity = await compilerIdentity(c);
-    if (identity !== undefined) {
-      compiler = c;
-      break;
-    }
-  }
-  if (compiler === undefined || identity === undefined) return { skipped: `no C++ compiler found (${compilers.join(', ')}) to build the Halide reference` };
+  const found = await firstCompiler(compilers);
+  if (!found) return { skipped: `no C++ compiler found (${compilers.join(', ')}) to build the Halide reference` };
+  const { compiler, identity } = found;
   const source = join(dirname(findReferenceSource()), 'halide', 'pipelines.cpp');
   const flags = [...FLAGS, `-I${include}`];
   // a new Halide.h (package upgrade) is a new binary: the JIT and its runtime live in the library

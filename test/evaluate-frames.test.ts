@@ -8,16 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { counterScene } from './fixtures.js';
 
-const SCENE = `kernel t.count@1 {
-  grants field.write;
-  state n: field2<f32> = 0.0;
-  out result: field2<f32>;
-  each (x, y) { n = n + 1.0; result = n; }
-}
-node count: t.count@1 { size = 64 x 64; }
-output result <- count.result;
-`;
+const SCENE = counterScene('count', '64 x 64');
 
 let dir = '';
 let s: Session;

@@ -89,6 +89,17 @@ export const COUNT_STEP_V2 = `kernel count.step@2 {
   migrate from count.step@1 { cells = vec2(old.cells * 100.0 + x, 0.0); }
 }`;
 
+/** A scene of one node counting its frames in a state `n` (its output is the count), `size` like `64 x 64`. */
+export const counterScene = (node: string, size: string) => `kernel t.count@1 {
+  grants field.write;
+  state n: field2<f32> = 0.0;
+  out result: field2<f32>;
+  each (x, y) { n = n + 1.0; result = n; }
+}
+node ${node}: t.count@1 { size = ${size}; }
+output result <- ${node}.result;
+`;
+
 /** A scene whose frame `n` loops until its fuel runs out (the frames before it render). */
 export const hangsAtFrame = (n: number) => `kernel t.hang@1 {
   grants time.read;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { versionOf } from '../src/main/documents.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
-import { copyExample } from './fixtures.js';
+import { copyExample, counterScene } from './fixtures.js';
 
 async function open(): Promise<{ s: Session; dir: string }> {
   const dir = copyExample('rings', 'next-step');
@@ -105,15 +105,7 @@ t.test("a param's new default moves a running value that held the old one, and i
 
 t.test('a write into a state before the first frame is what frame 0 starts from, every bit kept', async (t) => {
   const dir = copyExample('rings', 'next-step');
-  writeFileSync(join(dir, 'scene.esn'), `kernel t.count@1 {
-  grants field.write;
-  state n: field2<f32> = 0.0;
-  out result: field2<f32>;
-  each (x, y) { n = n + 1.0; result = n; }
-}
-node counter: t.count@1 { size = 4 x 2; }
-output result <- counter.result;
-`);
+  writeFileSync(join(dir, 'scene.esn'), counterScene('counter', '4 x 2'));
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => s.close());
   const bits = new Uint32Array([0x40000000, 0x7fa00001, 0x41200000, 0xffc12345, 0, 0x3f800000, 0x7f800000, 0xc0400000]); // 2, sNaN, 10, -qNaN:payload, 0, 1, +Inf, -3

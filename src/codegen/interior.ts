@@ -15,7 +15,7 @@ import binaryen from 'binaryen';
 import type { Expr, Stmt } from '../ir/ir.js';
 import { someExpr, someStmtExpr, unreachable, visitExpr } from '../ir/walk.js';
 import type { Gen, Ref } from './context.js';
-import { constValue, countedLoop, type Subst, type UnrollContext } from './unroll.js';
+import { constValue, countedLoop, walkEmitted, type Subst, type UnrollContext } from './unroll.js';
 
 const i32 = binaryen.i32;
 
@@ -237,37 +237,10 @@ function xOffset(g: Gen, subst: Subst, e: Expr): number | undefined {
 export function planInterior(g: Gen, unroll: UnrollContext, interleaved: boolean): boolean {
   if (interleaved) return false;
   const direct = (e: Expr, subst: Subst) => someExpr(e, (x) => x.k === 'load' && directGather(g, subst, x) !== undefined);
-  const walk = (stmts: Stmt[], ctx: UnrollContext): boolean => {
-    for (let i = 0; i < stmts.length; i++) {
-      const s = stmts[i];
-      switch (s.k) {
-        case 'set':
-          if (direct(s.e, ctx.subst)) return true;
-          break;
-        case 'break':
-          return false; // the rest of the list is unreachable
-        case 'if': {
-          const known = constValue(ctx.subst, s.c);
-          if (known === undefined && direct(s.c, ctx.subst)) return true;
-          if ((known === undefined || known) && walk(s.then, ctx)) return true;
-          if ((known === undefined || !known) && walk(s.else, ctx)) return true;
-          break;
-        }
-        case 'block':
-          if (walk(s.body, ctx)) return true;
-          break;
-        case 'loop': {
-          const unrolled = ctx.loops.get(s);
-          if (unrolled?.unrolled ? unrolled.copies.some((copy) => walk(unrolled.counted.middle, copy)) : walk(s.body, ctx)) return true;
-          break;
-        }
-        default:
-          unreachable(s);
-      }
-    }
-    return false;
-  };
-  return walk(g.fn.body, unroll);
+  return walkEmitted(g.fn.body, unroll, (s, ctx) =>
+    s.k === 'set' ? direct(s.e, ctx.subst)
+    : s.k === 'if' ? constValue(ctx.subst, s.c) === undefined && direct(s.c, ctx.subst)
+    : false);
 }
 
 /**

@@ -23,11 +23,10 @@
 
 import type { Expr, IrFunction, Stmt } from '../ir/ir.js';
 import { printExpr } from '../ir/print-ir.js';
-import { unreachable } from '../ir/walk.js';
 import { usesOf, visitLocals, whileShape, type Analysis } from './analysis.js';
 import type { Gen } from './context.js';
 import { shadowsFor, type Lockstep } from './shadows.js';
-import { constValue, type UnrollContext } from './unroll.js';
+import { walkEmitted, type UnrollContext } from './unroll.js';
 
 type Loop = Extract<Stmt, { k: 'loop' }>;
 
@@ -78,39 +77,9 @@ export type LockstepPlan = Map<Loop, LockstepCounters | null>;
  */
 export function planLockstep(fn: IrFunction, analysis: Analysis, unroll: UnrollContext): LockstepPlan {
   const plan: LockstepPlan = new Map();
-  const walk = (stmts: Stmt[], ctx: UnrollContext): void => {
-    for (let i = 0; i < stmts.length; i++) {
-      const s = stmts[i];
-      switch (s.k) {
-        case 'set':
-          break;
-        case 'break':
-          return; // the rest of the list is unreachable
-        case 'if': {
-          const known = constValue(ctx.subst, s.c);
-          if (known === undefined || known) walk(s.then, ctx);
-          if (known === undefined || !known) walk(s.else, ctx);
-          break;
-        }
-        case 'block':
-          walk(s.body, ctx);
-          break;
-        case 'loop': {
-          const unrolled = ctx.loops.get(s);
-          if (unrolled?.unrolled) {
-            unrolled.copies.forEach((copy) => walk(unrolled.counted.middle, copy));
-            break;
-          }
-          if (whileShape(s) && !analysis.uniformConstruct(s) && !plan.has(s)) plan.set(s, lockstepCounters(fn, analysis, stmts.slice(0, i), s));
-          walk(s.body, ctx);
-          break;
-        }
-        default:
-          unreachable(s);
-      }
-    }
-  };
-  walk(fn.body, unroll);
+  walkEmitted(fn.body, unroll, (s, _ctx, stmts, i) => {
+    if (s.k === 'loop' && whileShape(s) && !analysis.uniformConstruct(s) && !plan.has(s)) plan.set(s, lockstepCounters(fn, analysis, stmts.slice(0, i), s));
+  });
   return plan;
 }
 

@@ -178,6 +178,49 @@ function walk(fn: IrFunction, stmts: Stmt[], ctx: UnrollContext, inside: boolean
   }
 }
 
+/** What a pass sees of one statement emission reaches: the statement, its list and place, the context. */
+export type EmittedVisit = (s: Stmt, ctx: UnrollContext, stmts: Stmt[], i: number) => boolean | void;
+
+/**
+ * Walk the body as emission does, through the unroll pass's contexts (for the passes after it:
+ * lockstep, interior): `visit` sees each statement reached, before its branches or body; a
+ * condition the substitution makes constant takes only its branch, the rest of a list after a
+ * `break` is unreachable, and an unrolled loop is not itself reached: its middle is, once in each
+ * copy's context. `visit` returning true stops the walk, which then returns true.
+ */
+export function walkEmitted(stmts: Stmt[], ctx: UnrollContext, visit: EmittedVisit): boolean {
+  for (let i = 0; i < stmts.length; i++) {
+    const s = stmts[i];
+    if (s.k === 'loop') {
+      const unrolled = ctx.loops.get(s);
+      if (unrolled?.unrolled) {
+        if (unrolled.copies.some((copy) => walkEmitted(unrolled.counted.middle, copy, visit))) return true;
+        continue;
+      }
+    }
+    if (visit(s, ctx, stmts, i)) return true;
+    switch (s.k) {
+      case 'set':
+        break;
+      case 'break':
+        return false; // the rest of the list is unreachable
+      case 'if': {
+        const known = constValue(ctx.subst, s.c);
+        if ((known === undefined || known) && walkEmitted(s.then, ctx, visit)) return true;
+        if ((known === undefined || !known) && walkEmitted(s.else, ctx, visit)) return true;
+        break;
+      }
+      case 'block':
+      case 'loop':
+        if (walkEmitted(s.body, ctx, visit)) return true;
+        break;
+      default:
+        unreachable(s);
+    }
+  }
+  return false;
+}
+
 /** The unroll pass's decisions for people (after:unroll): each loop once, in the body's order. */
 export function describeUnroll(root: UnrollContext): string[] {
   const lines: string[] = [];

@@ -1,15 +1,15 @@
 // The in-process door: the package's API answers request lines and reads fields in place.
 
 import t from 'tap';
-import { cpSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, CallError, Session, fieldPlane } from '../src/index.js';
 import { ROOT } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
 t.test('request lines and fields in place, as docs/architecture.md shows', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-api-'));
+  const dir = scratchDir('entelechy-api-');
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 2 });
   t.teardown(() => session.close());
@@ -29,7 +29,7 @@ t.test('request lines and fields in place, as docs/architecture.md shows', async
 });
 
 t.test('typed calls: call(session, op, fields) answers ok typed from the operations table, errors as CallError', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-api-'));
+  const dir = scratchDir('entelechy-api-');
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => session.close());

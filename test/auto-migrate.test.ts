@@ -7,13 +7,13 @@
 
 import t, { type Test } from 'tap';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { decodePng } from '../src/main/image.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 import { serveDoors, type Ask } from './serve-process.js';
+import { scratchDir } from './scratch.js';
 
 /** A kernel holding state `s` (never changed by its body, so the state read is the carried one). */
 const kernel = (id: string, state: string) => `kernel t.hold@${id} {
@@ -28,7 +28,7 @@ output result <- a.result;
 `;
 
 function sceneDir(text = SCENE): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-auto-migrate-'));
+  const dir = scratchDir('entelechy-auto-migrate-');
   writeFileSync(join(dir, 'scene.esn'), text);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;

@@ -4,20 +4,20 @@
 // Each run JIT-compiles its pipeline (0.4-0.8 s of CPU each), so few runs.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildReference, runReference } from '../bench/reference/build.js';
 import { buildHalide, runHalide, HALIDE_PACKAGE } from '../bench/reference/halide/build.js';
 import { PIPELINES } from '../bench/reference/measurement.js';
 import type { RoundsReport } from '../bench/rounds.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
 const W = 67; // not a multiple of the vector width: the last vector of a row shifts inwards
 const H = 48; // even: see bench/reference/measurement.ts on P4's centre row
 const REL_TOL = 1e-3; // as test/bench-reference.test.ts allows C against JS (sinf, -ffast-math)
-const dir = mkdtempSync(join(tmpdir(), 'entelechy-halide-'));
+const dir = scratchDir('entelechy-halide-');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 function cli(args: string[], env: NodeJS.ProcessEnv = {}) {

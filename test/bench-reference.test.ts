@@ -2,12 +2,12 @@
 // (bench/js/pipelines.ts) must compute the same pipelines (checksums agree), and P3's
 // initial pattern / Life rule must match a hand-checked expectation.
 import t, { type Test } from 'tap';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildReference, runReference, type ReferenceBuildResult } from '../bench/reference/build.js';
 import { computeJs, p3Init, p3Step, runJs } from '../bench/js/pipelines.js';
 import { PIPELINES, median, p3Hash, p3InitialCell, type Measurement } from '../bench/reference/measurement.js';
+import { scratchDir } from './scratch.js';
 
 // Small, non-square, width not a multiple of 4 (exercises the blur's edge/interior split).
 // H is EVEN on purpose: with an odd H the centre row of P4 lies exactly on the real axis
@@ -114,7 +114,7 @@ t.test('C reference agrees with JS', { skip: skipC }, async (t) => {
   const again = await buildReference();
   t.ok(!('skipped' in again) && again.cached && again.binary === build.binary, 'second build reuses the cached binary');
 
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-bench-ref-'));
+  const dir = scratchDir('entelechy-bench-ref-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const readF32 = (f: string) => {
     const buf = readFileSync(f);

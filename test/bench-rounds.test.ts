@@ -4,16 +4,16 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { buildReference } from '../bench/reference/build.js';
 import { runsAt, summarise, type Round, type RoundsReport } from '../bench/rounds.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
-const dir = mkdtempSync(join(tmpdir(), 'entelechy-rounds-'));
+const dir = scratchDir('entelechy-rounds-');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 function cli(args: string[]) {

@@ -2,9 +2,9 @@
 // a planted version on, in the red of every element (the bug a replay catches), built by real
 // composes and one save picked up by `sync`.
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scratchDir } from './scratch.js';
 
 /** Versions in each history: positions 0 (loaded) to 6 (running). */
 export const VERSIONS = 7;
@@ -36,7 +36,7 @@ export const FAILING_LINE = 5;
 
 /** A scene folder holding version 0 and the replay as check.replay. */
 export function historyDir(t: { teardown: (f: () => void) => void }, planted: number, workers = 1): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-bisect-'));
+  const dir = scratchDir('entelechy-bisect-');
   writeFileSync(join(dir, 'scene.esn'), versionText(0, planted));
   writeFileSync(join(dir, 'check.replay'), replayText(workers));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

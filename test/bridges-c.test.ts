@@ -3,17 +3,17 @@
 
 import t from 'tap';
 import { spawnSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
 import { serveExample } from './bridges-session.js';
+import { scratchDir } from './scratch.js';
 
 const SOURCE = join(ROOT, 'bridges', 'c');
 const CC = process.env.CC ?? 'cc';
 const FLAGS = ['-std=c11', '-O2', '-Wall', '-Wextra', '-Wpedantic', '-Werror'];
 
-const build = mkdtempSync(join(tmpdir(), 'entelechy-bridge-c-'));
+const build = scratchDir('entelechy-bridge-c-');
 t.teardown(() => rmSync(build, { recursive: true, force: true }));
 
 function compile(args: string[]): { status: number | null; output: string } {

@@ -5,12 +5,12 @@
 
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { OPERATIONS } from '../src/protocol/operations.js';
 import { serveListening } from './serve-process.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 const DCC = join(ROOT, 'bridges', 'dcc');
 const temps: string[] = [];
@@ -19,7 +19,7 @@ t.teardown(() => {
 });
 
 function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dir = scratchDir(prefix);
   temps.push(dir);
   return dir;
 }

@@ -2,11 +2,11 @@
 // tests (never a mocked server). The process is ended at the test's teardown.
 
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
 import { serveListening, type Teardown } from './serve-process.js';
+import { scratchDir } from './scratch.js';
 
 export interface ServedSession {
   /** The folder holding the copy of the example (its scene.esn and documents). */
@@ -19,7 +19,7 @@ export interface ServedSession {
 }
 
 export async function serveExample(t: Teardown, example: string, startTimeout = 120000, extraArgs: string[] = []): Promise<ServedSession> {
-  const dir = mkdtempSync(join(tmpdir(), `entelechy-bridge-${example}-`));
+  const dir = scratchDir(`entelechy-bridge-${example}-`);
   cpSync(join(ROOT, 'examples', example), dir, { recursive: true });
   const remove = () => rmSync(dir, { recursive: true, force: true });
   // stdin is a pipe left open (serve also reads requests there); the process ends at teardown,

@@ -3,13 +3,13 @@
 // written (naming the node and the size), and a read too large to answer says what to read.
 
 import t, { type Test } from 'tap';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { defaultMemoryBudget, MAX_MEMORY, parseMemory } from '../src/main/budget.js';
 import { memoryOption, UserError } from '../src/cli/cli.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
 const KERNELS = `kernel t.paint@1 {
   out result: field2<vec4>;
@@ -21,7 +21,7 @@ const KERNELS = `kernel t.paint@1 {
 const scene = (size: string) => `use "kernels.esn";\nnode paint: t.paint@1 { size = ${size}; }\noutput result <- paint.result;\n`;
 
 async function open(t: Test, size: string, memory: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-budget-'));
+  const dir = scratchDir('entelechy-budget-');
   writeFileSync(join(dir, 'kernels.esn'), KERNELS);
   writeFileSync(join(dir, 'scene.esn'), scene(size));
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, memory });

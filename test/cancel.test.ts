@@ -9,8 +9,7 @@
 
 import t, { type Test } from 'tap';
 import net from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
 import { WebSocket } from 'ws';
@@ -22,6 +21,7 @@ import { loadScene } from '../src/ir/check/scene.js';
 import { exampleScene } from './helpers.js';
 import { provablyShort, workBound, SHORT_WORK } from '../src/main/work.js';
 import { sceneGroups } from '../src/main/engine.js';
+import { scratchDir } from './scratch.js';
 
 const kernel = (body: string) => `kernel t.spin@1 {
   grants time.read, field.write;
@@ -40,7 +40,7 @@ const scene = (size: string) => `use "kernels.esn";\nnode spin: t.spin@1 { size 
 const LONG = 16000000;
 
 function folder(size = '64 x 64'): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-cancel-'));
+  const dir = scratchDir('entelechy-cancel-');
   writeFileSync(join(dir, 'kernels.esn'), kernel(LOOP));
   writeFileSync(join(dir, 'scene.esn'), scene(size));
   return dir;

@@ -4,14 +4,14 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
-const dir = mkdtempSync(join(tmpdir(), 'entelechy-modes-'));
+const dir = scratchDir('entelechy-modes-');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 function cli(args: string[]) {

@@ -3,17 +3,18 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
 import { ROOT, sameBytes } from './helpers.js';
 import { hangsAtFrame } from './fixtures.js';
+import { scratchDir } from './scratch.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
 
 // Compiled modules are cached in a folder of this test's own (ENTELECHY_CACHE_DIR).
-const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+const CACHE = scratchDir('entelechy-cache-');
 
 function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 300_000, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE, ...env } });
@@ -23,7 +24,7 @@ function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}) {
 }
 
 t.test('render writes the output as a PNG', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   const out = join(dir, 'rings.png');
   const r = cli(['render', 'examples/rings/scene.esn', '-o', out, '--time', '0.25']);
   t.equal(r.status, 0, r.ended);
@@ -71,7 +72,7 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
 });
 
 t.test('render --json on a scene that does not check prints the error and its diagnostics as JSON', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   writeFileSync(join(dir, 'scene.esn'), 'kernel k.a@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = sine(x);\n  }\n}\nnode n: k.a@1 { size = 4 x 4; }\noutput o <- n.r;\n');
   const r = cli(['render', join(dir, 'scene.esn'), '--json', '-o', join(dir, 'o.png')]);
   t.equal(r.status, 1, r.ended);
@@ -101,7 +102,7 @@ t.test('help NAME [--json], in any order; help --all lists every name; test runs
 
 t.test('check prints file:line:column and exits 1 on errors', async (t) => {
   t.equal(cli(['check', 'examples/life/scene.esn']).status, 0);
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   writeFileSync(join(dir, 'scene.esn'), 'kernel k.a@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = sine(x);\n  }\n}\n');
   const r = cli(['check', join(dir, 'scene.esn')]);
   t.equal(r.status, 1);
@@ -114,7 +115,7 @@ t.test('check prints file:line:column and exits 1 on errors', async (t) => {
 });
 
 t.test('malformed scenes never throw past the CLI', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   const sources = ['rings/kernels.esn', 'life/scene.esn', 'castle/scene.esn', 'mandelbrot/scene.esn'].map((p) => readFileSync(join(ROOT, 'examples', p), 'utf8'));
   let seed = 7;
   const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
@@ -137,7 +138,7 @@ t.test('malformed scenes never throw past the CLI', async (t) => {
 });
 
 t.test('render --frames writes numbered PNGs and, with --json, a line per frame and a summary', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   const r = cli(['render', 'examples/life/scene.esn', '--frames', '3:5', '-o', join(dir, 'out', '%04d.png'), '--json']);
   t.equal(r.status, 0, r.ended);
   const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
@@ -155,7 +156,7 @@ t.test('render --frames writes numbered PNGs and, with --json, a line per frame 
 });
 
 t.test('a failing frame stops the render with a non-zero status naming the frame and the node', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   writeFileSync(join(dir, 'scene.esn'), hangsAtFrame(2));
   const r = cli(['render', join(dir, 'scene.esn'), '--frames', '0:4', '-o', join(dir, '%02d.png'), '--json']);
   t.equal(r.status, 1);
@@ -168,7 +169,7 @@ t.test('a failing frame stops the render with a non-zero status naming the frame
 });
 
 t.test('render --frames encodes on threads of its own: every frame written, reported in order', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   const r = cli(['render', 'examples/rings/scene.esn', '--size', '96x64', '--frames', '0:11', '-o', join(dir, '%02d.png'), '--json', '--workers', '2']);
   t.equal(r.status, 0, r.ended);
   const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
@@ -180,7 +181,7 @@ t.test('render --frames encodes on threads of its own: every frame written, repo
 });
 
 t.test('render runs a large scene on the pool, with the same pixels as on one worker', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   const runs = [1, 2].map((workers) => {
     const file = join(dir, `w${workers}.png`);
     const r = cli(['render', 'examples/mandelbrot/scene.esn', '--size', '640x480', '-o', file, '--json', '--workers', String(workers)]);
@@ -204,7 +205,7 @@ t.test('render runs a large scene on the pool, with the same pixels as on one wo
 });
 
 t.test('render reads compiled modules from the disk cache, and compiles again over a damaged one', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   const cache = join(dir, 'cache');
   const render = (name: string, env: Record<string, string> = { ENTELECHY_CACHE_DIR: cache }) => {
     const r = cli(['render', 'examples/blur/scene.esn', '--size', '40x30', '-o', join(dir, name), '--json'], ROOT, env);
@@ -230,7 +231,7 @@ t.test('render reads compiled modules from the disk cache, and compiles again ov
 });
 
 t.test('an output that cannot be written is a clear error naming the file, not an internal one', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-'));
+  const dir = scratchDir('entelechy-');
   writeFileSync(join(dir, 'taken'), 'a file where a folder should be');
   for (const args of [['-o', join(dir, 'taken', 'x.png')], ['--frames', '0:2', '-o', join(dir, 'taken', '%02d.png')]]) {
     const r = cli(['render', 'examples/rings/scene.esn', ...args]);

@@ -4,13 +4,13 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { likelyCompiles, renderDone } from '../src/main/compile-ahead.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'entelechy-compile-ahead-'));
+const dir = scratchDir('entelechy-compile-ahead-');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 cpSync(join(ROOT, 'examples', 'rings'), join(dir, 'rings'), { recursive: true });
 const scene = join(dir, 'rings', 'scene.esn');

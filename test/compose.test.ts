@@ -2,14 +2,14 @@
 // versions and all-or-none writes of documents (src/main/documents.ts).
 
 import t, { type Test } from 'tap';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from '../src/ir/syntax/index.js';
 import type { NodeStatement, StatementKind } from '../src/ir/syntax/index.js';
 import { applyEdits, validateEditItem, EditError, EDIT_KINDS, type EditItem } from '../src/protocol/compose.js';
 import { versionOf, writeDocuments, recoverJournal, resolveUnder, PathError, JOURNAL_NAME } from '../src/protocol/compose.js';
 import { SimulatedCrash } from '../src/main/journal.js';
+import { scratchDir } from './scratch.js';
 
 // examples/rings/scene.esn, verbatim.
 const SCENE=`// examples/rings: concentric rings, warmed by a tint node.
@@ -496,7 +496,7 @@ t.test('random sequences of add/replace/remove keep untouched bytes and parse', 
 // --- versions and all-or-none writes ---------------------------------------------------------
 
 function folder(): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), 'entelechy-compose-')));
+  return realpathSync(scratchDir('entelechy-compose-'));
 }
 
 function listing(dir: string): string[] {

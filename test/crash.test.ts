@@ -8,16 +8,16 @@
 
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { copyExample, Lines } from './fixtures.js';
 import { ROOT } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
 // Modules compiled once (by the first child that gets that far) and read by every later run.
-const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-crash-cache-'));
+const CACHE = scratchDir('entelechy-crash-cache-');
 t.teardown(() => rmSync(CACHE, { recursive: true, force: true }));
 
 interface Shape {

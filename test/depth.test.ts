@@ -6,13 +6,13 @@
 
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, firstDifference, run, textScene } from './helpers.js';
 import { copyExample, Lines } from './fixtures.js';
 import { MAX_CALL_DEPTH, MAX_NESTING, nestingPastLimit } from '../src/ir/syntax/nesting.js';
 import { MAX_LOWERING_DEPTH } from '../src/ir/lower/context.js';
+import { scratchDir } from './scratch.js';
 
 const KERNEL = (body: string, before = '') => `${before}
 kernel demo.deep@1 {
@@ -104,7 +104,7 @@ t.test('the nesting count skips strings, comments and template text', async (t) 
 });
 
 t.test('through the doors: entelechy check prints file:line:column, serve answers the diagnostic', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-depth-'));
+  const dir = scratchDir('entelechy-depth-');
   t.teardown(() => undefined);
   writeFileSync(join(dir, 'scene.esn'), KERNEL(FORMS['nested ifs'](700)));
   const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'check', join(dir, 'scene.esn')], { encoding: 'utf8' });

@@ -6,8 +6,7 @@
 // opens (recovered) once it can. Also: journals a hostile or corrupted disk holds, at open.
 
 import t, { type Test } from 'tap';
-import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { JOURNAL_NAME } from '../src/main/documents.js';
@@ -16,8 +15,9 @@ import { can, diskBytes, fill, tmpfs } from './disk.js';
 import { copyExample } from './fixtures.js';
 import { ROOT } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
-const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-faults-cache-'));
+const CACHE = scratchDir('entelechy-faults-cache-');
 t.teardown(() => rmSync(CACHE, { recursive: true, force: true }));
 
 async function ask(s: Session, req: object): Promise<{ ok?: any; error?: any }> {

@@ -4,10 +4,10 @@
 // a fault cannot be made, `can` says why and the tests that need it are skipped.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
+import { scratchDir } from './scratch.js';
 
 const undo: (() => void)[] = [];
 process.once('exit', () => {
@@ -26,7 +26,7 @@ function run(cmd: string, args: string[]): void {
 
 /** Whether this machine lets the tests make a fault: undefined, or why not. */
 function probe(): { immutable?: string; tmpfs?: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-probe-'));
+  const dir = scratchDir('entelechy-probe-');
   const out: { immutable?: string; tmpfs?: string } = {};
   try {
     writeFileSync(join(dir, 'f'), 'x');
@@ -68,7 +68,7 @@ export function immutable(t: Test, path: string): () => void {
 
 /** A fresh tmpfs of `size` (e.g. '256k'), unmounted when the test ends. */
 export function tmpfs(t: Test, size: string): { dir: string; readOnly: () => void; readWrite: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-tmpfs-'));
+  const dir = scratchDir('entelechy-tmpfs-');
   run('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
   let mounted = true;
   const off = () => {

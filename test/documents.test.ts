@@ -4,15 +4,15 @@
 // user or a corrupted disk left. test/compose.test.ts covers the crash points through compose.
 
 import t from 'tap';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { JOURNAL_NAME, PathError, resolveUnder, versionOf } from '../src/main/documents.js';
 import { recoverJournal, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
 import { can, diskBytes, fill, tmpfs } from './disk.js';
+import { scratchDir } from './scratch.js';
 
 function folder(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-documents-'));
+  const dir = scratchDir('entelechy-documents-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

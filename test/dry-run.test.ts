@@ -6,8 +6,7 @@
 // through `entelechy mcp`. The fork is faithful: its picture is the one the change then makes.
 
 import t from 'tap';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -16,6 +15,7 @@ import { decodePng } from '../src/main/image.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 import { ROOT } from './helpers.js';
 import { serveDoors, type Ask } from './serve-process.js';
+import { scratchDir } from './scratch.js';
 
 // A stateful kernel (the state tells whether a fork's frames leaked into the world) whose out
 // the changes below alter in a known box: x > 40 and y < 10 of a 64 x 32 field.
@@ -37,7 +37,7 @@ output result <- a.result;
 const BOX = { x: 41, y: 0, width: 23, height: 10 };
 
 function sceneDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-dry-run-'));
+  const dir = scratchDir('entelechy-dry-run-');
   writeFileSync(join(dir, 'scene.esn'), SCENE);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
@@ -128,7 +128,7 @@ t.test('a stateless world whose next frame would repeat its last: its fields are
 node a: t.plain@1 { size = 64 x 32; }
 output result <- a.result;
 `;
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-dry-run-plain-'));
+  const dir = scratchDir('entelechy-dry-run-plain-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'scene.esn'), plain('0.0'));
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });

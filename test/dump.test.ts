@@ -5,14 +5,14 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PASSES } from '../src/ir/dump.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
-const TMP = mkdtempSync(join(tmpdir(), 'entelechy-dump-'));
+const TMP = scratchDir('entelechy-dump-');
 t.teardown(() => rmSync(TMP, { recursive: true, force: true }));
 
 function cli(args: string[], env: Record<string, string> = {}) {

@@ -3,19 +3,19 @@
 // and the count and the frame counter agree (no frame half-committed).
 
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 import { counterScene } from './fixtures.js';
+import { scratchDir } from './scratch.js';
 
 const SCENE = counterScene('count', '64 x 64');
 
 let dir = '';
 let s: Session;
 t.before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'entelechy-frames-'));
+  dir = scratchDir('entelechy-frames-');
   writeFileSync(join(dir, 'scene.esn'), SCENE);
   s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
 });

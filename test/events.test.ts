@@ -2,16 +2,16 @@
 // when a document the world runs moves on disk.
 
 import t, { type Test } from 'tap';
-import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/index.js';
 import { ROOT } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
 /** A session on a copy of examples/rings, and a way to send it a request. */
 async function openRings(t: Test) {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-events-'));
+  const dir = scratchDir('entelechy-events-');
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => s.close());

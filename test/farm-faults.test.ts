@@ -5,11 +5,11 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CACHE, entelechy, redisInstalled, RedisServer, SLOW_SCENE, startWorker, stopWorker } from './farm-processes.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 if (!redisInstalled()) throw new Error('these tests need redis-server (Debian\'s redis-server package; .ci/run installs it)');
 
@@ -27,7 +27,7 @@ function sameFiles(a: string, b: string): boolean {
 t.test('a worker SIGKILLed mid-frame: another worker renders the frame after the stall check', async (t) => {
   const redis = await RedisServer.start();
   t.teardown(() => redis.stop());
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
   // Frames of a second or so, evaluated off the worker's event loop, which keeps renewing a lock
   // of 1.5 s until it is killed.
@@ -51,7 +51,7 @@ t.test('a worker SIGKILLed mid-frame: another worker renders the frame after the
 t.test('Redis restarted (empty) mid-render: everyone reconnects and the render completes', async (t) => {
   const redis = await RedisServer.start();
   t.teardown(() => redis.stop());
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
   const args = [join(dir, 'slow.esn'), '--size', '20x20', '--frames', '0:11'];
   localRender(args, join(dir, 'local'));

@@ -2,9 +2,7 @@
 // `entelechy farm worker`s and `entelechy render --farm` submitters, each read line by line.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
@@ -12,12 +10,13 @@ import { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { QUEUE } from '../src/farm/jobs.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 export { SLOW_SCENE } from './fixtures.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
 /** Compiled modules cached for these tests alone. */
-export const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+export const CACHE = scratchDir('entelechy-cache-');
 
 export async function freePort(): Promise<number> {
   const server = createServer();

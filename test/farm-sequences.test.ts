@@ -4,10 +4,10 @@
 // video gets the farm's frames in order. Each is the local render's output, byte for byte.
 
 import t from 'tap';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { entelechy, localRender, startFarm, type Proc } from './farm-processes.js';
+import { scratchDir } from './scratch.js';
 
 const { redis, workers } = await startFarm(t);
 
@@ -25,7 +25,7 @@ function sameFiles(a: string, b: string): boolean {
 const doneLines = (render: string) => workers.map((w) => w.lines.filter((l) => l.render === render && l.done));
 
 t.test('a scene with state: its frames run in order from frame 0 on one worker, the local render\'s frames', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   const args = ['examples/life/scene.esn', '--size', '48x48', '--frames', '4:11'];
   localRender([...args, '-o', join(dir, 'local', '%04d.png')]);
   const farm = await farmRender([...args, '-o', join(dir, 'farm', '%04d.png')]);
@@ -38,7 +38,7 @@ t.test('a scene with state: its frames run in order from frame 0 on one worker, 
 });
 
 t.test('--input images travel with the jobs: a still image and a file per frame', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   // A sequence of images to feed in: frames of another scene.
   localRender(['examples/rings/scene.esn', '--size', '40x30', '--frames', '0:5', '-o', join(dir, 'in', '%04d.png')]);
   const sequence = ['examples/photo/scene.esn', '--frames', '0:5', '--input', `photo=${join(dir, 'in', '%04d.png')}`];
@@ -61,7 +61,7 @@ t.test('--input images travel with the jobs: a still image and a file per frame'
 });
 
 t.test('a video from the farm\'s frames, in order: the local render\'s video, byte for byte', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   const args = ['examples/rings/scene.esn', '--size', '64x48', '--frames', '0:11'];
   localRender([...args, '-o', join(dir, 'local.mp4')]);
   const farm = await farmRender([...args, '-o', join(dir, 'farm.mp4')]);

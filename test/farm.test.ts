@@ -5,12 +5,12 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hangsAtFrame } from './fixtures.js';
 import { CACHE, entelechy, eventually, localRender, SLOW_SCENE, startFarm, type Proc } from './farm-processes.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 const { redis, workers } = await startFarm(t);
 
@@ -26,7 +26,7 @@ function sameFiles(a: string, b: string): boolean {
 const frameLines = (p: Proc) => p.lines.filter((l) => 'frame' in l);
 
 t.test('frames rendered on two workers are the local render, byte for byte; a re-run skips them', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   const args = ['examples/mandelbrot/scene.esn', '--size', '96x64', '--frames', '0:11', '--param', 'zoom=2'];
   localRender([...args, '-o', join(dir, 'local', '%04d.png')]);
   const farm = entelechy(['render', ...args, '--farm', redis.url, '--json', '-o', join(dir, 'farm', '%04d.png')]);
@@ -44,7 +44,7 @@ t.test('frames rendered on two workers are the local render, byte for byte; a re
 });
 
 t.test('one picture in bands over the farm, in tiles: the local render\'s file, byte for byte', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   // 2048 wide: strips of 511 rows, bands of 2 strips: rows 0-1021 and 1022-1099.
   const args = ['examples/mandelbrot/scene.esn', '--size', '2048x1100'];
   const local = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'render', ...args, '-o', join(dir, 'local.png'), '--workers', '1'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
@@ -57,7 +57,7 @@ t.test('one picture in bands over the farm, in tiles: the local render\'s file, 
 });
 
 t.test('two renders at once: each writes its own frames only', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   writeFileSync(join(dir, 'frames.esn'), SLOW_SCENE); // reads the frame number
   const a = [join(dir, 'frames.esn'), '--size', '16x16', '--frames', '0:9'];
   const b = ['examples/mandelbrot/scene.esn', '--size', '80x60', '--frames', '0:9', '--param', 'zoom=3'];
@@ -72,7 +72,7 @@ t.test('two renders at once: each writes its own frames only', async (t) => {
 });
 
 t.test('a scene error fails at once: on the submitter before any job, or on a worker, not retried', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   writeFileSync(join(dir, 'broken.esn'), 'kernel k@1 {\n  out r: field2<f32>;\n  each (x, y) { r = nope; }\n}\nnode n: k@1 { size = 8 x 8; }\noutput r <- n.r;\n');
   const broken = entelechy(['render', join(dir, 'broken.esn'), '--frames', '0:3', '--farm', redis.url, '-o', join(dir, 'b', '%d.png')]);
   t.equal((await broken.exited).code, 1);
@@ -93,7 +93,7 @@ t.test('a scene error fails at once: on the submitter before any job, or on a wo
 });
 
 t.test('a submitter that stops removes its jobs; one killed outright has them dropped', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-farm-'));
+  const dir = scratchDir('entelechy-farm-');
   writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
   const args = ['render', join(dir, 'slow.esn'), '--size', '32x32', '--frames', '0:39', '--farm', redis.url, '--json'];
 

@@ -3,8 +3,7 @@
 // behind when the file cannot be written.
 
 import t from 'tap';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EvalPool } from '../src/workers/pool.js';
 import { FieldMemory } from '../src/main/memory.js';
@@ -14,8 +13,9 @@ import { pngOnPool, savePngOnPool } from '../src/main/field-png.js';
 import { stripRows } from '../src/main/png.js';
 import type { Scalar } from '../src/ir/ir.js';
 import { xorshift } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'entelechy-field-png-'));
+const dir = scratchDir('entelechy-field-png-');
 const memory = new FieldMemory(1 << 30);
 const pool = new EvalPool(memory.memory, { workers: 2 });
 t.teardown(async () => {

@@ -1,20 +1,14 @@
 // Fixtures the process-level tests share: temporary copies of the examples, and lines read from a
 // stream (a child's stdout, a socket) one at a time.
 
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
-
-const temps: string[] = [];
-process.once('exit', () => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
+import { scratchDir } from './scratch.js';
 
 /** A copy of examples/NAME in a fresh temporary folder (removed when the test file ends); returns the folder. */
 export function copyExample(name: string, tag = 'test'): string {
-  const dir = mkdtempSync(join(tmpdir(), `entelechy-${tag}-${name}-`));
-  temps.push(dir);
+  const dir = scratchDir(`entelechy-${tag}-${name}-`);
   cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
   return dir;
 }

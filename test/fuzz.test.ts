@@ -10,8 +10,7 @@
 
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { OPERATIONS } from '../src/protocol/operations.js';
@@ -20,6 +19,7 @@ import { DEEP, fnChain, nestedIfs, RequestFuzzer, VALUE_KINDS, type ValueKind, t
 import { ROOT } from './helpers.js';
 import { LONG, answerProblem, expectedIdOf, replayHint, seedOf } from './reliability.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
 /** Request lines through Session.request, and through `entelechy serve` on stdin. */
 const LINES = LONG ? 200_000 : 20_000;
@@ -101,7 +101,7 @@ process.once('exit', () => {
 
 /** A fresh folder holding the fuzzer's scene. */
 function sceneFolder(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-fuzz-'));
+  const dir = scratchDir('entelechy-fuzz-');
   temps.push(dir);
   writeFileSync(join(dir, 'scene.esn'), SCENE);
   cpSync(join(ROOT, 'examples', 'rings', 'kernels.esn'), join(dir, 'kernels.esn'));

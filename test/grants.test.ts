@@ -6,8 +6,7 @@
 
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ALL_GRANTS, type Grant } from '../src/ir/grants.js';
 import { Session } from '../src/main/session.js';
@@ -16,6 +15,7 @@ import { WebSocket } from 'ws';
 import { PLAYER_SOCKET_PATH, startPlayer } from '../src/player/start.js';
 import { ROOT } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
 /** An input the host writes, shown by a kernel that needs no grant at all. */
 const SCENE = `input canvas: field2<f32> = 0.25 size 8 x 4;
@@ -38,7 +38,7 @@ const folders: string[] = [];
 t.teardown(() => folders.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 function folder(docs: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-grants-'));
+  const dir = scratchDir('entelechy-grants-');
   folders.push(dir);
   for (const [path, text] of Object.entries(docs)) writeFileSync(join(dir, path), text);
   return dir;

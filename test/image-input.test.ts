@@ -3,19 +3,19 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { decodePng } from '../src/main/image.js';
 import { srgbToLinear } from '../src/main/srgb.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
-const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+const CACHE = scratchDir('entelechy-cache-');
 
 /** Run the CLI; `input` is given as a file on stdin (a script of requests: its end cancels nothing). */
 function cli(args: string[], input = '', cwd = ROOT) {
-  const file = join(mkdtempSync(join(tmpdir(), 'entelechy-input-requests-')), 'requests.jsonl');
+  const file = join(scratchDir('entelechy-input-requests-'), 'requests.jsonl');
   writeFileSync(file, input);
   const fd = openSync(file, 'r');
   const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), ...args], { cwd, stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8', timeout: 300_000, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
@@ -46,7 +46,7 @@ function writePng(file: string, width: number, height: number, pixel: (x: number
 const gradient = (x: number, y: number) => [(x * 7) & 255, (y * 12) & 255, (x * y) & 255, 255 - ((x + y) & 127)];
 
 t.test('a PNG goes in and comes out byte for byte, the field sized by the image', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  const dir = scratchDir('entelechy-input-');
   writePng(join(dir, 'in.png'), 37, 21, gradient);
   const r = cli(['render', passScene(dir), '--input', `img=${join(dir, 'in.png')}`, '-o', join(dir, 'out.png')]);
   t.equal(r.status, 0, r.ended);
@@ -56,7 +56,7 @@ t.test('a PNG goes in and comes out byte for byte, the field sized by the image'
 });
 
 t.test('kernels see linear values: sRGB byte 128 is 0.2158605 in the field', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  const dir = scratchDir('entelechy-input-');
   writePng(join(dir, 'grey.png'), 8, 8, () => [128, 64, 255, 51]);
   passScene(dir, 'vec4', ' size 8 x 8');
   const lines = ['{"id":1,"op":"write","input":"img","file":"grey.png"}', '{"id":2,"op":"evaluate"}', '{"id":3,"op":"trace","x":3,"y":4}'];
@@ -75,7 +75,7 @@ t.test('kernels see linear values: sRGB byte 128 is 0.2158605 in the field', asy
 });
 
 t.test('a JPEG decodes as ffmpeg decodes it (within IDCT rounding); a gray input takes luminance', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  const dir = scratchDir('entelechy-input-');
   const jpeg = join(ROOT, 'examples', 'photo', 'photo.jpg');
   const r = cli(['render', passScene(dir), '--input', `img=${jpeg}`, '-o', join(dir, 'out.png')]);
   t.equal(r.status, 0, r.ended);
@@ -87,7 +87,7 @@ t.test('a JPEG decodes as ffmpeg decodes it (within IDCT rounding); a gray input
   const mean = sum / (240 * 160 * 3);
   t.ok(mean < 2, `mean difference from ffmpeg's decoding ${mean.toFixed(3)}`);
 
-  const grey = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  const grey = scratchDir('entelechy-input-');
   writePng(join(grey, 'c.png'), 4, 4, () => [255, 0, 0, 255]);
   cli(['render', passScene(grey, 'f32'), '--input', `img=${join(grey, 'c.png')}`, '-o', join(grey, 'out.png')]);
   const g = decodePng(readFileSync(join(grey, 'out.png')));
@@ -96,7 +96,7 @@ t.test('a JPEG decodes as ffmpeg decodes it (within IDCT rounding); a gray input
 });
 
 t.test('a scene that fixes the input\'s size keeps it: the image is resized to it', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  const dir = scratchDir('entelechy-input-');
   writePng(join(dir, 'in.png'), 40, 20, () => [200, 100, 50, 255]);
   const r = cli(['render', passScene(dir, 'vec4', ' size 16 x 16'), '--input', `img=${join(dir, 'in.png')}`, '-o', join(dir, 'out.png')]);
   t.equal(r.status, 0, r.ended);
@@ -106,7 +106,7 @@ t.test('a scene that fixes the input\'s size keeps it: the image is resized to i
 });
 
 t.test('an image sequence: one file per frame, in order; a missing one names its frame and file', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  const dir = scratchDir('entelechy-input-');
   mkdirSync(join(dir, 'in'));
   const colours = [[255, 0, 0], [0, 255, 0], [0, 0, 255]];
   colours.forEach((c, i) => writePng(join(dir, 'in', `000${i}.png`), 6, 4, () => [...c, 255]));
@@ -121,7 +121,7 @@ t.test('an image sequence: one file per frame, in order; a missing one names its
 });
 
 t.test('--input mistakes say what is wrong', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  const dir = scratchDir('entelechy-input-');
   writePng(join(dir, 'in.png'), 4, 4, gradient);
   writeFileSync(join(dir, 'notes.txt'), 'not an image');
   const scene = passScene(dir);
@@ -140,7 +140,7 @@ t.test('--input mistakes say what is wrong', async (t) => {
 });
 
 t.test('examples/photo grades its photograph from the command line', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  const dir = scratchDir('entelechy-input-');
   const args = ['render', 'examples/photo/scene.esn', '--input', 'photo=examples/photo/photo.jpg'];
   t.equal(cli([...args, '-o', join(dir, 'graded.png')]).status, 0);
   t.equal(cli([...args, '--param', 'exposure=0', '--param', 'warmth=0', '-o', join(dir, 'plain.png')]).status, 0);
@@ -150,7 +150,7 @@ t.test('examples/photo grades its photograph from the command line', async (t) =
 });
 
 t.test('serve and mcp take --input NAME=FILE: the image is in the input from the start, as write with file puts it', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-input-'));
+  const dir = scratchDir('entelechy-input-');
   writePng(join(dir, 'in.png'), 6, 4, gradient);
   const scene = passScene(dir, 'vec4', ' size 6 x 4');
   const lines = [{ op: 'read', input: 'img', id: 1 }, { op: 'write', input: 'img', file: 'in.png', id: 2 }, { op: 'read', input: 'img', id: 3 }, { op: 'quit', id: 4 }];

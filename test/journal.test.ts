@@ -7,16 +7,16 @@
 
 import t from 'tap';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { JOURNAL_NAME, PathError, resolveUnder, versionOf } from '../src/main/documents.js';
 import { JournalError, linkRefused, recoverJournal, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
 import { can, immutable } from './disk.js';
+import { scratchDir } from './scratch.js';
 
 function folder(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-journal-'));
+  const dir = scratchDir('entelechy-journal-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

@@ -3,13 +3,13 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
 import { hangsAtFrame } from './fixtures.js';
+import { scratchDir } from './scratch.js';
 
-const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+const CACHE = scratchDir('entelechy-cache-');
 
 function cli(args: string[]) {
   const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 300_000, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
@@ -38,7 +38,7 @@ t.test('errors before anything runs: a missing scene, a bad option value, an unk
 });
 
 t.test('errors a command reports itself with more detail are not printed twice', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-json-'));
+  const dir = scratchDir('entelechy-json-');
   writeFileSync(join(dir, 'bad.esn'), 'param warmth: f32 = 1.5 range 0..1;\n');
   const bad = cli(['render', join(dir, 'bad.esn'), '--json']);
   t.equal(bad.status, 1);

@@ -7,11 +7,11 @@
 
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
 import { Lines } from './fixtures.js';
+import { scratchDir } from './scratch.js';
 
 const SMALL = `kernel t.fill@1 {
   out r: field2<vec4>;
@@ -25,7 +25,7 @@ const LARGE = SMALL.replace('64 x 64', '6144 x 4096');
 const MIB = 2 ** 20;
 
 t.test('composing a large field away returns its memory to the system', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-memory-return-'));
+  const dir = scratchDir('entelechy-memory-return-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'scene.esn'), SMALL);
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'serve', join(dir, 'scene.esn'), '--workers', '1', '--memory', '1G'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -2,12 +2,12 @@
 // rejects the publication, names node, port and migration, and the old generation keeps running.
 
 import t, { type Test } from 'tap';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/index.js';
 import { COUNT_STEP_V1, COUNT_STEP_V2 } from './fixtures.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
 const SCENE = `${COUNT_STEP_V1}
 
@@ -28,7 +28,7 @@ const V3 = `kernel count.step@3 {
 }`;
 
 t.test('migrate from carries state across a layout change; a failing one changes nothing', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-migrate-'));
+  const dir = scratchDir('entelechy-migrate-');
   writeFileSync(join(dir, 'scene.esn'), SCENE);
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   t.teardown(() => s.close());
@@ -67,7 +67,7 @@ const LONG = `kernel count.step@2 {
 
 /** A session on SCENE at 64 x 64 on one worker, evaluated once, and a request function for two connections. */
 async function longMigrationSession(t: Test) {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-migrate-'));
+  const dir = scratchDir('entelechy-migrate-');
   const scene = SCENE.replace('8 x 4', '64 x 64');
   writeFileSync(join(dir, 'scene.esn'), scene);
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
@@ -143,7 +143,7 @@ t.test('a saved edit whose migration is long: sync takes a deadline, and cancel,
 });
 
 t.test("a saved edit the Player's watcher picks up is bounded by the session's own deadline: a runaway migration is rejected naming the node", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-migrate-'));
+  const dir = scratchDir('entelechy-migrate-');
   const scene = SCENE.replace('8 x 4', '64 x 64');
   writeFileSync(join(dir, 'scene.esn'), scene);
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, backgroundDeadline: 2000 });

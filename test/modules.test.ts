@@ -2,10 +2,10 @@
 // dropping the modules used longest ago. (Reads and writes through `render`: test/cli.test.ts.)
 
 import t from 'tap';
-import { mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, prune } from '../src/main/modules.js';
+import { scratchDir } from './scratch.js';
 
 t.test('the cache folder: ENTELECHY_CACHE_DIR, else under XDG_CACHE_HOME or ~/.cache; off: none', async (t) => {
   t.equal(cacheDir({ ENTELECHY_CACHE_DIR: '/tmp/x' }), '/tmp/x');
@@ -15,7 +15,7 @@ t.test('the cache folder: ENTELECHY_CACHE_DIR, else under XDG_CACHE_HOME or ~/.c
 });
 
 t.test('past its size the folder drops the modules used longest ago', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+  const dir = scratchDir('entelechy-cache-');
   for (let i = 0; i < 12; i++) {
     const file = join(dir, `m${String(i).padStart(2, '0')}.wasm`);
     writeFileSync(file, 'x');

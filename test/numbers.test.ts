@@ -5,12 +5,12 @@
 // so that a numeric field added later without a case fails here.
 
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { OPERATIONS } from '../src/protocol/operations.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
 const SCENE = `input canvas: field2<f32> = 0.25 size 8 x 4;
 param gain: f32 = 1.0 range 0..4;
@@ -79,7 +79,7 @@ const CASES: Case[] = [
 let dir = '';
 let s: Session;
 t.before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'entelechy-numbers-'));
+  dir = scratchDir('entelechy-numbers-');
   writeFileSync(join(dir, 'scene.esn'), SCENE);
   s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
 });

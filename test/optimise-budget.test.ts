@@ -5,12 +5,12 @@
 
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 const entelechy = join(ROOT, 'bin', 'entelechy.js');
 const player = join(ROOT, 'bin', 'entelechy-player.js');
@@ -22,7 +22,7 @@ const COMMANDS: [string, string[]][] = [
 
 /** A copy of the rings example: with the disk cache off, its modules are compiled. */
 function rings(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-budget-'));
+  const dir = scratchDir('entelechy-budget-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   for (const f of ['scene.esn', 'kernels.esn']) copyFileSync(join(ROOT, 'examples', 'rings', f), join(dir, f));
   return join(dir, 'scene.esn');

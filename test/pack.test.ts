@@ -7,13 +7,13 @@
 
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
-const work = mkdtempSync(join(tmpdir(), 'entelechy-pack-'));
+const work = scratchDir('entelechy-pack-');
 const app = join(work, 'app');
 mkdirSync(app);
 t.teardown(() => rmSync(work, { recursive: true, force: true }));

@@ -3,15 +3,16 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { decodePng } from '../src/main/image.js';
 import { ROOT, sameBytes, textScene } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
-const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+const CACHE = scratchDir('entelechy-cache-');
 const RINGS = 'examples/rings/scene.esn';
 
 function run(bin: string, args: string[], input = '') {
@@ -48,7 +49,7 @@ t.test('the checker refuses a param value its own range, type or arity refuses, 
 });
 
 t.test('check prints the declaration error with its fix; render refuses the scene', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-params-'));
+  const dir = scratchDir('entelechy-params-');
   const scene = readFileSync(join(ROOT, RINGS), 'utf8').replace('param warmth: f32 = 0.5', 'param warmth: f32 = 1.5');
   writeFileSync(join(dir, 'scene.esn'), scene);
   copyFileSync(join(ROOT, 'examples/rings/kernels.esn'), join(dir, 'kernels.esn'));
@@ -63,7 +64,7 @@ t.test('check prints the declaration error with its fix; render refuses the scen
 });
 
 t.test('render --param sets a param for the render; a vector takes its components separated by commas', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-params-'));
+  const dir = scratchDir('entelechy-params-');
   const png = (name: string, args: string[]) => {
     const r = cli(['render', ...args, '--size', '64x64', '-o', join(dir, name)]);
     t.equal(r.status, 0, r.ended);

@@ -4,8 +4,7 @@
 // an independent value, not the other backend. Tolerances in docs/testing.md.
 
 import t from 'tap';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { computeJs } from '../bench/js/pipelines.js';
 import { buildReference, runReference } from '../bench/reference/build.js';
@@ -14,6 +13,7 @@ import { loadScene } from '../src/ir/check/scene.js';
 import { Engine, type Backend } from '../src/main/engine.js';
 import { readField } from '../src/main/field.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 // Non-square, a width not a multiple of 4, an even height (see test/bench-reference.test.ts).
 const W = 67;
@@ -78,7 +78,7 @@ const C_TOLERANCE: Record<PipelineName, { abs: number; outliers: number }> = {
 const built = await buildReference();
 t.test('the engine against the C reference, element by element', { skip: 'skipped' in built ? `C reference not built: ${built.skipped}` : false }, async (t) => {
   if ('skipped' in built) return;
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-pipelines-'));
+  const dir = scratchDir('entelechy-pipelines-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   for (const pipeline of PIPELINES) {
     const file = join(dir, `${pipeline}.f32`);

@@ -2,12 +2,12 @@
 // stdin protocol door, and Debian's chromium driven by playwright-core.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const SCREENSHOTS = join(ROOT, 'test', 'out', 'player');
@@ -25,7 +25,7 @@ export async function launchChromium(): Promise<Browser> {
 
 /** A copy of an example in a temporary folder: tests edit it on disk. */
 export function copyExample(name: string): { dir: string; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), `entelechy-player-${name}-`));
+  const dir = scratchDir(`entelechy-player-${name}-`);
   cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

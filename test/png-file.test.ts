@@ -3,15 +3,15 @@
 // written.
 
 import t from 'tap';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodePng, encodePng } from '../src/main/image.js';
 import { deflateStrips, PngEncoder, PngJoiner } from '../src/main/png.js';
 import { PngFile, PngWriteError } from '../src/main/png-file.js';
 import { xorshift } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'entelechy-png-file-'));
+const dir = scratchDir('entelechy-png-file-');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 function picture(w: number, h: number, seed: number): Uint8Array {

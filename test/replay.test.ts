@@ -4,14 +4,14 @@
 
 import t from 'tap';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 import { parseReplay, runReplay, short } from '../src/protocol/replay.js';
 import { copyExample } from './fixtures.js';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 function cli(args: string[]) {
   return spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 240000 });
@@ -76,7 +76,7 @@ t.test('a replay that does not parse names the line and column and what to write
 });
 
 t.test('entelechy test: a failure names file:line:column of the expectation, expected and actual side by side', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-replay-'));
+  const dir = scratchDir('entelechy-replay-');
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
   // A FIFO beside the replay (an agent's pipe) is not copied: it would stop the copy.
   execFileSync('mkfifo', [join(dir, 'requests')]);

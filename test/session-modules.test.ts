@@ -6,10 +6,10 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { COUNT_STEP_V1, COUNT_STEP_V2 } from './fixtures.js';
+import { scratchDir } from './scratch.js';
 
 const SCENE = `${COUNT_STEP_V1}
 
@@ -46,7 +46,7 @@ await s.close();
 
 function child(scene: string, cache: string, change: boolean) {
   // A file, not `-e`: the pool's threads inherit the process's flags, and `--input-type` is refused there.
-  const script = join(mkdtempSync(join(tmpdir(), 'entelechy-child-')), 'child.mjs');
+  const script = join(scratchDir('entelechy-child-'), 'child.mjs');
   writeFileSync(script, SCRIPT);
   const r = spawnSync(process.execPath, [script], {
     encoding: 'utf8',
@@ -60,8 +60,8 @@ function child(scene: string, cache: string, change: boolean) {
 }
 
 t.test('the coordinator never loads the compiler; a second session reads its modules from disk', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-session-modules-'));
-  const cache = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+  const dir = scratchDir('entelechy-session-modules-');
+  const cache = scratchDir('entelechy-cache-');
   writeFileSync(join(dir, 'scene.esn'), SCENE);
 
   const first = child(join(dir, 'scene.esn'), cache, true);

@@ -4,15 +4,15 @@
 
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseShard, shardFrames } from '../src/main/shard.js';
 import { ROOT } from './helpers.js';
 import { SLOW_SCENE } from './fixtures.js';
+import { scratchDir } from './scratch.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
-const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+const CACHE = scratchDir('entelechy-cache-');
 
 function cli(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE, ...env } });
@@ -56,11 +56,11 @@ t.test('--shard reads the index (and count) from the scheduler\'s environment', 
 });
 
 t.test('the union of 3 shards is the unsharded render, stateless and stateful', async (t) => {
-  const frameScene = join(mkdtempSync(join(tmpdir(), 'entelechy-shard-')), 'frames.esn');
+  const frameScene = join(scratchDir('entelechy-shard-'), 'frames.esn');
   writeFileSync(frameScene, SLOW_SCENE);
   // rings: time only; frames.esn: the frame number; life: state.
   for (const [scene, size] of [['examples/rings/scene.esn', '64x48'], [frameScene, '8x8'], ['examples/life/scene.esn', '48x40']]) {
-    const dir = mkdtempSync(join(tmpdir(), 'entelechy-shard-'));
+    const dir = scratchDir('entelechy-shard-');
     const base = ['render', scene, '--size', size, '--frames', '0:7', '--workers', '1', '--json'];
     const whole = cli([...base, '-o', join(dir, 'whole', '%04d.png')]);
     t.equal(whole.status, 0, whole.ended);
@@ -77,7 +77,7 @@ t.test('the union of 3 shards is the unsharded render, stateless and stateful', 
 });
 
 t.test('a re-run skips whole files and renders the missing and the cut ones again', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-shard-'));
+  const dir = scratchDir('entelechy-shard-');
   const out = join(dir, 'out');
   const base = ['render', 'examples/life/scene.esn', '--size', '48x40', '--frames', '0:5', '--workers', '1', '--json', '-o', join(out, '%04d.png'), '--shard'];
   const first = cli([...base, 'auto/2'], { JOB_COMPLETION_INDEX: '1' });

@@ -5,11 +5,11 @@
 
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
 import { Lines } from './fixtures.js';
+import { scratchDir } from './scratch.js';
 
 /** Frame 0 is quick; frame 1 loops 16 million times at each of 64 x 64 elements (minutes of work). */
 const SCENE = `kernel t.slow@1 {
@@ -33,7 +33,7 @@ const SLOW_MIGRATION = SCENE.replace('t.slow@1 {', 't.slow@2 {')
   .replace('  }\n}\nnode', '  }\n  migrate from t.slow@1 { let s = 0.0; for (let i = 0; i < 16000000; i++) { s += 1.0; } n = s; }\n}\nnode');
 
 function folder(scene = SCENE): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-stdin-end-'));
+  const dir = scratchDir('entelechy-stdin-end-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'scene.esn'), scene);
   return dir;

@@ -5,8 +5,7 @@
 // tier keeps running.
 
 import t from 'tap';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { corpus } from '../bench/compile.js';
 import { loadScene } from '../src/ir/check/scene.js';
@@ -15,6 +14,7 @@ import { Session } from '../src/main/session.js';
 import { readField } from '../src/main/field.js';
 import { bits, firstDifference, run, ROOT, sameBytes } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
 
 t.before(loadCompiler);
 
@@ -36,7 +36,7 @@ t.test('every corpus scene: fast tier = optimised tier = interpreter, bit for bi
  * first test compiled the corpus's own.
  */
 function copyScene(file: string, from: string, to: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-tiers-'));
+  const dir = scratchDir('entelechy-tiers-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const text = readFileSync(file, 'utf8');
   if (!text.includes(from)) throw new Error(`${file} has no \`${from}\``);

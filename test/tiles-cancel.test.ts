@@ -2,13 +2,13 @@
 // between tiles and leaves no partial file, temporary or named; frames finished before it stay.
 
 import t from 'tap';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCompletePng } from '../src/main/shard.js';
 import { CACHE, entelechy, SLOW_SCENE } from './farm-processes.js';
+import { scratchDir } from './scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'entelechy-tiles-cancel-'));
+const dir = scratchDir('entelechy-tiles-cancel-');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
 

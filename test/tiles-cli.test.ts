@@ -6,14 +6,14 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
-const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
-const dir = mkdtempSync(join(tmpdir(), 'entelechy-tiles-'));
+const CACHE = scratchDir('entelechy-cache-');
+const dir = scratchDir('entelechy-tiles-');
 t.teardown(() => {
   rmSync(dir, { recursive: true, force: true });
   rmSync(CACHE, { recursive: true, force: true });

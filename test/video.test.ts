@@ -3,15 +3,15 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
 import { ROOT } from './helpers.js';
 import { hangsAtFrame } from './fixtures.js';
+import { scratchDir } from './scratch.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
-const CACHE = mkdtempSync(join(tmpdir(), 'entelechy-cache-'));
+const CACHE = scratchDir('entelechy-cache-');
 
 function cli(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 300_000, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE, ...env } });
@@ -52,7 +52,7 @@ function pngOfFrame(dir: string, frame: number, fps: number, size: string) {
 }
 
 t.test('render -o out.mp4 pipes the frames to ffmpeg: the video has every frame, the size, and the PNGs\' pixels', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-video-'));
+  const dir = scratchDir('entelechy-video-');
   const video = join(dir, 'v', 'rings.mp4');
   const r = cli(['render', 'examples/rings/scene.esn', '--frames', '0:11', '-o', video, '--json']);
   t.equal(r.status, 0, r.ended);
@@ -73,7 +73,7 @@ t.test('render -o out.mp4 pipes the frames to ffmpeg: the video has every frame,
 });
 
 t.test('.webm and .gif are written too, and --fps sets the rate', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-video-'));
+  const dir = scratchDir('entelechy-video-');
   const webm = join(dir, 'rings.webm');
   const r = cli(['render', 'examples/rings/scene.esn', '--size', '192x128', '--frames', '0:5', '--fps', '10', '-o', webm]);
   t.equal(r.status, 0, r.ended);
@@ -90,7 +90,7 @@ t.test('.webm and .gif are written too, and --fps sets the rate', async (t) => {
 });
 
 t.test('an odd size is padded to even for mp4 (4:2:0), the edge repeated, and said so', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-video-'));
+  const dir = scratchDir('entelechy-video-');
   const video = join(dir, 'odd.mp4');
   const r = cli(['render', 'examples/rings/scene.esn', '--size', '255x255', '--frames', '0:2', '-o', video]);
   t.equal(r.status, 0, r.ended);
@@ -105,7 +105,7 @@ t.test('an odd size is padded to even for mp4 (4:2:0), the edge repeated, and sa
 });
 
 t.test('--crf trades size for quality, and is checked', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-video-'));
+  const dir = scratchDir('entelechy-video-');
   const sizes = [];
   for (const crf of ['4', '40']) {
     const r = cli(['render', 'examples/rings/scene.esn', '--size', '96x64', '--frames', '0:3', '--crf', crf, '-o', join(dir, `c${crf}.mp4`)]);
@@ -121,7 +121,7 @@ t.test('--crf trades size for quality, and is checked', async (t) => {
 });
 
 t.test('without ffmpeg, the error names Debian\'s package and nothing is written', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-video-'));
+  const dir = scratchDir('entelechy-video-');
   const r = cli(['render', 'examples/rings/scene.esn', '--frames', '0:3', '-o', join(dir, 'v.mp4')], { PATH: dir });
   t.equal(r.status, 1);
   t.match(r.stderr, /needs ffmpeg, which is not installed.*Debian's `ffmpeg` package \(sudo apt-get install ffmpeg\)/);
@@ -130,7 +130,7 @@ t.test('without ffmpeg, the error names Debian\'s package and nothing is written
 });
 
 t.test('a render that fails mid-way leaves no video, whole or partial', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-video-'));
+  const dir = scratchDir('entelechy-video-');
   writeFileSync(join(dir, 'scene.esn'), hangsAtFrame(2));
   const r = cli(['render', join(dir, 'scene.esn'), '--frames', '0:4', '-o', join(dir, 'v.mp4')]);
   t.equal(r.status, 1);

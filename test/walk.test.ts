@@ -4,19 +4,19 @@
 // of each; the others run the walker over a sample of every kind.
 
 import t from 'tap';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { Expr, Stmt } from '../src/ir/ir.js';
 import { exprChildren, mapExpr, mapStmts, someStmtExpr, stmtExprs, stmtLists, visitExpr, visitStmts } from '../src/ir/walk.js';
+import { scratchDir } from './scratch.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** Type-check walk.ts against ir.ts as `edit` leaves it; the errors' file names and messages. */
 function checkWalker(edit: (ir: string) => string): { file: string; line: number; message: string }[] {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-walk-'));
+  const dir = scratchDir('entelechy-walk-');
   try {
     writeFileSync(join(dir, 'ir.ts'), edit(readFileSync(join(ROOT, 'src/ir/ir.ts'), 'utf8')));
     for (const file of ['walk.ts', 'unreachable.ts']) writeFileSync(join(dir, file), readFileSync(join(ROOT, 'src/ir', file), 'utf8'));

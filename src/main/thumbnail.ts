@@ -8,9 +8,20 @@
 // to the resampling images read into inputs take (image-input.ts, sharp), whose fixed cost per
 // call (~4 ms on this machine, 2026-12-03) was most of a thumbnail's; the box filter of a 256 x 256
 // picture takes a small fraction of that (bench/dry-run.ts, bench/RESULTS.md).
+//
+// A thumbnail of a field (thumbnailPixels) is reduced before the sRGB mapping when it can be: on
+// the field's linear values (linear-box.ts), only the smaller picture's elements then mapped by
+// image.ts's mapping, the one `read` and the Player use. That is the right average of light and a
+// quarter of the mapping for 256 -> 128. A field with i32 or bool components shown (their bytes
+// are not light), or a size that is no whole factor, is mapped whole and reduced as bytes.
 
+import type { Scalar } from '../ir/ir.js';
+import type { Field } from './field.js';
+import type { FieldMemory } from './memory.js';
 import { fitInside } from './image-diff.js';
 import { resizeRgba } from './image-input.js';
+import { planesToRgba } from './image.js';
+import { boxReduceLinear, type PlaneRows } from './linear-box.js';
 import { asWords, encodePng } from './png.js';
 
 /** A PNG in base64 and its size. */
@@ -28,6 +39,38 @@ export const THUMBNAIL_MAX_SIDE = 1024;
 export async function thumbnail(rgba: Uint8Array, width: number, height: number, side = THUMBNAIL_SIDE): Promise<PngPicture> {
   const size = fitInside(width, height, side);
   return pngPicture(await shrink(rgba, { width, height }, size), size.width, size.height);
+}
+
+/** RGBA pixels and their size. */
+export interface RgbaPicture {
+  width: number;
+  height: number;
+  rgba: Uint8Array;
+}
+
+/**
+ * The pixels a thumbnail (longest side at most `side`) of a 2-D field is made from: already
+ * reduced, on the linear values, when every shown component is f32 and the size is a whole factor
+ * smaller; otherwise the whole field's RGBA (`whole()`), which `thumbnail` reduces. Synchronous:
+ * a field in the engine's memory is read in the frame slot, and only this part need be there.
+ */
+export function thumbnailPixels(comps: readonly Scalar[], planes: PlaneRows[], width: number, height: number, side: number, whole: () => Uint8Array): RgbaPicture {
+  const size = fitInside(width, height, side);
+  const k = width / size.width;
+  const shown = comps.slice(0, Math.min(4, comps.length));
+  if (k > 1 && Number.isInteger(k) && height / size.height === k && shown.every((t) => t === 'f32'))
+    return { ...size, rgba: planesToRgba(shown, boxReduceLinear(planes.slice(0, shown.length), width, height, k), size.width * size.height) };
+  return { width, height, rgba: whole() };
+}
+
+/** A field's components where the engine's memory holds them (f32 views; only f32 ones are read as such). */
+export function memoryPlanes(memory: Pick<FieldMemory, 'f32'>, f: Field): PlaneRows[] {
+  return f.comps.map((_, c) => ({ data: memory.f32, offset: (f.ptr + c * f.planeBytes) / 4, stride: f.stride }));
+}
+
+/** Packed planes (a field read back, width elements a row). */
+export function packedPlanes(planes: Float32Array[], width: number): PlaneRows[] {
+  return planes.map((data) => ({ data, offset: 0, stride: width }));
 }
 
 /** `rgba` made `to`'s size: the box filter for a whole factor both ways, sharp otherwise. */

@@ -12,7 +12,8 @@ import { mib, READ_LIMIT } from '../../main/budget.js';
 import { imagePath, summarise, writeImage, type ChannelSummary } from '../../main/image-out.js';
 import { PathError } from '../../main/documents.js';
 import { LIMITS, LimitError } from '../../main/limits.js';
-import { thumbnail, THUMBNAIL_MAX_SIDE, type PngPicture } from '../../main/thumbnail.js';
+import { THUMBNAIL_MAX_SIDE, type PngPicture } from '../../main/thumbnail.js';
+import { outputThumbnail } from '../../main/thumbnail-cache.js';
 
 type Fields = Record<string, unknown>;
 
@@ -101,17 +102,15 @@ async function runFrames(s: Session, input: Parameters<Session['evaluate']>[0], 
 }
 
 /**
- * A thumbnail of each 2-D output (thumbnail.ts), its longest side at most `side`: the pixels read
- * in the frame slot, resized and encoded after, so the next frame need not wait.
+ * A thumbnail of each 2-D output (thumbnail-cache.ts), its longest side at most `side`: the field
+ * read (and reduced) in the frame slot, the PNG encoded after, so the next frame need not wait;
+ * made once per frame for every request that asks.
  */
 async function addThumbnails(s: Session, outputs: { name: string; depth?: number; thumbnail?: PngPicture }[], side: number, signal?: AbortSignal): Promise<void> {
   const flat = outputs.filter((o) => o.depth === undefined);
   // (Paused before any frame, nothing is computed: no thumbnail, as `read` would refuse.)
-  const pixels = await s.read((w) => !hasComputed(w) ? [] : flat.map((o) => {
-    const field = outputField(w, o.name)!;
-    return { width: field.width, height: field.height, rgba: readRgba(w, field, o.name) };
-  }), signal);
-  for (const [i, o] of flat.entries()) if (pixels[i]) o.thumbnail = await thumbnail(pixels[i].rgba, pixels[i].width, pixels[i].height, side);
+  const pictures: Promise<PngPicture>[] = await s.read((w) => (!hasComputed(w) ? [] : flat.map((o) => outputThumbnail(w, o.name, side))), signal);
+  for (const [i, picture] of pictures.entries()) flat[i].thumbnail = await picture;
 }
 
 /** The region a read names, checked: integers inside the field (undefined: the whole field). */

@@ -10,7 +10,7 @@ import type { ForkOutput, ForkPicture, ForkResult, ForkState } from '../../main/
 import { diffPicture, diffPlanes, fitInside } from '../../main/image-diff.js';
 import type { Session } from '../../main/session.js';
 import type { WorldEvent } from '../../main/world.js';
-import { pngPicture, thumbnail, THUMBNAIL_MAX_SIDE, THUMBNAIL_SIDE, type PngPicture } from '../../main/thumbnail.js';
+import { packedPlanes, pngPicture, thumbnail, thumbnailPixels, THUMBNAIL_MAX_SIDE, THUMBNAIL_SIDE, type PngPicture } from '../../main/thumbnail.js';
 import { isF32Number } from '../envelope.js';
 import { ProtocolError } from '../error.js';
 
@@ -96,10 +96,16 @@ async function outputAnswer(out: ForkOutput, o: EvaluateOptions) {
   const base = { name: out.name, width: out.width, height: out.height, ...(out.depth > 1 ? { depth: out.depth } : {}) };
   if (out.tooLarge || !out.now) return { ...base, note: 'too large to read back whole (as `read` refuses it): no picture or diff; read a region of it after the change, or evaluate a smaller size' };
   const now = out.now;
-  const pictures = now.rgba ? { thumbnail: await thumbnail(now.rgba, now.width, now.height, o.thumbnail), ...(o.png ? { png: await pngPicture(now.rgba, now.width, now.height) } : {}) } : { note: 'a 3-D output has no picture; the diff below covers every element, its picture the largest change over z' };
+  const pictures = now.rgba ? { thumbnail: await pictureThumbnail(now, o.thumbnail), ...(o.png ? { png: await pngPicture(now.rgba, now.width, now.height) } : {}) } : { note: 'a 3-D output has no picture; the diff below covers every element, its picture the largest change over z' };
   const was = out.before;
-  const before = o.before && was?.rgba ? { before: await thumbnail(was.rgba, was.width, was.height, o.thumbnail) } : {};
+  const before = o.before && was?.rgba ? { before: await pictureThumbnail(was, o.thumbnail) } : {};
   return { ...base, ...pictures, ...before, diff: await diffAnswer(out.before, now, o) };
+}
+
+/** A fork's 2-D picture as a thumbnail, reduced on its linear values (thumbnail.ts). */
+function pictureThumbnail(p: ForkPicture, side: number): Promise<PngPicture> {
+  const pixels = thumbnailPixels(p.comps, packedPlanes(p.planes, p.width), p.width, p.height, side, () => p.rgba!);
+  return thumbnail(pixels.rgba, pixels.width, pixels.height, side);
 }
 
 /** The change against the running world's same frame, or why there is none to make. */

@@ -1,0 +1,96 @@
+// A thumbnail's reduction done on a field's linear values, before the sRGB mapping: each pixel of
+// the smaller picture is the average of the light of its k x k block, and only the smaller
+// picture's elements are mapped to bytes (a quarter of the mapping for 256 -> 128). Averaging
+// sRGB bytes instead darkens edges and fine detail (the mean of bytes 0 and 255 is 128, which
+// shows 22 % of the light, where the mean of the light is 50 %: byte 188).
+//
+// Values are clamped to [0, 1] (NaN as 0) before they are averaged: the average is of the light
+// the full picture shows, which is clamped. With an alpha component (the 4th), colours are
+// weighted by alpha as boxReduce weights bytes (thumbnail.ts): a transparent element's colour
+// does not bleed; a block wholly transparent keeps the plain average of its colours.
+
+/** One component's elements: (x, y) at data[offset + y * stride + x] (a field's padded rows, or packed ones). */
+export interface PlaneRows {
+  data: Float32Array;
+  offset: number;
+  stride: number;
+}
+
+/** A value clamped to [0, 1], NaN as 0: what the mapping to bytes shows of it. */
+function shown(v: number): number {
+  return v > 0 ? (v < 1 ? v : 1) : 0;
+}
+
+/**
+ * The shown components (1 to 4; a 4th is alpha) of a width x height field reduced k times both
+ * ways, as packed f32 planes (the values a field would hold): each element the average of the
+ * clamped values of its k x k block, colours weighted by alpha when there is one.
+ */
+export function boxReduceLinear(planes: PlaneRows[], width: number, height: number, k: number): Float32Array[] {
+  if (!(Number.isInteger(k) && k >= 1 && width % k === 0 && height % k === 0)) throw new Error(`boxReduceLinear: ${width} x ${height} is not reduced by a whole ${k}`);
+  if (planes.length < 1 || planes.length > 4) throw new Error(`boxReduceLinear: ${planes.length} components, where a picture shows 1 to 4`);
+  const alpha = planes.length === 4 ? planes[3] : undefined;
+  if (!alpha || opaque(alpha, width, height)) return planes.map((p) => averaged(p, width, height, k));
+  return weighted(planes, width, height, k);
+}
+
+/** Whether every alpha value shows as 1 (then the weighted average is the plain one). */
+function opaque({ data, offset, stride }: PlaneRows, width: number, height: number): boolean {
+  for (let y = 0; y < height; y++) for (let x = 0, i = offset + y * stride; x < width; x++, i++) if (!(data[i] >= 1)) return false;
+  return true;
+}
+
+/** One component's plain block averages. */
+function averaged({ data, offset, stride }: PlaneRows, width: number, height: number, k: number): Float32Array {
+  const outWidth = width / k;
+  const out = new Float32Array(outWidth * (height / k));
+  const sums = new Float64Array(outWidth);
+  const n = k * k;
+  for (let oy = 0, o = 0; oy < height / k; oy++) {
+    sums.fill(0);
+    for (let y = oy * k; y < (oy + 1) * k; y++)
+      for (let ox = 0, i = offset + y * stride; ox < outWidth; ox++)
+        for (let dx = 0; dx < k; dx++, i++) sums[ox] += shown(data[i]);
+    for (let ox = 0; ox < outWidth; ox++, o++) out[o] = sums[ox] / n;
+  }
+  return out;
+}
+
+/** Colours weighted by alpha, alpha the plain average (see boxReduceLinear). */
+function weighted(planes: PlaneRows[], width: number, height: number, k: number): Float32Array[] {
+  const outWidth = width / k;
+  const out = planes.map(() => new Float32Array(outWidth * (height / k)));
+  const n = k * k;
+  // Per block of the row: alpha, colours times alpha, plain colours.
+  const sums = new Float64Array(outWidth * 7);
+  const [r, g, b, a] = planes;
+  for (let oy = 0; oy < height / k; oy++) {
+    sums.fill(0);
+    for (let y = oy * k; y < (oy + 1) * k; y++) {
+      let ir = r.offset + y * r.stride;
+      let ig = g.offset + y * g.stride;
+      let ib = b.offset + y * b.stride;
+      let ia = a.offset + y * a.stride;
+      for (let ox = 0, s = 0; ox < outWidth; ox++, s += 7)
+        for (let dx = 0; dx < k; dx++) {
+          const w = shown(a.data[ia++]);
+          const cr = shown(r.data[ir++]);
+          const cg = shown(g.data[ig++]);
+          const cb = shown(b.data[ib++]);
+          sums[s] += w;
+          sums[s + 1] += cr * w;
+          sums[s + 2] += cg * w;
+          sums[s + 3] += cb * w;
+          sums[s + 4] += cr;
+          sums[s + 5] += cg;
+          sums[s + 6] += cb;
+        }
+    }
+    for (let ox = 0, s = 0, o = oy * outWidth; ox < outWidth; ox++, s += 7, o++) {
+      const w = sums[s];
+      for (let c = 0; c < 3; c++) out[c][o] = w > 0 ? sums[s + 1 + c] / w : sums[s + 4 + c] / n;
+      out[3][o] = w / n;
+    }
+  }
+  return out;
+}

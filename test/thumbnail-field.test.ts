@@ -5,8 +5,7 @@
 // serving a picture of another frame or another world, through `evaluate` on real sessions.
 
 import t from 'tap';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { decodePng } from '../src/main/image.js';
@@ -17,6 +16,7 @@ import { outputField, readPlanes } from '../src/main/world-fields.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 import type { Scalar } from '../src/ir/ir.js';
 import { ROOT, sameBytes, xorshift } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 /** What a picture shows of a value: clamped to [0, 1], NaN as 0. */
 const clamp = (v: number) => (Number.isNaN(v) ? 0 : Math.min(1, Math.max(0, v)));
@@ -124,7 +124,7 @@ t.test('the sRGB lookup gives the exact function\'s byte at every byte boundary,
 });
 
 async function openExample(name: string, edit?: (text: string) => string) {
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-thumb-'));
+  const dir = scratchDir('entelechy-thumb-');
   cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
   if (edit) writeFileSync(join(dir, 'scene.esn'), edit(readFileSync(join(dir, 'scene.esn'), 'utf8')));
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
@@ -133,7 +133,7 @@ async function openExample(name: string, edit?: (text: string) => string) {
     if (a.error) throw new Error(a.error.message);
     return a.ok;
   };
-  return { s, ask, close: async () => (await s.close(), rmSync(dir, { recursive: true, force: true })) };
+  return { s, ask, close: () => s.close() };
 }
 
 /** The thumbnail `evaluate` answered, as pixels. */

@@ -4,7 +4,9 @@
 // x + d and x - d, fields narrower or wider than the domain, and offsets that are not constants.
 
 import t from 'tap';
+import binaryen from 'binaryen';
 import type { Expr } from '../src/ir/ir.js';
+import { compileFunction } from '../src/codegen/index.js';
 import { agree, type Extents } from './compare.js';
 import { X, Y, f32, field, fn, gather, i32, iff, op, set, uniform } from './ir-gen.js';
 
@@ -84,6 +86,24 @@ t.test('aligned blocks: far offsets, and rows first gathered inside a branch', (
   });
   for (const w of [...WIDTHS, 40, 41, 44, 64]) {
     agree(tt, `width ${w}`, { fn: f, domain: ext(w, 4), extents: [ext(w, 4), ext(w, 4)], uniforms: [] }, DEFAULT);
+  }
+  tt.end();
+});
+
+t.test('a 5 x 5 window: 2 shuffles per row in the interior', (tt) => {
+  // Taps at x - 2, x, x + 2 are loads; x - 1 and x + 1 each take two lanes of the loads beside
+  // them (interior.ts: alignedTap). Shuffles bound the blur on x64, so there are 2 per row, not 4.
+  const text = (optimize: boolean) => {
+    const m = binaryen.readBinary(compileFunction(kernel(window('clamp', 2)), { optimize }));
+    try {
+      return m.emitText();
+    } finally {
+      m.dispose();
+    }
+  };
+  for (const optimize of [false, true]) {
+    // Only the interior version shuffles (the general one tests each gather and loads it whole).
+    tt.equal(text(optimize).match(/i8x16\.shuffle/g)?.length ?? 0, 10, `${optimize ? 'O3' : 'unoptimised'}: 10 shuffles for 5 rows`);
   }
   tt.end();
 });

@@ -29,8 +29,9 @@ export class Interior {
   ) {}
 
   /**
-   * Do the field's gathers read aligned blocks (alignedTap)? When they span 5 or more columns:
-   * then 3 blocks per row replace 5 loads. Life's 3 columns load as fast directly.
+   * Do the field's gathers share loads within a vector (alignedTap)? When they span 5 or more
+   * columns: then 3 loads and 2 shuffles per row replace 5 loads. Life's 3 columns load as fast
+   * directly.
    */
   alignedBlocks(f: number): boolean {
     const span = this.spans.get(f);
@@ -40,9 +41,9 @@ export class Interior {
   /** Per field: the range of the constant x offsets of its direct gathers. */
   readonly offsets = new Map<number, { lo: number; hi: number }>();
   /**
-   * Aligned 4-element blocks of gathered rows loaded so far in this vector, by row base local
-   * and block: each gather at x0 + d is a shuffle of the two blocks around it (alignedTap).
-   * Only blocks loaded where every later reader runs count (see `scoped`).
+   * Loads of gathered rows made so far in this vector, by row base local and offset: a gather at
+   * an odd x0 + d is a shuffle of the loads at d - 1 and d + 1 (alignedTap). Only loads made
+   * where every later reader runs count (see `scoped`).
    */
   blocks = new Map<string, number>();
 
@@ -121,34 +122,34 @@ export function scoped<T>(g: Gen, f: () => T): T {
 
 /**
  * The gather at x0 + d of the row starting at byte address `rowBase` (an i32 local computed
- * per row), in the interior version: elements x0 + d .. x0 + d + 3 out of the aligned blocks at
- * x0 + 4k and x0 + 4k + 4 (k = floor(d / 4)), each loaded once per vector. A 5 x 5 blur loads
- * 3 blocks per row and plane instead of 5 unaligned vectors: loads, not additions, bound it.
- * In the interior the blocks lie inside the padded row: x0 is a multiple of 4, so x0 + d >= 0
- * puts x0 + 4k >= 0, and the block holding x0 + d + 3 < width ends within the stride.
+ * per row), in the interior version of a field whose gathers span 5 or more columns. Taps at an
+ * even d are loads (x0 + d .. x0 + d + 3, 8-byte aligned), each loaded once per vector; a tap at
+ * an odd d between two of them is an `i8x16.shuffle` of two lanes of each of its neighbours at
+ * d - 1 and d + 1. A 5 x 5
+ * blur takes 3 loads and 2 shuffles per row and plane: x64 has one or two ports for shuffles and
+ * three for loads, and the 4 shuffles of aligned blocks at x0 - 4, x0, x0 + 4 (one per tap but the
+ * centre) bound the loop. All of a row's loads share the address of x0 + lo (lo: the field's
+ * lowest offset) plus a static offset, as in interiorTap. In the interior every d in [lo, hi]
+ * reads inside the padded row, so every load here does.
  */
 export function alignedTap(g: Gen, f: number, rowBase: number, d: number, pre: Ref[]): Ref {
   const m = g.m;
   const blocks = g.interior!.blocks;
-  const k = Math.floor(d / 4);
-  // The row's blocks share the address of the lowest one, their distance a static offset
-  // (as in interiorTap: one address computation per row and vector, not one per block).
-  const low = Math.floor(Math.min(g.interior!.spans.get(f)?.lo ?? d, d) / 4);
-  const block = (j: number): Ref => {
-    const key = `${rowBase}:${j}`;
+  const span = g.interior!.spans.get(f) ?? { lo: d, hi: d };
+  const lo = Math.min(span.lo, d);
+  const load = (e: number): Ref => {
+    const key = `${rowBase}:${e}`;
     let local = blocks.get(key);
     if (local === undefined) {
-      const shifted = g.rowValue(`block${rowBase}:${low}`, i32, () => m.i32.add(g.get(rowBase, i32), g.i32(16 * low)));
-      const at = m.i32.add(g.get(shifted, i32), m.i32.shl(g.get(g.x0, i32), g.i32(2)));
-      local = g.temp(binaryen.v128, m.v128.load(16 * (j - low), 16, at), pre);
+      local = g.temp(binaryen.v128, interiorTap(g, f, rowBase, e), pre);
       blocks.set(key, local);
     }
     return g.get(local);
   };
-  const r = d - 4 * k;
-  if (r === 0) return block(k);
-  const bytes = Array.from({ length: 16 }, (_, i) => 4 * r + i);
-  return m.i8x16.shuffle(block(k), block(k + 1), bytes);
+  const odd = ((d % 2) + 2) % 2 === 1;
+  if (!odd || d - 1 < lo || d + 1 > span.hi) return load(d);
+  // Lanes 1, 2 of x0 + d - 1 .. d + 2, then lanes 1, 2 of x0 + d + 1 .. d + 4 (one `shufps`).
+  return m.i8x16.shuffle(load(d - 1), load(d + 1), [4, 5, 6, 7, 8, 9, 10, 11, 20, 21, 22, 23, 24, 25, 26, 27]);
 }
 
 /**

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { allocField, type Field } from '../src/main/field.js';
 import { decodePng, encodePng, fieldRgbaRows, fieldToRgba, planesToRgba } from '../src/main/image.js';
-import { subFiltered } from '../src/main/png.js';
+import { filteredRows } from '../src/main/png.js';
 import { inflateSync } from 'node:zlib';
 import { FieldMemory } from '../src/main/memory.js';
 import type { Scalar } from '../src/ir/ir.js';
@@ -124,7 +124,7 @@ t.test('the Sub filter subtracts every byte from the pixel before it, modulo 256
     rgba.set([a, b, 255 - a, b ^ a], x * 4);
     rgba.set([b, a, a ^ 0x80, 255 - b], (w + x) * 4);
   }));
-  const f = Buffer.concat([...subFiltered(rgba, w, 2)].map((s) => s.bytes));
+  const f = Buffer.concat([...filteredRows(rgba, w, 2)].map((s) => s.bytes));
   t.equal(f.length, (w * 4 + 1) * 2);
   let wrong = 0;
   for (let y = 0; y < 2; y++) {

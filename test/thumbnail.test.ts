@@ -3,6 +3,7 @@
 // block in a plain reference; any other size goes to sharp's resampler. The PNG is read back.
 
 import t from 'tap';
+import { inflateSync } from 'node:zlib';
 import { decodePng } from '../src/main/image.js';
 import { boxReduce, shrink, thumbnail } from '../src/main/thumbnail.js';
 import { encodePng, PngEncoder } from '../src/main/png.js';
@@ -74,13 +75,34 @@ t.test('thumbnail: a whole factor is the box filter\'s, any other size sharp\'s,
   t.same([odd.width, odd.height, decodePng(Buffer.from(odd.data, 'base64')).rgba.length], [100, 100, 100 * 100 * 4]);
 });
 
-t.test('a small PNG, deflated on the calling thread, is byte for byte what the streaming encoder makes', async (t) => {
+t.test('a small PNG, deflated on the calling thread, is byte for byte what the streaming encoder makes, with either row filter', async (t) => {
   const next = random(3);
   const rgba = new Uint8Array(128 * 128 * 4).map(() => Math.floor(next() * 256));
-  const pieces: Buffer[] = [];
-  const encoder = new PngEncoder(128, 128, (b) => void pieces.push(b));
-  await encoder.rows(rgba);
-  await encoder.end();
-  t.ok((await encodePng(128, 128, rgba)).equals(Buffer.concat(pieces)));
-  t.same(Buffer.from(decodePng(await encodePng(128, 128, rgba)).rgba), Buffer.from(rgba));
+  for (const filter of ['sub', 'none'] as const) {
+    const pieces: Buffer[] = [];
+    const encoder = new PngEncoder(128, 128, (b) => void pieces.push(b), filter);
+    await encoder.rows(rgba);
+    await encoder.end();
+    const png = await encodePng(128, 128, rgba, filter);
+    t.ok(png.equals(Buffer.concat(pieces)), `${filter}: the same bytes`);
+    t.same(Buffer.from(decodePng(png).rgba), Buffer.from(rgba), `${filter}: decodes to the pixels`);
+    // Each row led by the filter's number (None 0, Sub 1), read back from the inflated stream.
+    const idat = Buffer.concat(chunksOf(png).filter((c) => c.type === 'IDAT').map((c) => c.data));
+    const rows = inflateSync(idat);
+    t.same([...new Set(Array.from({ length: 128 }, (_, y) => rows[y * (128 * 4 + 1)]))], [filter === 'none' ? 0 : 1], `${filter}: every row's filter byte`);
+  }
+  // A thumbnail's rows are unfiltered.
+  const thumb = Buffer.from((await thumbnail(rgba, 128, 128, 128)).data, 'base64');
+  t.equal(inflateSync(Buffer.concat(chunksOf(thumb).filter((c) => c.type === 'IDAT').map((c) => c.data)))[0], 0, 'a thumbnail is filtered with None');
 });
+
+/** A PNG's chunks, in order. */
+function chunksOf(png: Buffer): { type: string; data: Buffer }[] {
+  const out = [];
+  for (let at = 8; at < png.length; ) {
+    const length = png.readUInt32BE(at);
+    out.push({ type: png.toString('latin1', at + 4, at + 8), data: png.subarray(at + 8, at + 8 + length) });
+    at += 12 + length;
+  }
+  return out;
+}

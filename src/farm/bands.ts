@@ -11,7 +11,7 @@
 
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { ADLER_MOD, asWords, chunk, LEVEL, SIGNATURE, stripRows, SubFilter, ZLIB_HEADER } from '../main/png.js';
+import { ADLER_MOD, asWords, chunk, LEVEL, SIGNATURE, stripRows, RowFilter, ZLIB_HEADER } from '../main/png.js';
 
 const deflateRaw = promisify(zlib.deflateRaw);
 
@@ -43,7 +43,7 @@ export interface EncodedBand {
 
 /** Encodes the rows of the band starting at `y0` of a `width` x `height` picture, given in order. */
 export class BandEncoder {
-  private readonly filter: SubFilter;
+  private readonly filter: RowFilter;
   private readonly strip: number;
   private rows: Buffer[] = [];
   private given = 0;
@@ -55,7 +55,7 @@ export class BandEncoder {
     private readonly y0: number,
     private readonly y1: number,
   ) {
-    this.filter = new SubFilter(width);
+    this.filter = new RowFilter(width);
     this.strip = stripRows(width);
     if (y0 % this.strip !== 0) throw new Error(`BandEncoder: a band starts on a strip (a multiple of ${this.strip} rows), not at ${y0}`);
   }

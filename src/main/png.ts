@@ -1,4 +1,4 @@
-// PNG encoding of 8-bit RGBA pixels: the Sub filter on whole pixels, then zlib's deflate.
+// PNG encoding of 8-bit RGBA pixels: the Sub filter on whole pixels (None for thumbnails), then zlib's deflate.
 //
 // pngjs (which still decodes) filters byte by byte in JavaScript and deflates at level 9 with the
 // RLE strategy, all on the calling thread. Here the Sub filter takes each pixel as one 32-bit
@@ -22,8 +22,14 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 
 export const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-/** The Sub filter's number, the first byte of each filtered row. */
-const SUB = 1;
+/**
+ * The row filter: Sub (each byte less the pixel before's; renders, pictures of any size) or None
+ * (the bytes as they are). On 128 x 128 thumbnails of every example None was both cheaper and as
+ * small or smaller at deflate level 1 (bench/experiments/thumbnail-png.ts, bench/RESULTS.md).
+ */
+export type RowFilterType = 'sub' | 'none';
+/** Each filter's number, the first byte of each filtered row. */
+const FILTER_BYTE: Record<RowFilterType, number> = { none: 0, sub: 1 };
 /** zlib's fastest level: renders are written for pipelines, speed first. */
 export const LEVEL = 1;
 const HIGH_BITS = 0x80808080 | 0;
@@ -64,25 +70,31 @@ interface Strip {
 }
 
 /**
- * The Sub filter, row by row, with the zlib stream's Adler-32 of the filtered bytes summed as
- * they are made (sums a and b, each byte's part computed from the pixel's word).
+ * The row filter (Sub, or None), row by row, with the zlib stream's Adler-32 of the filtered
+ * bytes summed as they are made (sums a and b, each byte's part computed from the pixel's word).
  */
-export class SubFilter {
+export class RowFilter {
   a = 1;
   b = 0;
   private readonly row: Uint32Array;
   private readonly rowAsBytes: Uint8Array;
+  private readonly type: number;
 
-  constructor(private readonly width: number) {
+  constructor(
+    private readonly width: number,
+    type: RowFilterType = 'sub',
+  ) {
     this.row = new Uint32Array(width);
     this.rowAsBytes = new Uint8Array(this.row.buffer);
+    this.type = FILTER_BYTE[type];
   }
 
   /** Filter one row (its pixels as words) into `out` at `at`: the filter byte, then the row. */
   filter(words: Uint32Array, p: number, out: Buffer, at: number): void {
-    const { row, width } = this;
-    for (let x = 0; x < width; x++) row[x] = x === 0 ? words[p] : subBytes(words[p + x], words[p + x - 1]);
-    let a = (this.a + SUB) % ADLER_MOD; // the filter byte
+    const { row, width, type } = this;
+    if (type === FILTER_BYTE.sub) for (let x = 0; x < width; x++) row[x] = x === 0 ? words[p] : subBytes(words[p + x], words[p + x - 1]);
+    else row.set(words.subarray(p, p + width));
+    let a = (this.a + type) % ADLER_MOD; // the filter byte
     let b = (this.b + a) % ADLER_MOD;
     for (let x0 = 0; x0 < width; x0 += ADLER_PIXELS) {
       // In int32 over a block: per word, b gains 4a + 4b0 + 3b1 + 2b2 + b3 (bytes in memory
@@ -104,7 +116,7 @@ export class SubFilter {
     }
     this.a = a;
     this.b = b;
-    out[at] = SUB;
+    out[at] = type;
     out.set(this.rowAsBytes, at + 1);
   }
 }
@@ -120,10 +132,10 @@ export function asWords(rgba: Uint8Array): Uint32Array {
  * STRIP_BYTES: what IDAT compresses. Strips, not one buffer of the whole image, let zlib deflate
  * them on several threads while the next ones are filtered.
  */
-export function* subFiltered(pixels: Pixels, width: number, height: number): Generator<Strip> {
+export function* filteredRows(pixels: Pixels, width: number, height: number, type: RowFilterType = 'sub'): Generator<Strip> {
   const rowBytes = width * 4;
   const rowsOf = typeof pixels === 'function' ? pixels : (y0: number, y1: number) => pixels.subarray(y0 * rowBytes, y1 * rowBytes);
-  const filter = new SubFilter(width);
+  const filter = new RowFilter(width, type);
   const rowsPerStrip = stripRows(width);
   for (let y0 = 0; y0 < height; y0 += rowsPerStrip) {
     const rows = Math.min(rowsPerStrip, height - y0);
@@ -161,7 +173,7 @@ export type PngSink = (bytes: Buffer) => void | Promise<void>;
 export class PngEncoder {
   /** Rows given so far. */
   given = 0;
-  private readonly filter: SubFilter;
+  private readonly filter: RowFilter;
   private readonly rowsPerStrip: number;
   private readonly rowBytes: number;
   private strip: Buffer | null = null;
@@ -177,9 +189,10 @@ export class PngEncoder {
     readonly width: number,
     readonly height: number,
     private readonly sink: PngSink,
+    type: RowFilterType = 'sub',
   ) {
     if (!(Number.isInteger(width) && Number.isInteger(height) && width >= 1 && height >= 1)) throw new Error(`PngEncoder: ${width} x ${height} is not a picture's size`);
-    this.filter = new SubFilter(width);
+    this.filter = new RowFilter(width, type);
     this.rowsPerStrip = stripRows(width);
     this.rowBytes = width * 4;
     this.strips = Math.ceil(height / this.rowsPerStrip);
@@ -231,12 +244,12 @@ export class PngEncoder {
   }
 }
 
-/** PNG bytes of width x height RGBA pixels (4 bytes each, rows top to bottom). */
-export async function encodePng(width: number, height: number, pixels: Pixels): Promise<Buffer> {
+/** PNG bytes of width x height RGBA pixels (4 bytes each, rows top to bottom), rows filtered with `filter`. */
+export async function encodePng(width: number, height: number, pixels: Pixels, filter: RowFilterType = 'sub'): Promise<Buffer> {
   if (typeof pixels !== 'function' && pixels.length !== width * height * 4) throw new Error(`encodePng: ${pixels.length} bytes for ${width} x ${height} RGBA pixels`);
-  if (typeof pixels !== 'function' && height * (width * 4 + 1) <= SMALL_BYTES) return encodeSmall(width, height, pixels);
+  if (typeof pixels !== 'function' && height * (width * 4 + 1) <= SMALL_BYTES) return encodeSmall(width, height, pixels, filter);
   const pieces: Buffer[] = [];
-  const encoder = new PngEncoder(width, height, (b) => void pieces.push(b));
+  const encoder = new PngEncoder(width, height, (b) => void pieces.push(b), filter);
   const rowsOf = typeof pixels === 'function' ? pixels : (y0: number, y1: number) => pixels.subarray(y0 * width * 4, y1 * width * 4);
   const step = stripRows(width);
   for (let y0 = 0; y0 < height; y0 += step) await encoder.rows(rowsOf(y0, Math.min(height, y0 + step)));
@@ -251,8 +264,8 @@ const SMALL_BYTES = 256 << 10;
  * A small picture (one strip) deflated on the calling thread, where the hop to zlib's threads and
  * back would cost more than the deflating itself: the same bytes as PngEncoder makes of it.
  */
-function encodeSmall(width: number, height: number, rgba: Uint8Array): Buffer {
-  const strips = [...subFiltered(rgba, width, height)];
+function encodeSmall(width: number, height: number, rgba: Uint8Array, filter: RowFilterType): Buffer {
+  const strips = [...filteredRows(rgba, width, height, filter)];
   if (strips.length !== 1) throw new Error(`encodeSmall: ${width} x ${height} is not one strip`);
   const [{ bytes, a, b }] = strips;
   const adler = Buffer.alloc(4);
@@ -298,7 +311,7 @@ function* filteredStrips(rgba: Uint8Array, width: number, y0: number, height: nu
   const words = asWords(rgba);
   for (let y = y0; y < y0 + n; ) {
     const end = Math.min(y0 + n, (Math.floor(y / step) + 1) * step);
-    const filter = new SubFilter(width);
+    const filter = new RowFilter(width);
     const out = Buffer.allocUnsafe((end - y) * (rowBytes + 1));
     for (let r = y; r < end; r++) filter.filter(words, (r - y0) * width, out, (r - y) * (rowBytes + 1));
     yield { y0: y, rows: end - y, bytes: out, adler: ((filter.b << 16) | filter.a) >>> 0, finish: end === height ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH };

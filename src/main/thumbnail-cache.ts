@@ -8,7 +8,7 @@
 // a world no longer referenced drops its entry with it (a WeakMap).
 
 import { fieldToRgba } from './image.js';
-import { memoryPlanes, thumbnail, thumbnailPixels, type PngPicture } from './thumbnail.js';
+import { memoryPlanes, thumbnail, thumbnailPixels, type PngPicture, type RgbaPicture } from './thumbnail.js';
 import { outputField } from './world-fields.js';
 import type { World } from './world.js';
 
@@ -27,6 +27,17 @@ export function thumbnailsMade(): number {
 }
 
 /**
+ * The pixels of a thumbnail of 2-D output `name` as `world`'s fields hold it now, made afresh
+ * (thumbnail.ts): read in the frame slot; `thumbnail` encodes them.
+ */
+export function outputThumbnailPixels(world: World, name: string, side: number): RgbaPicture {
+  const field = outputField(world, name);
+  if (!field || field.dims === 3) throw new Error(`outputThumbnailPixels: \`${name}\` is not a 2-D output of this world`);
+  const { memory } = world.engine;
+  return thumbnailPixels(field.comps, memoryPlanes(memory, field), field.width, field.height, side, () => fieldToRgba(memory, field, name));
+}
+
+/**
  * The thumbnail of 2-D output `name` of `world` as its fields hold it now. Call it in the frame
  * slot (Session.read), after a frame has computed the output: the field is read there, at once;
  * the PNG is encoded after the slot is left.
@@ -41,10 +52,7 @@ export function outputThumbnail(world: World, name: string, side: number): Promi
   const key = `${name}\n${side}`;
   const held = entry.pictures.get(key);
   if (held) return held;
-  const field = outputField(world, name);
-  if (!field || field.dims === 3) throw new Error(`outputThumbnail: \`${name}\` is not a 2-D output of this world`);
-  const { memory } = engine;
-  const pixels = thumbnailPixels(field.comps, memoryPlanes(memory, field), field.width, field.height, side, () => fieldToRgba(memory, field, name));
+  const pixels = outputThumbnailPixels(world, name, side);
   made++;
   const pictures = entry.pictures;
   const picture = new Promise((r) => setImmediate(r)).then(() => thumbnail(pixels.rgba, pixels.width, pixels.height, side));

@@ -22,7 +22,7 @@ import { fitInside } from './image-diff.js';
 import { resizeRgba } from './image-input.js';
 import { planesToRgba } from './image.js';
 import { boxReduceLinear, type PlaneRows } from './linear-box.js';
-import { asWords, encodePng } from './png.js';
+import { asWords, encodePng, type RowFilterType } from './png.js';
 
 /** A PNG in base64 and its size. */
 export interface PngPicture {
@@ -38,7 +38,7 @@ export const THUMBNAIL_MAX_SIDE = 1024;
 /** `rgba` (width x height) as a PNG whose longest side is at most `side` (a smaller picture is not enlarged). */
 export async function thumbnail(rgba: Uint8Array, width: number, height: number, side = THUMBNAIL_SIDE): Promise<PngPicture> {
   const size = fitInside(width, height, side);
-  return pngPicture(await shrink(rgba, { width, height }, size), size.width, size.height);
+  return pngPicture(await shrink(rgba, { width, height }, size), size.width, size.height, 'none');
 }
 
 /** RGBA pixels and their size. */
@@ -169,7 +169,7 @@ function boxReduceWeighted(rgba: Uint8Array, width: number, height: number, k: n
   return out;
 }
 
-/** RGBA pixels as a PNG picture, in base64. */
-export async function pngPicture(rgba: Uint8Array, width: number, height: number): Promise<PngPicture> {
-  return { width, height, data: (await encodePng(width, height, rgba)).toString('base64') };
+/** RGBA pixels as a PNG picture, in base64 (a thumbnail's rows unfiltered: png.ts, RowFilterType). */
+export async function pngPicture(rgba: Uint8Array, width: number, height: number, filter: RowFilterType = 'sub'): Promise<PngPicture> {
+  return { width, height, data: (await encodePng(width, height, rgba, filter)).toString('base64') };
 }

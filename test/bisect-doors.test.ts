@@ -13,9 +13,23 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { versionOf } from '../src/main/documents.js';
 import { ROOT } from './helpers.js';
 import { serveDoors, type Ask } from './serve-process.js';
-import { buildHistory, FAILING_LINE, historyDir, versionText } from './bisect-fixtures.js';
+import { badKernel, buildHistory, FAILING_LINE, historyDir, versionText } from './bisect-fixtures.js';
 
 const PLANTED = 4;
+
+/**
+ * Two generations published over the running (bad) version: the good kernel (p0: the replay
+ * passes again), then the bad one (p1: it fails). Bisect from p0 to `running` answers p1, a
+ * generation, which a bisect of document versions alone cannot name. Its name in history.
+ */
+async function publishOver(ask: Ask): Promise<string> {
+  const good = versionText(0, PLANTED).split('\nnode ')[0]!;
+  for (const source of [good, badKernel()]) {
+    const a = await ask({ op: 'publish', source });
+    if (!a.ok) throw new Error(`publish: ${JSON.stringify(a.error)}`);
+  }
+  return (await ask({ op: 'history' })).ok.generations[1].name;
+}
 
 /** The world, its history and the folder's files, as one string. */
 async function fingerprint(ask: Ask, dir: string): Promise<string> {
@@ -79,6 +93,17 @@ t.test('entelechy serve (stdin and TCP) and entelechy bisect as a process', asyn
   t.match([broken.code, broken.err], [1, /scene\.esn:1:1: a line starts with `>`/], 'a file that is not a replay: named by file:line:column');
 
   t.equal(await fingerprint(tcp, dir), before, 'the session\'s world, history and folder as before');
+
+  // Generations published over the protocol: points of the history, through each door.
+  const published = await publishOver(stdin);
+  for (const [door, ask] of [['stdin', stdin], ['tcp', tcp]] as const) {
+    const a = await ask({ op: 'bisect', good: 'p0', bad: 'running', test: 'check.replay' });
+    t.same([a.ok?.first_bad.kind, a.ok?.first_bad.name, a.ok?.last_good.index, a.ok?.failure.line], ['generation', published, 0, FAILING_LINE], `${door}: the generation that broke it`);
+  }
+  const gen = await cli([scene, '--good', 'p0', '--bad', 'running', '--test', replay, '--connect', `127.0.0.1:${port}`]);
+  t.equal(gen.code, 0, gen.err);
+  t.match(gen.out, new RegExp(`^first bad: ${published} \\(publish, [^)]+\\) over position 6, `, 'm'), 'the CLI names the generation and the version it ran over');
+  t.match(gen.out, /^\+\+\+ \(protocol t\.paint@1\)\n[^]*^\+    result = vec4\(0\.25, /m, 'and the kernels\' diff');
 });
 
 t.test('entelechy mcp: bisect is a tool', async (t) => {
@@ -100,4 +125,7 @@ t.test('entelechy mcp: bisect is a tool', async (t) => {
   const tool = tools.find((x) => x.name === 'bisect');
   t.same([tool?.annotations?.readOnlyHint, (tool?.inputSchema as any)?.required?.sort()], [true, ['bad', 'good']], 'read-only, good and bad required');
   t.equal(await fingerprint(ask, dir), before, 'nothing changed');
+  const published = await publishOver(ask);
+  const g = await ask({ op: 'bisect', good: 'p0', bad: 'running', test: 'check.replay' });
+  t.same([g.ok?.first_bad.kind, g.ok?.first_bad.name, g.ok?.last_good.index], ['generation', published, 0], `a generation published over the protocol: ${JSON.stringify(g.error)}`);
 });

@@ -67,3 +67,31 @@ export async function buildHistory(ask: Ask, dir: string, planted: number): Prom
     }
   }
 }
+
+/** The kernel of the planted versions (red 0.25), as `publish` takes it: the bug published over the protocol. */
+export const badKernel = () => versionText(GENERATIONS.planted, GENERATIONS.planted).split('\nnode ')[0]!;
+
+/**
+ * A history in which generations published over the protocol, not only document versions, break
+ * the replay and mend it. The points, in order, and whether the replay passes at each:
+ *   0, 1 (versions; pass) · p0 `publish` of the bad kernel (t.paint@1 g2; fails) · 2 (a version
+ *   composed, taking t.paint@1 back into the document: pass) with p1, the compose's generation
+ *   (g3, pass) · p2 `publish` of the bad kernel again (g4; fails) · p3 `retire` of it (g5: the
+ *   document's kernel again; pass) · 3, the planted bug in the document (fails).
+ */
+export const GENERATIONS = { planted: 3, names: ['t.paint@1 g2', 't.paint@1 g3', 't.paint@1 g4', 't.paint@1 g5'], origins: ['publish', 'compose', 'publish', 'retire'], after: [1, 2, 2, 2] };
+
+export async function buildGenerations(ask: Ask): Promise<void> {
+  const steps: Record<string, unknown>[] = [
+    { op: 'compose', text: versionText(1, GENERATIONS.planted) },
+    { op: 'publish', source: badKernel() },
+    { op: 'compose', text: versionText(2, GENERATIONS.planted) },
+    { op: 'publish', source: badKernel() },
+    { op: 'retire', kernel: 't.paint@1' },
+    { op: 'compose', text: versionText(3, GENERATIONS.planted) },
+  ];
+  for (const step of steps) {
+    const a = await ask(step);
+    if (!a.ok) throw new Error(`${JSON.stringify(step).slice(0, 60)}: ${JSON.stringify(a.error)}`);
+  }
+}

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { versionOf } from '../src/main/documents.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
-import { buildHistory, FAILING_LINE, historyDir, replayText, SAVED, VERSIONS, versionText } from './bisect-fixtures.js';
+import { buildGenerations, buildHistory, FAILING_LINE, GENERATIONS, historyDir, replayText, SAVED, VERSIONS, versionText } from './bisect-fixtures.js';
 
 type Ask = (req: Record<string, unknown>) => Promise<{ ok?: any; error?: any }>;
 
@@ -140,6 +140,54 @@ t.test('what good and bad name, and the mistakes', async (t) => {
   const one = JSON.parse(await dispatch(fresh, JSON.stringify({ op: 'bisect', good: '0', bad: 'running', test: 'check.replay' }))).error;
   t.match(one?.message, /`scene\.esn` has one version in this session's history: bisect needs a good version and a later bad one/);
   t.ok(s.history.get('scene.esn')!.length > 1);
+});
+
+t.test('generations published over the protocol are points of the history: bisect finds one that broke the replay', async (t) => {
+  const dir = historyDir(t, GENERATIONS.planted);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => s.close());
+  const ask: Ask = async (req) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  await buildGenerations(ask);
+  const h = (await ask({ op: 'history' })).ok;
+  t.same(h.versions.map((v: any) => v.origin), ['load', 'compose', 'compose', 'compose'], 'four document versions');
+  t.same(h.generations?.map((g: any) => [g.name, g.origin, g.after]), GENERATIONS.names.map((n, i) => [n, GENERATIONS.origins[i], GENERATIONS.after[i]]), 'and four generations, each after the version it came after');
+  t.same(h.generations?.[0].kernels, [{ kernel: 't.paint@1', generation: 2 }]);
+  const before = await fingerprint(ask, dir);
+  const bisect = (good: string, bad: string) => ask({ op: 'bisect', good, bad, test: 'check.replay' });
+  const [g2, g3, g4, g5] = GENERATIONS.names as [string, string, string, string];
+
+  const a = await bisect('0', g2);
+  t.ok(a.ok, JSON.stringify(a.error));
+  t.same([a.ok.first_bad.kind, a.ok.first_bad.name, a.ok.first_bad.index, a.ok.first_bad.origin, a.ok.first_bad.position], ['generation', g2, 0, 'publish', 1], 'the first bad point is the publish, over version 1');
+  t.same(a.ok.first_bad.kernels, [{ kernel: 't.paint@1', generation: 2 }]);
+  t.same([a.ok.last_good.kind, a.ok.last_good.name, a.ok.last_good.position], ['document', '1', 1], 'the last good one is version 1 itself');
+  t.notMatch(a.ok.diff, /^[-+] /m, 'the document did not change between them');
+  t.match(a.ok.kernels_diff, /^--- \/dev\/null\n\+\+\+ \(protocol t\.paint@1\)/m, 'what did: the kernel published');
+  t.match(a.ok.kernels_diff, /^\+    result = vec4\(0\.25, /m);
+  t.same([a.ok.failure.line, a.ok.failure.actual], [FAILING_LINE, 0.25]);
+  t.same(a.ok.runs.map((r: any) => [r.kind, r.name, r.passed]).slice(0, 2), [['generation', g2, false], ['document', '0', true]], 'the bad point first, then the good one');
+  t.same((await bisect('1', 'p0')).ok?.first_bad.name, g2, '`pI` names it too');
+
+  // Between two generations: the compose that took the kernel back (good), the second publish (bad).
+  const again = (await bisect('2', g4)).ok;
+  t.same([again?.first_bad.name, again?.last_good.name, again?.last_good.origin], [g4, g3, 'compose'], 'the second publish, after the compose\'s generation');
+  t.match(again?.kernels_diff, /^\+    result = vec4\(0\.25, /m);
+  // After the retire (good), the planted document version (bad).
+  const late = (await bisect(g5, 'running')).ok;
+  t.same([late?.first_bad.kind, late?.first_bad.position, late?.last_good.name, late?.last_good.origin], ['document', 3, g5, 'retire'], 'after the retire, the planted version');
+  t.notOk(late?.kernels_diff, 'no kernel published between them');
+  t.match(late?.diff, /^\+    result = vec4\(0\.25, /m);
+  t.equal(late?.runs.find((r: any) => r.name === g5)?.passed, true, 'the retire\'s point passes: it ran the document\'s kernel');
+
+  const mistakes: [string, string, RegExp][] = [
+    ['0', 't.paint@1 g9', /no generation t\.paint@1 g9 was published over the protocol while the session saw `scene\.esn` \(of t\.paint@1: g2, g3, g4, g5\)/],
+    ['0', 'p4', /generation p4, but `history` lists 4 \(p0 to p3\)/],
+    ['p0', '1', /the good version \(p0\) comes after the bad one \(position 1\)/],
+    [g2, '2', /the bad version \(position 2, [0-9a-f]{16}\) passes/],
+    [g4, 'running', /the good version \(t\.paint@1 g4, publish over position 2, [0-9a-f]{16}\) fails/],
+  ];
+  for (const [good, bad, re] of mistakes) t.match((await bisect(good, bad)).error?.message, re, `${good}..${bad} refused`);
+  t.equal(await fingerprint(ask, dir), before, 'the world, the history (with its generations) and the folder as before');
 });
 
 t.test('a deadline and cancel stop a bisect; nothing of it is kept', async (t) => {

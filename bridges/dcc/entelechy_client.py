@@ -483,7 +483,8 @@ class Client:
         return self.request("document", path=path, version=version)
 
     def history(self, path: Optional[str] = None) -> Answer:
-        """A document's versions this session has seen."""
+        """A document's versions this session has seen, and the generations published over the
+        protocol meanwhile (``generations``)."""
         return self.request("history", path=path)
 
     def bisect(
@@ -495,10 +496,12 @@ class Client:
         path: Optional[str] = None,
         deadline: Optional[float] = None,
     ) -> Answer:
-        """The first version in ``history`` at which a replay starts failing: ``good`` and ``bad`` are
-        positions in history (0 = the first), version digests (or their first 4+ characters),
-        ``"running"`` or ``"disk"``; the replay is ``test`` (a .replay file under the scene's folder)
-        or ``replay`` (its text). Answers first_bad, last_good, diff, failure, candidates, runs."""
+        """The first point in ``history`` (its versions and the generations published over the
+        protocol) at which a replay starts failing: ``good`` and ``bad`` are positions in history's
+        versions (0 = the first), version digests (or their first 4+ characters), ``"running"``,
+        ``"disk"``, or generations: ``"KERNEL gN"`` or ``"pI"`` (history's ``generations``); the
+        replay is ``test`` (a .replay file under the scene's folder) or ``replay`` (its text).
+        Answers first_bad, last_good (kind, name, ...), diff, kernels_diff, failure, candidates, runs."""
         return self.request("bisect", good=good, bad=bad, test=test, replay=replay, path=path, deadline=deadline)
 
     def help(self, name: Optional[str] = None) -> Answer:

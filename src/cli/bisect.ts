@@ -1,6 +1,7 @@
-// `entelechy bisect SCENE --good REV --bad REV --test FILE.replay`: the first version of the scene
-// at which a replay starts failing. The versions are those a running session has seen (`history`:
-// loaded, composed, saved and synced), so the command asks that session, over its TCP door
+// `entelechy bisect SCENE --good REV --bad REV --test FILE.replay`: the first point of the scene's
+// history at which a replay starts failing. The points are those a running session has seen
+// (`history`: versions loaded, composed, saved and synced, and generations published over the
+// protocol), so the command asks that session, over its TCP door
 // (`entelechy serve SCENE --listen`, or the Player), with the `bisect` operation; the replay file
 // is read here and sent as text. Ending the command (Ctrl-C) closes the connection, which stops
 // the bisect there.
@@ -91,7 +92,9 @@ export async function bisectCommand(scene: string, o: BisectOptions): Promise<nu
 
 /** The answer for a person: where it broke, the failed step, then the diff. */
 function report(ok: Record<string, any>, file: string): string {
-  const v = (r: Record<string, any>) => `position ${r.position}, ${r.version} (${r.origin}, ${r.at})`;
+  // A generation published over the protocol ran over a version of the document: both are named.
+  const v = (r: Record<string, any>) =>
+    r.kind === 'generation' ? `${r.name} (${r.origin}, ${r.at}) over position ${r.position}, ${r.version}` : `position ${r.position}, ${r.version} (${r.origin}, ${r.at})`;
   const f = ok.failure;
   const lines = [
     `first bad: ${v(ok.first_bad)}`,
@@ -99,9 +102,10 @@ function report(ok: Record<string, any>, file: string): string {
     `fails at ${file}:${f.line}:${f.column}: ${f.message}`,
     `  request:  ${f.request}`,
     ...(f.expected !== undefined || f.actual !== undefined ? [`  expected: ${JSON.stringify(f.expected)}`, `  actual:   ${JSON.stringify(f.actual)}`] : []),
-    `replayed ${ok.candidates} version${ok.candidates === 1 ? '' : 's'} (positions ${ok.runs.map((r: { position: number }) => r.position).join(', ')})`,
+    `replayed ${ok.candidates} point${ok.candidates === 1 ? '' : 's'} of the history (${ok.runs.map((r: { name: string }) => r.name).join(', ')})`,
     '',
     ok.diff,
+    ...(ok.kernels_diff ? [ok.kernels_diff] : []),
   ];
   return lines.join('\n');
 }

@@ -396,8 +396,8 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
       (y) =>
         y
           .positional('scene', { type: 'string', demandOption: true })
-          .option('good', { type: 'string', demandOption: true, describe: 'a version at which the replay passes: a position in history (0 = the first), a version digest (or its first 4+ characters), running or disk' })
-          .option('bad', { type: 'string', demandOption: true, describe: 'a later version at which it fails (named as --good is)' })
+          .option('good', { type: 'string', demandOption: true, describe: 'a point of history at which the replay passes: a position in its versions (0 = the first), a version digest (or its first 4+ characters), running, disk, or a generation published over the protocol ("KERNEL gN", or pI: its position in history\'s generations)' })
+          .option('bad', { type: 'string', demandOption: true, describe: 'a later point at which it fails (named as --good is)' })
           .option('test', { type: 'string', demandOption: true, describe: 'the .replay file whose failure to find' })
           .option('connect', { type: 'string', default: '127.0.0.1:7788', describe: 'HOST:PORT of the running session (entelechy serve --listen, or the Player) whose history to search' })
           .option('path', { type: 'string', describe: 'the document whose versions to search (default: the scene)' })

@@ -18,7 +18,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     example: 'entelechy mcp examples/rings/scene.esn', doc: 'docs/mcp.md' },
   { name: 'test', usage: 'test [paths..]', summary: 'replay .replay files (requests and expected answers) against a fresh session each, on a copy of the scene\'s folder; a failed expectation is named by file:line:column (help replay: the line forms)',
     example: 'entelechy test examples/rings/rings.replay   (or a folder of .replay files)', doc: 'docs/protocol.md#replay-files' },
-  { name: 'bisect', usage: 'bisect <scene>', summary: 'the first version of the scene, among those a running session has seen (`history`), at which a replay starts failing: --good REV --bad REV --test FILE.replay, asked of the session at --connect (default 127.0.0.1:7788); answers the version, the diff from the last good one and the failed step',
+  { name: 'bisect', usage: 'bisect <scene>', summary: 'the first point of the scene\'s history a running session has seen (`history`: its versions and the generations published over the protocol), at which a replay starts failing: --good REV --bad REV --test FILE.replay, asked of the session at --connect (default 127.0.0.1:7788); answers the version, the diff from the last good one and the failed step',
     example: 'entelechy bisect examples/rings/scene.esn --good 0 --bad running --test rings.replay --connect 127.0.0.1:7788', doc: 'docs/agents.md#finding-the-change-that-broke-a-replay' },
   { name: 'render', usage: 'render <scene>', summary: 'evaluate a scene and write its output as a PNG, numbered PNGs or a video (.mp4, .webm, .gif)',
     example: 'entelechy render examples/rings/scene.esn -o rings.png --time 0.5 --param warmth=0.8', doc: 'docs/rendering.md' },

@@ -85,6 +85,24 @@ export interface DocumentVersion {
   at: string;
   bytes: number;
   text: string;
+  /** Where it stands among every document version and published generation the session has seen (bisect's order). */
+  seq: number;
+  /** The kernels published over the protocol when the session saw it (bisect runs it with them). */
+  published: ReadonlyMap<string, string>;
+}
+
+/**
+ * A change of the kernels published over the protocol (publish, retire, restore, or a compose that
+ * takes a published kernel into a document): what each kernel it changed runs now (its
+ * generation; null: gone from the registry) and every protocol kernel's source after it, so the
+ * world of that point can be run again (bisect).
+ */
+export interface PublishedGeneration {
+  origin: SceneChange['reason'];
+  at: string;
+  kernels: { kernel: string; generation: number | null }[];
+  published: ReadonlyMap<string, string>;
+  seq: number;
 }
 
 export type { RegistryEntry } from './world.js';
@@ -102,6 +120,10 @@ export class Session {
   readonly fuse: boolean;
   /** Every version of each document the session has seen. */
   readonly history = new Map<string, DocumentVersion[]>();
+  /** Every change of the kernels published over the protocol, in order (history's `generations`). */
+  readonly generations: PublishedGeneration[] = [];
+  /** The next `seq` of a document version or published generation. */
+  private seen = 0;
   private current!: World;
   paused = false;
   lastFrame?: FrameReport;
@@ -293,8 +315,17 @@ export class Session {
     const version = versionOf(text);
     if (list[list.length - 1]?.version === version) return;
     const seen = list.some((v) => v.version === version);
-    list.push({ version, origin: seen && origin !== 'load' ? 'rollback' : origin, at: new Date().toISOString(), bytes: Buffer.byteLength(text), text });
+    list.push({ version, origin: seen && origin !== 'load' ? 'rollback' : origin, at: new Date().toISOString(), bytes: Buffer.byteLength(text), text, seq: this.seen++, published: this.current?.published ?? new Map() });
     this.history.set(path, list);
+  }
+
+  /** Record a change of the protocol's kernels (`before`: those published before it), if it made one. */
+  private rememberPublished(reason: SceneChange['reason'], before: ReadonlyMap<string, string>): void {
+    const after = this.published;
+    const ids = [...new Set([...before.keys(), ...after.keys()])].filter((id) => before.get(id) !== after.get(id)).sort();
+    if (!ids.length) return;
+    const kernels = ids.map((kernel) => ({ kernel, generation: this.registry.get(kernel)?.generation ?? null }));
+    this.generations.push({ origin: reason, at: new Date().toISOString(), kernels, published: new Map(after), seq: this.seen++ });
   }
 
   /** Run a change after the ones before it; its failure does not stop the next. */
@@ -343,6 +374,7 @@ export class Session {
    * `status` says refused).
    */
   async commit(change: Change): Promise<WorldEvent[]> {
+    const published = this.published;
     try {
       const { events } = await commit(this, change, (world, moved) => {
         if (moved) ({ memory: this.memory, pool: this.pool } = moved);
@@ -350,6 +382,7 @@ export class Session {
         this.refused = null;
         this.lastFrame = undefined;
         for (const w of ('writes' in change && change.writes) || []) this.remember(w.path, w.text, 'compose');
+        if (!('prepare' in change)) this.rememberPublished(change.reason, published);
       });
       if (!('prepare' in change) && !change.tierSwap) this.optimiser?.schedule(); // a value change compiles nothing
       // A reset of every state sets the clock back: the last frame is no longer the world's.

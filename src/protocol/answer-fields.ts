@@ -75,16 +75,18 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('evaluation', 'a dry run\'s frames on a fork of the world (`evaluate`: frames, time, outputs, thumbnail, png): per output a thumbnail and the diff against the running world\'s same frames (changed, max, mean, box, image), per state how the change carried it (states: how, digest, thumbnail, before any frame), per node the timings before and now', { doc: 'docs/agents.md#judging-a-change-before-committing-it' }),
   a('events', 'what happened because of the request (help events lists their kinds)', { doc: 'docs/protocol.md#events' }),
   // bisect
-  a('first_bad', 'bisect: the first version at which the replay fails (position in history, version, origin, at)', { doc: 'docs/agents.md#finding-the-change-that-broke-a-replay' }),
-  a('last_good', 'bisect: the version just before it, at which the replay passes (position, version, origin, at)'),
+  a('first_bad', 'bisect: the first point of the history at which the replay fails: kind (document, or generation published over the protocol), name (what good and bad take for it), position and version (the document version it ran), origin, at; a generation\'s index in `history`\'s generations and kernels', { doc: 'docs/agents.md#finding-the-change-that-broke-a-replay' }),
+  a('last_good', 'bisect: the point just before it, at which the replay passes (as first_bad)'),
+  a('generations', 'history: each change of the kernels published over the protocol in this session, in order (publish, retire, restore, or a compose taking a published kernel into a document): name (what bisect takes for it: `KERNEL gN` or `pI`), kernels (kernel, generation after it; null: gone), origin, at, after (the position in versions it came after)', { doc: 'docs/agents.md#generations-published-over-the-protocol' }),
+  a('kernels_diff', 'bisect: the change of the kernels published over the protocol from the last good point to the first bad, as a unified diff (one file per kernel); absent when they are the same'),
   a('position', 'a version\'s place in `history`\'s versions, counted from 0 (bisect takes it as `good` or `bad`)', { within: 'first_bad, last_good, runs' }),
   a('diff', 'bisect: the document\'s change from the last good version to the first bad, as a unified diff'),
   a('failure', 'bisect: the first bad version\'s failed step: its line and column in the replay, the request, the message, expected and actual, and the answer'),
-  a('candidates', 'bisect: how many versions it replayed (the bad one, the good one, then about log2 of those between)'),
-  a('runs', 'bisect: each version replayed, in order: position, version, passed, and the line of the first failed expectation'),
+  a('candidates', 'bisect: how many points it replayed (the bad one, the good one, then about log2 of those between)'),
+  a('runs', 'bisect: each point of the history replayed, in order: kind, name, position, version, passed, and the line of the first failed expectation'),
   a('passed', 'whether the replay passed at this version', { within: 'runs' }),
   a('line', 'the line of the replay\'s first failed expectation', { within: 'runs' }),
-  a('note', 'bisect: why the answer may not be the running world\'s whole story (it runs kernels published over the protocol, which bisect does not replay)'),
+  a('note', 'bisect: the running world runs kernels the document declares as published over the protocol instead; each point tried ran those published at it'),
   // param, evaluate
   a('name', 'the param (param), the output, node or input read (read)'),
   a('value', 'the value: of the param as set, or of a traced port at the element'),
@@ -141,7 +143,7 @@ export const ERROR_MEMBERS: readonly AnswerField[] = [
   a('limit', 'the limit the request is past (help NAME describes it)', { doc: 'docs/protocol.md#limits' }),
   a('max', 'the largest value the limit allows'),
   a('failure', 'bisect: the good version fails too: its failed step (line, column, request, message, expected, actual, answer)'),
-  a('candidates', 'bisect: how many versions it replayed before it stopped'),
+  a('candidates', 'bisect: how many points it replayed before it stopped'),
   a('versions', 'bisect: the digests a too-short prefix begins'),
 ];
 

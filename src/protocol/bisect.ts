@@ -1,15 +1,18 @@
-// Bisect: the first version of a document, among those `history` lists, at which a replay starts
-// failing. Each version tried is replayed as `entelechy test` replays a file (replay-session.ts):
-// against a fresh session on a scratch copy of the scene's folder holding that version of the
-// document (the others as the running world has them), with this session's grants, workers and
-// memory budget. The running world, the scene's folder, the history and the generations are never
+// Bisect: the first point of a document's history (its versions and the generations published over
+// the protocol meanwhile, in the order the session saw them: bisect-candidates.ts) at which a
+// replay starts failing. Each point tried is replayed as `entelechy test` replays a file
+// (replay-session.ts): against a fresh session on a scratch copy of the scene's folder holding that
+// version of the document (the others as the running world has them), with the kernels then
+// published over the protocol published in it, with this session's grants, workers and memory
+// budget. The running world, the scene's folder, the history and the generations are never
 // touched. The bad version is replayed first and the good one next (each must be what it is said
 // to be); then binary search over what lies between: about log2 N replays for N versions, and a
 // version seen twice (a rollback) is replayed once.
 
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
 import { throwIfCancelled } from '../main/cancel.js';
-import type { DocumentVersion, Session } from '../main/session.js';
+import type { Session } from '../main/session.js';
+import { candidatesOf, describe, label } from './bisect-candidates.js';
 import { resolveRange, type Words } from './bisect-revisions.js';
 import { ProtocolError } from './error.js';
 import { parseReplay, ReplayError, type ReplayScript } from './replay.js';
@@ -51,8 +54,6 @@ interface Outcome {
 /** An answer line in the answer, cut at 300 characters. */
 const cut = (line: string) => (line.length > 300 ? `${line.slice(0, 300)}… (${line.length} characters)` : line);
 
-const describe = (list: readonly DocumentVersion[], i: number) => ({ position: i, version: list[i]!.version, origin: list[i]!.origin, at: list[i]!.at });
-
 /** The replay's script, checked: it parses, is for this scene, and is not too long. */
 function scriptOf(s: Session, req: BisectRequest, called: string): ReplayScript {
   let script: ReplayScript;
@@ -73,10 +74,11 @@ export async function bisect(s: Session, req: BisectRequest) {
   const called = req.test === undefined ? 'the replay' : `\`${req.test}\``;
   const script = scriptOf(s, req, called);
   if (!s.history.has(req.path)) throw new ProtocolError(`this session has seen no document \`${req.path}\`; its documents: ${[...s.history.keys()].join(', ')}`, { field: 'path' });
-  const list = [...s.history.get(req.path)!];
+  const versions = s.history.get(req.path)!;
+  const list = candidatesOf(versions, s.generations);
   if (list.length < 2)
-    throw new ProtocolError(`\`${req.path}\` has one version in this session's history: bisect needs a good version and a later bad one. History holds the versions this session has seen (loaded, composed, saved and synced): make the changes in this session, then bisect`, { field: 'good' });
-  const range = resolveRange(list, req.good, req.bad, req.path, req.words);
+    throw new ProtocolError(`\`${req.path}\` has one version in this session's history: bisect needs a good version and a later bad one. History holds the versions this session has seen (loaded, composed, saved and synced) and the kernels published over the protocol: make the changes in this session, then bisect`, { field: 'good' });
+  const range = resolveRange(list, req.good, req.bad, req.path, req.words, { versions: versions.length, generations: s.generations.length });
 
   // What each version tried is replayed against: the running world's documents with this one's text.
   const base = new Map(s.texts);
@@ -84,29 +86,30 @@ export async function bisect(s: Session, req: BisectRequest) {
     workers: s.pool?.workers ?? 1, grants: s.grants, memory: s.memory.limitBytes, fuse: s.fuse, cacheDir: s.cacheDir,
     ...(s.compiler ? { compiler: s.compiler } : { inline: true }),
   };
-  const byDigest = new Map<string, Outcome>();
-  const runs: { position: number; version: string; passed: boolean; line?: number }[] = [];
+  const byKey = new Map<string, Outcome>();
+  const runs: (ReturnType<typeof describe> & { passed: boolean; line?: number })[] = [];
   const tryAt = async (i: number): Promise<Outcome> => {
     throwIfCancelled(req.signal);
-    const { version, text } = list[i]!;
-    let outcome = byDigest.get(version);
+    const { key, text, published } = list[i]!;
+    let outcome = byKey.get(key);
     if (!outcome) {
-      const results = await replayOnCopy(script, { folder: s.folder.root, entry: s.entry, texts: new Map(base).set(req.path, text), session: options, signal: req.signal });
+      const results = await replayOnCopy(script, { folder: s.folder.root, entry: s.entry, texts: new Map(base).set(req.path, text), published, session: options, signal: req.signal });
       const failed = results.find((r) => r.failures.length);
       const f = failed?.failures[0];
       outcome = f ? { passed: false, failure: { line: f.line, column: f.column, request: failed!.request, message: f.message, expected: f.expected, actual: f.actual, answer: cut(failed!.answer) } } : { passed: true };
-      byDigest.set(version, outcome);
-      runs.push({ position: i, version, passed: outcome.passed, ...(outcome.failure ? { line: outcome.failure.line } : {}) });
+      byKey.set(key, outcome);
+      const { at: _at, origin: _origin, ...where } = describe(list[i]!);
+      runs.push({ ...where, passed: outcome.passed, ...(outcome.failure ? { line: outcome.failure.line } : {}) } as (typeof runs)[number]);
     }
     return outcome;
   };
 
   const bad = await tryAt(range.bad);
   if (bad.passed)
-    throw new ProtocolError(`the bad version (position ${range.bad}, ${list[range.bad]!.version}) passes ${called}: there is no failure to find. Name as \`bad\` a version at which the replay fails, or make the replay expect what the bad version gets wrong`, { field: 'bad', candidates: runs.length });
+    throw new ProtocolError(`the bad version (${label(list[range.bad]!)}) passes ${called}: there is no failure to find. Name as \`bad\` a version at which the replay fails, or make the replay expect what the bad version gets wrong`, { field: 'bad', candidates: runs.length });
   const good = await tryAt(range.good);
   if (!good.passed)
-    throw new ProtocolError(`the good version (position ${range.good}, ${list[range.good]!.version}) fails ${called} too, at line ${good.failure!.line}: ${good.failure!.message}. The failure began before it: name an earlier version that passes as \`good\` (\`history\` lists them)`, { field: 'good', failure: good.failure, candidates: runs.length });
+    throw new ProtocolError(`the good version (${label(list[range.good]!)}) fails ${called} too, at line ${good.failure!.line}: ${good.failure!.message}. The failure began before it: name an earlier version that passes as \`good\` (\`history\` lists them)`, { field: 'good', failure: good.failure, candidates: runs.length });
 
   // lo passes, hi fails: halve what lies between until they are neighbours.
   let lo = range.good;
@@ -124,11 +127,21 @@ export async function bisect(s: Session, req: BisectRequest) {
   const [from, to] = [list[lo]!, list[hi]!];
   return {
     path: req.path,
-    first_bad: describe(list, hi),
-    last_good: describe(list, lo),
+    first_bad: describe(to),
+    last_good: describe(from),
     diff: createTwoFilesPatch(`${req.path}@${from.version}`, `${req.path}@${to.version}`, from.text, to.text, undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY }),
+    ...(kernelsDiff(from.published, to.published) ?? {}),
     failure,
     candidates: runs.length,
     runs,
   };
+}
+
+/** What changed in the protocol's kernels between two points (none: undefined): `kernels_diff`, unified, one file per kernel changed. */
+function kernelsDiff(from: ReadonlyMap<string, string>, to: ReadonlyMap<string, string>): { kernels_diff: string } | undefined {
+  const ids = [...new Set([...from.keys(), ...to.keys()])].filter((id) => from.get(id) !== to.get(id)).sort();
+  if (!ids.length) return undefined;
+  const patch = (id: string) =>
+    createTwoFilesPatch(from.has(id) ? `(protocol ${id})` : '/dev/null', to.has(id) ? `(protocol ${id})` : '/dev/null', from.get(id) ?? '', to.get(id) ?? '', undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY });
+  return { kernels_diff: ids.map(patch).join('') };
 }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { throwIfCancelled } from '../main/cancel.js';
 import { resolveUnder } from '../main/documents.js';
+import { CheckFailed } from '../main/refusals.js';
 import { Session, type SessionOptions } from '../main/session.js';
 import { dispatch } from './dispatcher.js';
 import { runReplay, type ReplayResult, type ReplayScript } from './replay.js';
@@ -19,6 +20,8 @@ export interface ReplayCopy {
   entry: string;
   /** Documents written into the copy before the session opens: path under the folder → text. */
   texts?: ReadonlyMap<string, string>;
+  /** Kernels published over the protocol in the session once it opens, by id (bisect's point of the history). */
+  published?: ReadonlyMap<string, string>;
   session: SessionOptions;
   /** Stops the replay: between steps, and inside a step's evaluation (as a closed connection stops it). */
   signal?: AbortSignal;
@@ -46,6 +49,7 @@ export async function replayOnCopy(script: ReplayScript, copy: ReplayCopy): Prom
     throwIfCancelled(copy.signal);
     session = await Session.open(join(scratch, copy.entry), copy.session);
     const s = session;
+    if (copy.published?.size) await publishAll(s, copy.published);
     // The signal reaches a step's evaluation as a lost connection would: it stops at once.
     const conn = { kind: 'replay', id: 0, lost: copy.signal };
     return await runReplay(script, async (line) => {
@@ -58,4 +62,20 @@ export async function replayOnCopy(script: ReplayScript, copy: ReplayCopy): Prom
     await session?.close();
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Publish the kernels as `publish` would, in one change. Kernels that do not check with the
+ * documents leave the session as it opened (refused, as a refused publish leaves it): the replay
+ * then tells what runs, as it would have in the session that published them.
+ */
+async function publishAll(s: Session, published: ReadonlyMap<string, string>): Promise<void> {
+  await s.change(async () => {
+    try {
+      await s.commit({ reason: 'publish', texts: s.texts, published, refusal: 'the kernels published at this point do not check with the document' });
+    } catch (e) {
+      if (!(e instanceof CheckFailed)) throw e;
+      s.refused = { message: e.message, at: new Date().toISOString() };
+    }
+  });
 }

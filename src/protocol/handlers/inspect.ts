@@ -1,7 +1,8 @@
 // Inspect: status, kernels, kernel, graph, document, history, bisect, help.
 
 import type { RequestFields } from '../operations.js';
-import type { Session } from '../../main/session.js';
+import type { DocumentVersion, Session } from '../../main/session.js';
+import { generationName } from '../bisect-candidates.js';
 import { LineIndex } from '../../ir/syntax/position.js';
 import { parseDocument } from '../../ir/syntax/index.js';
 import { components } from '../../ir/types.js';
@@ -123,7 +124,20 @@ export async function history(s: Session, f: RequestFields<'history'>) {
   return {
     path, running, disk, ...(published.length ? { published } : {}),
     versions: list.map(({ version, origin, at, bytes }) => ({ version, origin, at, bytes, ...(version === running ? { running: true } : {}), ...(version === disk ? { disk: true } : {}) })),
+    ...(s.generations.length ? { generations: generationsOf(s, list) } : {}),
   };
+}
+
+/**
+ * The changes of the kernels published over the protocol, each with the name bisect takes for it
+ * and `after`, the position of the document's version it came after (null: before the session
+ * saw the document).
+ */
+function generationsOf(s: Session, list: readonly DocumentVersion[]) {
+  return s.generations.map((g, index) => {
+    const after = list.filter((v) => v.seq < g.seq).length - 1;
+    return { name: generationName({ index, kernels: g.kernels }), kernels: g.kernels, origin: g.origin, at: g.at, after: after < 0 ? null : after };
+  });
 }
 
 export async function bisect(s: Session, f: RequestFields<'bisect'>, conn: RequestContext) {
@@ -137,8 +151,8 @@ export async function bisect(s: Session, f: RequestFields<'bisect'>, conn: Reque
   const path = docPath(s, f);
   // A kernel published over the protocol is not in the document's history: the versions tried run the document's.
   const { running, disk, published } = s.history.has(path) ? standing(s, path) : { running: null, disk: null, published: [] };
-  const answer = await bisectHistory(s, { path, good: f.good, bad: f.bad, replay: replay!, test: f.test, words: { running, disk }, signal: conn.signal });
-  return { ...answer, ...(published.length ? { published, note: 'the running world runs these kernels as published over the protocol, not as the document declares them; the versions tried ran the document\'s' } : {}) };
+  const answer = await bisectHistory(s, { path, good: f.good, bad: f.bad, replay: replay!, test: f.test, words: { running, disk, published: s.published }, signal: conn.signal });
+  return { ...answer, ...(published.length ? { published, note: 'the running world runs these kernels as published over the protocol, not as the document declares them; each point tried ran the kernels published at it (`history`\'s generations)' } : {}) };
 }
 
 export async function help(s: Session, f: RequestFields<'help'>) {

@@ -19,6 +19,7 @@ import { optimise } from './optimise.js';
 import { describeInterior, describePlan, planRun, type PlanOptions } from './plan.js';
 import { describeInterleave, planInterleave } from './interleave.js';
 import { planInterior } from './interior.js';
+import { planUnswitch } from './unswitch.js';
 
 export type CompileOptions = PlanOptions;
 
@@ -49,8 +50,10 @@ export function compileFunction(ir: IrFunction, options: CompileOptions = {}, ti
   // it emits (through the unroll pass's contexts) can drop its test.
   const interior = !fast && planInterior(g, unroll, interleave !== null);
   dumpAfter('interior', () => `${heading('interior')}\n  ${describeInterior(interior)}`);
+  // unswitch (unswitch.ts): an interior loop per branch of a row-invariant `if` (life's `frame == 0`).
+  const unswitch = interior ? planUnswitch(g) : null;
   // plan (plan.ts): those decisions and whether to optimise, in one record the emitter follows.
-  const plan = planRun(g, interleave, interior, options);
+  const plan = planRun(g, interleave, interior, unswitch, options);
   dumpAfter('plan', () => describePlan(g, plan, options.tier));
   // lockstep (lockstep.ts): the counters of each `while` loop that every lane agrees on, tested once.
   const lockstep = planLockstep(fn, g.analysis, unroll);

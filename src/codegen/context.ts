@@ -2,7 +2,7 @@
 // hoisted out of the element loop (computed once per call or once per row, on first use).
 
 import binaryen from 'binaryen';
-import { ARGS, FIELD, type IrFunction } from '../ir/ir.js';
+import { ARGS, FIELD, type IrFunction, type Stmt } from '../ir/ir.js';
 import type { Analysis } from './analysis.js';
 import type { Interior } from './interior.js';
 import type { LockstepPlan } from './lockstep.js';
@@ -78,6 +78,12 @@ export class Gen {
    * their edge test and note the offsets here; the caller runs this version only where they hold.
    */
   interior: Interior | null = null;
+
+  /**
+   * Conditions known in this version of the code (unswitch.ts): each `if` here compiles only the
+   * branch taken.
+   */
+  known: ReadonlyMap<Stmt, boolean> = new Map();
 
   /**
    * Where emission stands in the unroll pass's decisions (unroll.ts): the body, or a copy of an

@@ -140,9 +140,10 @@ function statement(g: Gen, s: Exclude<Stmt, { k: 'break' }>, lvl: Level, before:
     case 'set':
       return setLocal(g, lvl, s.local, s.e, g.analysis.blends(s));
     case 'if': {
-      const known = constValue(g.subst, s.c);
+      const known = constValue(g.subst, s.c) ?? g.known.get(s);
       if (known !== undefined) {
-        // A condition made constant by unrolling: only the branch taken.
+        // A condition made constant by unrolling, or known in this version (unswitch.ts): only
+        // the branch taken.
         const taken = list(g, known ? s.then : s.else, lvl);
         return [g.m.block(null, taken), ...(losesLanes(s, lvl) ? restore(g, lvl) : [])];
       }

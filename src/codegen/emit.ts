@@ -23,6 +23,7 @@ import { compileBody } from './control.js';
 import { trapCheck } from './fuel.js';
 import { storeCode } from './fields.js';
 import { interleavedStep } from './interleave.js';
+import { scalarCondition } from './lanes.js';
 import { Interior, interiorRange, offsetSpans } from './interior.js';
 import type { EmitPlan } from './plan.js';
 import { vectorUses, type VectorUses } from './uses.js';
@@ -35,6 +36,30 @@ function vectorCode(g: Gen): { code: Ref[]; uses: VectorUses } {
   const stores = storeCode(g);
   const uses = vectorUses(g, [...body, ...stores]);
   return { code: [...g.vectorStart(uses), ...body, ...(g.analysis.hasLoops ? [trapCheck(g)] : []), ...stores], uses };
+}
+
+/** An interior version of the vector: the view that compiled it, its code and what it reads. */
+interface InteriorVersion {
+  view: Gen;
+  code: Ref[];
+  uses: VectorUses;
+}
+
+/**
+ * The interior versions (interior.ts): one, or with `plan.unswitch` one with its condition known
+ * true and one known false (unswitch.ts). They share x0 and the x vector with the general one.
+ */
+function interiorVersions(g: Gen, plan: EmitPlan, found: UsesFound): InteriorVersion[] {
+  const spans = offsetSpans(g, g.fn.body);
+  const known = plan.unswitch ? [true, false] : [undefined];
+  return known.map((k) => {
+    const view = g.view({ samePosition: true });
+    view.interior = new Interior(spans);
+    if (k !== undefined) view.known = new Map([[plan.unswitch!, k]]);
+    const { code, uses } = vectorCode(view);
+    found.push({ vector: k === undefined ? 'interior version' : `interior version, ${k ? 'then' : 'else'} branch`, uses });
+    return { view, code, uses };
+  });
 }
 
 /** What the uses pass found for each vector emitted, by name (after:uses prints it). */
@@ -58,31 +83,41 @@ export function emitRun(g: Gen, plan: EmitPlan): UsesFound {
   const perCallTraps: Ref[] = [...(step?.perCall ?? [])];
   const { code: general, uses } = vectorCode(g);
   found.push({ vector: 'vector', uses });
-  let xv = uses.xv;
-  // Gathers along x: an interior version without edge tests, where they hold (interior.ts).
-  const inner = plan.interior ? g.view({ samePosition: true }) : null;
-  let interior: Ref[] | null = null;
-  if (inner) {
-    inner.interior = new Interior(offsetSpans(g, g.fn.body));
-    const version = vectorCode(inner);
-    // The interior pass (planInterior) found a gather it serves: emitting one noted its offset.
-    if (inner.interior.offsets.size === 0) throw new Error(`interior pass and emission disagree: no gather of ${g.fn.nodes.join(' + ')} skipped its test`);
-    interior = version.code;
-    found.push({ vector: 'interior version', uses: version.uses });
-    xv ||= version.uses.xv; // (they share the x vector)
-    perCallTraps.push(...inner.trapStart());
-  }
-  const advance = (): Ref[] => [
+  // Gathers along x: an interior version without edge tests, where they hold (interior.ts); one
+  // per branch when the plan unswitches it on a row-invariant `if` (unswitch.ts).
+  const versions = plan.interior ? interiorVersions(g, plan, found) : [];
+  versions.forEach((v) => perCallTraps.push(...v.view.trapStart()));
+  // The x vector is kept when some version reads it (they share it). A loop whose version does
+  // not read it leaves it behind: the vectors after that loop in the row take the same branch
+  // (its condition is row-invariant), whose general code differs from the interior one only in
+  // its gathers, which read x0, so they do not read it either; the next row sets it from x0.
+  const xv = uses.xv || versions.some((v) => v.uses.xv);
+  const advance = (keepXv: boolean): Ref[] => [
     g.set(g.x0, m.i32.add(g.get(g.x0, i32), g.i32(4))),
-    ...(xv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
+    ...(keepXv ? [g.set(g.xv, m.i32x4.add(g.get(g.xv), g.splatI32(4)))] : []),
   ];
   // With an interior version: once a vector is interior, the ones after it are until the end of
   // the interior range (interiorRange), so they run in a loop of their own without the test.
-  let vector = [...general, ...advance()];
-  if (interior) {
-    const run = g.label('interior');
-    const { test, end } = interiorRange(g, inner!.interior!);
-    const interiorRun = m.loop(run, m.block(null, [...interior, ...advance(), m.br(run, m.i32.lt_s(g.get(g.x0, i32), g.get(end, i32)))]));
+  let vector = [...general, ...advance(xv)];
+  if (versions.length) {
+    const range = new Interior();
+    for (const v of versions) for (const [f, { lo, hi }] of v.view.interior!.offsets) range.note(f, lo), range.note(f, hi);
+    // The interior pass (planInterior) found a gather it serves: emitting one noted its offset.
+    if (range.offsets.size === 0) throw new Error(`interior pass and emission disagree: no gather of ${g.fn.nodes.join(' + ')} skipped its test`);
+    const { test, end } = interiorRange(g, range);
+    const interiorLoop = (v: InteriorVersion): Ref => {
+      const run = g.label('interior');
+      return m.loop(run, m.block(null, [...v.code, ...advance(v.uses.xv), m.br(run, m.i32.lt_s(g.get(g.x0, i32), g.get(end, i32)))]));
+    };
+    let interiorRun: Ref;
+    if (versions.length === 1) {
+      interiorRun = interiorLoop(versions[0]);
+    } else {
+      // The row-invariant condition, tested once each time the interior range is entered.
+      const pre: Ref[] = [];
+      const c = scalarCondition(g, plan.unswitch!.c, pre);
+      interiorRun = m.block(null, [...pre, m.if(c, interiorLoop(versions[0]), interiorLoop(versions[1]))]);
+    }
     vector = [m.if(test, interiorRun, m.block(null, vector))];
   }
 

@@ -8,6 +8,7 @@ import type { UnrollContext } from './unroll.js';
 
 import type { Gen } from './context.js';
 import { describeInterleave, straightLine } from './interleave.js';
+import { describeUnswitch, type If } from './unswitch.js';
 
 /**
  * Which module to make. `optimised` (the default): interleaving, the interior split and
@@ -39,6 +40,11 @@ export interface RunPlan {
    * gathers and takes one vector per step. Kept only if some gather used it.
    */
   interior: boolean;
+  /**
+   * With an interior version: the row-invariant `if` whose branches each get an interior loop of
+   * their own (unswitch.ts), else null.
+   */
+  unswitch: If | null;
   /** Run binaryen's -O3: it buys a straight-line body nothing at run time and costs ~90 ms on its six vectors. */
   optimize: boolean;
 }
@@ -52,13 +58,13 @@ export interface EmitPlan extends RunPlan {
 }
 
 /** The plan: the interleave and interior split steps' decisions, and whether to optimise (not on the fast tier). */
-export function planRun(g: Gen, interleave: RunPlan['interleave'], interior: boolean, options: PlanOptions = {}): RunPlan {
-  return { interleave, interior, optimize: options.optimize ?? (options.tier !== 'fast' && !straightLine(g)) };
+export function planRun(g: Gen, interleave: RunPlan['interleave'], interior: boolean, unswitch: If | null, options: PlanOptions = {}): RunPlan {
+  return { interleave, interior, unswitch: interior ? unswitch : null, optimize: options.optimize ?? (options.tier !== 'fast' && !straightLine(g)) };
 }
 
 /** The plan for people (after:plan). */
 export function describePlan(g: Gen, plan: RunPlan, tier: Tier = 'optimised'): string {
-  return [`plan ${g.fn.nodes.join(' + ')}${tier === 'fast' ? ' (fast tier)' : ''}`, `  interleave: ${describeInterleave(g, plan.interleave)}`, `  interior split: ${describeInterior(plan.interior)}`, `  optimise: ${plan.optimize ? 'binaryen -O3' : tier === 'fast' ? 'no (the fast tier)' : 'no (a straight line)'}`].join('\n');
+  return [`plan ${g.fn.nodes.join(' + ')}${tier === 'fast' ? ' (fast tier)' : ''}`, `  interleave: ${describeInterleave(g, plan.interleave)}`, `  interior split: ${describeInterior(plan.interior)}`, ...(plan.interior ? [`  unswitch: ${describeUnswitch(plan.unswitch)}`] : []), `  optimise: ${plan.optimize ? 'binaryen -O3' : tier === 'fast' ? 'no (the fast tier)' : 'no (a straight line)'}`].join('\n');
 }
 
 export function describeInterior(interior: boolean): string {

@@ -1,47 +1,33 @@
 // Dry runs against real changes (issue 21): for every example, a `compose` with `"dry_run": true`
 // and `"evaluate": {frames: 1}` against the same compose made for real followed by one `evaluate`;
-// and a thumbnail's cost against the frame it shows (rings at 256 x 256: `evaluate` with and
-// without `"thumbnail": 128`, and the thumbnail's parts timed alone: the output's RGBA read from
-// the field, made smaller, and encoded as a PNG).
+// and a thumbnail's cost against the frame it shows: every example at 256 x 256, its frame (an
+// `evaluate` at a new time, so none is a cached repeat) against its 128 thumbnail made afresh
+// (the field reduced and mapped in the frame slot, then the PNG), its parts, and `evaluate` with
+// and without `"thumbnail": 128` end to end.
 //
-//   npx tsc -p tsconfig.json && node dist/bench/dry-run.js [--rounds 5] [--examples rings,life,...]
+//   npx tsc -p tsconfig.json && node dist/bench/dry-run.js [--rounds 5] [--examples rings,life,...] [--part dry|thumbnails]
 //
-// Rounds are interleaved: every example's session is open at once, and each round runs, example
-// after example, a dry run then the real change, so the host's drift touches all alike; each
-// figure is the median of the rounds with their range. The change is the scene's own text with a
+// Rounds are interleaved: every example's session is open at once, and each round runs every
+// measurement of every example in turn, so the host's drift touches all alike; each figure is the
+// median of the rounds with their range. The dry run's change is the scene's own text with a
 // comment added (a new document version: a new world, the modules cached), so what is timed is
 // the change's path, not compiling. In process, through dispatch, one worker per session. Each is
-// timed on the wall and by the process's CPU time (user + system, the pool's threads included),
-// which a loaded machine disturbs less.
+// timed by the process's CPU time (user + system, the pool's threads included), which a loaded
+// machine disturbs less than the wall; the dry runs on the wall too.
 
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Session } from '../src/main/session.js';
-import { decodePng } from '../src/main/image.js';
-import { resizeRgba } from '../src/main/image-input.js';
+import { loadavg } from 'node:os';
 import { encodePng } from '../src/main/png.js';
-import { boxReduce } from '../src/main/thumbnail.js';
-import { dispatch } from '../src/protocol/dispatcher.js';
+import { boxReduce, thumbnail } from '../src/main/thumbnail.js';
 import { outputField, readRgba } from '../src/main/world-fields.js';
-import { ROOT } from '../test/helpers.js';
+import { outputThumbnailPixels } from '../src/main/thumbnail-cache.js';
+import { arg, openExamples, type ExampleSession } from './thumbnail-sessions.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const rounds = Number(arg('rounds', '5'));
-const examples = arg('examples', readdirSync(join(ROOT, 'examples')).sort().join(',')).split(',');
+const part = arg('part', 'all');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x: number) => (x < 1 ? x.toFixed(3) : x.toFixed(1));
 const figure = (xs: number[]) => `${ms(median(xs))} ms (${ms(Math.min(...xs))}-${ms(Math.max(...xs))})`;
-
-async function timed(f: () => Promise<unknown>): Promise<number> {
-  const t0 = performance.now();
-  await f();
-  return performance.now() - t0;
-}
 
 /** Wall and CPU (the whole process's, user + system) of one call, in ms. */
 async function measured(f: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
@@ -49,88 +35,93 @@ async function measured(f: () => Promise<unknown>): Promise<{ wall: number; cpu:
 }
 
 /** Wall and CPU (the whole process's, user + system) per call of `f`, over `n` calls. */
-async function perCall(n: number, f: () => Promise<unknown> | unknown): Promise<{ wall: number; cpu: number }> {
+async function perCall(n: number, f: (i: number) => Promise<unknown> | unknown): Promise<{ wall: number; cpu: number }> {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  for (let i = 0; i < n; i++) await f();
+  for (let i = 0; i < n; i++) await f(i);
   const wall = (performance.now() - t0) / n;
   const c = process.cpuUsage(c0);
   return { wall, cpu: (c.user + c.system) / 1000 / n };
 }
 
-type Ask = (req: object) => Promise<any>;
+console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(', ')}; ${rounds} rounds`);
+if (part !== 'thumbnails') await dryRuns(await openExamples(false));
+if (part !== 'dry') await thumbnails(await openExamples(true));
+console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(', ')} at the end`);
 
-async function open(name: string): Promise<{ name: string; session: Session; ask: Ask; text: string; close: () => Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), `entelechy-bench-dry-${name}-`));
-  cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
-  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
-  const ask: Ask = async (req) => {
-    const a = JSON.parse(await dispatch(s, JSON.stringify(req)));
-    if (a.error) throw new Error(`${name}: ${a.error.message}`);
-    return a.ok;
-  };
-  await ask({ op: 'evaluate' });
-  return { name, session: s, ask, text: readFileSync(join(dir, 'scene.esn'), 'utf8'), close: async () => { await s.close(); rmSync(dir, { recursive: true, force: true }); } };
+async function dryRuns(sessions: ExampleSession[]): Promise<void> {
+  const examples = sessions.map((e) => e.name);
+  try {
+    // Wall and CPU (the whole process's, the pool's threads included) of each, by example.
+    const runs = new Map(examples.map((e) => [e, { dry: [] as number[], real: [] as number[], dryCpu: [] as number[], realCpu: [] as number[] }]));
+    for (let r = 0; r < rounds; r++)
+      for (const { name, ask, text } of sessions) {
+        const run = runs.get(name)!;
+        const dry = await measured(() => ask({ op: 'compose', text: `${text}\n// dry ${r}\n`, dry_run: true, evaluate: { frames: 1 } }));
+        const real = await measured(async () => {
+          await ask({ op: 'compose', text: `${text}\n// real ${r}\n` });
+          await ask({ op: 'evaluate' });
+        });
+        run.dry.push(dry.wall);
+        run.dryCpu.push(dry.cpu);
+        run.real.push(real.wall);
+        run.realCpu.push(real.cpu);
+      }
+    console.log('\n| example | dry run + 1 frame | compose + evaluate | ratio | CPU: dry run | CPU: compose + evaluate | CPU ratio |\n|---|---|---|---|---|---|---|');
+    for (const name of examples) {
+      const { dry, real, dryCpu, realCpu } = runs.get(name)!;
+      console.log(`| ${name} | ${figure(dry)} | ${figure(real)} | ${(median(dry) / median(real)).toFixed(2)} | ${figure(dryCpu)} | ${figure(realCpu)} | ${(median(dryCpu) / median(realCpu)).toFixed(2)} |`);
+    }
+  } finally {
+    for (const s of sessions) await s.close();
+  }
 }
 
-console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(', ')}; ${rounds} rounds`);
-const sessions = [];
-for (const name of examples) sessions.push(await open(name));
-try {
-  // Wall and CPU (the whole process's, the pool's threads included) of each, by example.
-  const runs = new Map(examples.map((e) => [e, { dry: [] as number[], real: [] as number[], dryCpu: [] as number[], realCpu: [] as number[] }]));
-  for (let r = 0; r < rounds; r++)
-    for (const { name, ask, text } of sessions) {
-      const run = runs.get(name)!;
-      const dry = await measured(() => ask({ op: 'compose', text: `${text}\n// dry ${r}\n`, dry_run: true, evaluate: { frames: 1 } }));
-      const real = await measured(async () => {
-        await ask({ op: 'compose', text: `${text}\n// real ${r}\n` });
-        await ask({ op: 'evaluate' });
-      });
-      run.dry.push(dry.wall);
-      run.dryCpu.push(dry.cpu);
-      run.real.push(real.wall);
-      run.realCpu.push(real.cpu);
-    }
-  console.log('\n| example | dry run + 1 frame | compose + evaluate | ratio | CPU: dry run | CPU: compose + evaluate | CPU ratio |\n|---|---|---|---|---|---|---|');
-  for (const name of examples) {
-    const { dry, real, dryCpu, realCpu } = runs.get(name)!;
-    console.log(`| ${name} | ${figure(dry)} | ${figure(real)} | ${(median(dry) / median(real)).toFixed(2)} | ${figure(dryCpu)} | ${figure(realCpu)} | ${(median(dryCpu) / median(realCpu)).toFixed(2)} |`);
-  }
-
-  const rings = sessions.find((s) => s.name === 'rings');
-  if (rings) {
-    // End to end: evaluate with and without a thumbnail, interleaved, at a new time each (no cached frame).
-    const plain: number[] = [];
-    const thumbs: number[] = [];
-    for (let r = 0; r < rounds * 4; r++) {
-      plain.push(await timed(() => rings.ask({ op: 'evaluate', time: 2 * r })));
-      thumbs.push(await timed(() => rings.ask({ op: 'evaluate', time: 2 * r + 1, thumbnail: 128 })));
-    }
-    const cost = median(thumbs) - median(plain);
-    console.log(`\nrings 256 x 256: evaluate ${figure(plain)}; with thumbnail 128 ${figure(thumbs)}; the difference ${ms(cost)} ms, ${((100 * cost) / median(plain)).toFixed(0)} % of the frame`);
-
-    // The thumbnail's parts alone, on rings' picture: per call, 50 calls a round, rounds interleaved.
-    const { width, height, rgba } = decodePng(Buffer.from((await rings.ask({ op: 'read' })).data, 'base64'));
-    const small = boxReduce(rgba, width, height, 2);
-    const parts = {
-      'the output\'s RGBA, 256 x 256 (sRGB mapping)': () => rings.session.read((w) => readRgba(w, outputField(w, 'result')!, 'result')),
-      'sharp resize 256 -> 128 (before)': () => resizeRgba(rgba, { width, height }, { width: 128, height: 128 }),
-      'box filter 256 -> 128 (now)': () => boxReduce(rgba, width, height, 2),
-      'PNG of 128 x 128 (png.ts)': () => encodePng(128, 128, small),
-    };
-    const wall = new Map<string, number[]>(Object.keys(parts).map((k) => [k, []]));
-    const cpu = new Map<string, number[]>(Object.keys(parts).map((k) => [k, []]));
-    for (let r = 0; r < rounds * 2; r++)
-      for (const [k, f] of Object.entries(parts)) {
-        const x = await perCall(50, f);
-        wall.get(k)!.push(x.wall);
-        cpu.get(k)!.push(x.cpu);
+/**
+ * Each example at 256 x 256: its frame's CPU (`evaluate` at a new time each) against its 128
+ * thumbnail's, made afresh as `evaluate` makes one (the cache bypassed): the pixels (the field
+ * reduced on its linear values and mapped, in the frame slot) and the PNG; and `evaluate` with and
+ * without `"thumbnail": 128`, end to end (a new time each, so the cache cannot serve it).
+ */
+async function thumbnails(sessions: ExampleSession[]): Promise<void> {
+  const N = 10;
+  const names = ['frame', 'pixels', 'png', 'thumbnail', 'bytes', 'plain', 'with'] as const;
+  const cpu = new Map(sessions.map((e) => [e.name, Object.fromEntries(names.map((k) => [k, [] as number[]])) as Record<(typeof names)[number], number[]>]));
+  const sizes = new Map<string, string>();
+  let clock = 0;
+  try {
+    for (let r = 0; r < rounds; r++)
+      for (const e of sessions) {
+        const c = cpu.get(e.name)!;
+        const pixels = () => e.session.read((w) => outputThumbnailPixels(w, e.output, 128));
+        const p = await pixels();
+        sizes.set(e.name, `${p.width} x ${p.height}, ${((await thumbnail(p.rgba, p.width, p.height, 128)).data.length / 1024).toFixed(1)} KB base64`);
+        c.frame.push((await perCall(N, () => e.ask({ op: 'evaluate', time: (clock += 0.01) }))).cpu);
+        c.pixels.push((await perCall(N, pixels)).cpu);
+        c.png.push((await perCall(N, () => thumbnail(p.rgba, p.width, p.height, 128))).cpu);
+        c.thumbnail.push((await perCall(N, async () => {
+          const q = await pixels();
+          return thumbnail(q.rgba, q.width, q.height, 128);
+        })).cpu);
+        // The way before: the whole field mapped to bytes, the bytes averaged, the PNG Sub-filtered.
+        c.bytes.push((await perCall(N, async () => {
+          const whole = await e.session.read((w) => {
+            const f = outputField(w, e.output)!;
+            return { width: f.width, height: f.height, rgba: readRgba(w, f, e.output) };
+          });
+          const small = boxReduce(whole.rgba, whole.width, whole.height, whole.width / p.width);
+          return encodePng(p.width, p.height, small, 'sub');
+        })).cpu);
+        c.plain.push((await perCall(N, () => e.ask({ op: 'evaluate', time: (clock += 0.01) }))).cpu);
+        c.with.push((await perCall(N, () => e.ask({ op: 'evaluate', time: (clock += 0.01), thumbnail: 128 }))).cpu);
       }
-    console.log('\n| part | wall per call | CPU per call |\n|---|---|---|');
-    for (const k of Object.keys(parts)) console.log(`| ${k} | ${figure(wall.get(k)!)} | ${figure(cpu.get(k)!)} |`);
+    console.log('\n| example at 256 x 256 | frame (CPU per evaluate) | thumbnail 128: pixels | PNG | the whole thumbnail | % of the frame | goal (< 5 %) | before: bytes averaged, Sub | evaluate + thumbnail - evaluate, end to end | thumbnail |\n|---|---|---|---|---|---|---|---|---|---|');
+    for (const e of sessions) {
+      const c = cpu.get(e.name)!;
+      const share = (100 * median(c.thumbnail)) / median(c.frame);
+      console.log(`| ${e.name} | ${figure(c.frame)} | ${figure(c.pixels)} | ${figure(c.png)} | ${figure(c.thumbnail)} | ${share.toFixed(share < 10 ? 1 : 0)} % | ${share < 5 ? 'met' : '**not met**'} | ${figure(c.bytes)} | ${ms(median(c.with) - median(c.plain))} ms | ${sizes.get(e.name)} |`);
+    }
+  } finally {
+    for (const s of sessions) await s.close();
   }
-} finally {
-  for (const s of sessions) await s.close();
-  console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(', ')} at the end`);
 }

@@ -1,5 +1,5 @@
 // Every example open in a session at 256 x 256 (each 2-D size in its scene made 256 x 256; a 3-D
-// one kept), a frame computed: what bench/dry-run.ts and bench/experiments/thumbnail-png.ts time
+// one kept) or as they are, a frame computed: what bench/dry-run.ts and bench/experiments/thumbnail-png.ts time
 // thumbnails of. In process, one worker per session.
 
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,10 +54,10 @@ export async function openExample(name: string, side?: number): Promise<ExampleS
   };
 }
 
-/** The examples named by --examples (default all), each at 256 x 256 unless --native. */
-export async function openExamples(): Promise<ExampleSession[]> {
+/** The examples named by --examples (default all), each at 256 x 256 when `square`, else at the sizes their scenes give. */
+export async function openExamples(square: boolean): Promise<ExampleSession[]> {
   const names = arg('examples', readdirSync(join(ROOT, 'examples')).sort().join(',')).split(',');
-  const side = process.argv.includes('--native') ? undefined : 256;
+  const side = square ? 256 : undefined;
   const out = [];
   for (const name of names) out.push(await openExample(name, side));
   return out;

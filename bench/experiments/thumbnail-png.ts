@@ -57,7 +57,7 @@ for (const filter of Object.keys(FILTERS)) {
 }
 
 console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(', ')}; ${rounds} rounds`);
-const sessions = await openExamples();
+const sessions = await openExamples(true);
 try {
   const pictures = [];
   for (const e of sessions) pictures.push({ name: e.name, ...(await e.session.read((w) => outputThumbnailPixels(w, e.output, 128))) });

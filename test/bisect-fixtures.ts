@@ -25,20 +25,24 @@ node a: t.paint@1 { size = ${16 + position} x 64; }
 output result <- a.result;
 `;
 
-/** The replay that fails from the planted version on: at line 5, the red at (1, 1). Line 3 checks the workers that ran the frame, in two bands of 32 rows (the session's tiles). */
-export const replayText = (workers = 1) => `# red is 0.5 at (1, 1), and the frame ran on ${workers} worker(s) in 2 bands
+/**
+ * The replay that fails from the planted version on: at line 5, the red at (1, 1). Line 3 checks
+ * the workers that ran the frame and the tiles it ran in (64 rows in tiles of the session's
+ * bandRows: 2 of 32 by default).
+ */
+export const replayText = (workers = 1, tiles = 2) => `# red is 0.5 at (1, 1), and the frame ran on ${workers} worker(s) in ${tiles} tiles
 > {"op":"evaluate"}
-< {"ok":{"placements":[{"workers":${workers},"tiles":2}]}}
+< {"ok":{"placements":[{"workers":${workers},"tiles":${tiles}}]}}
 > {"op":"trace","x":1,"y":1}
 < within 0.0001 {"ok":{"values":[{"node":"a","port":"result","value":[0.5,0.0625,0,1]}]}}
 `;
 export const FAILING_LINE = 5;
 
 /** A scene folder holding version 0 and the replay as check.replay. */
-export function historyDir(t: { teardown: (f: () => void) => void }, planted: number, workers = 1): string {
+export function historyDir(t: { teardown: (f: () => void) => void }, planted: number, workers = 1, tiles = 2): string {
   const dir = scratchDir('entelechy-bisect-');
   writeFileSync(join(dir, 'scene.esn'), versionText(0, planted));
-  writeFileSync(join(dir, 'check.replay'), replayText(workers));
+  writeFileSync(join(dir, 'check.replay'), replayText(workers, tiles));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

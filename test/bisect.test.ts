@@ -14,9 +14,10 @@ import { buildGenerations, buildHistory, FAILING_LINE, GENERATIONS, historyDir, 
 
 type Ask = (req: Record<string, unknown>) => Promise<{ ok?: any; error?: any }>;
 
-async function session(t: Test, planted: number, workers = 1) {
-  const dir = historyDir(t, planted, workers);
-  const s = await Session.open(join(dir, 'scene.esn'), { workers });
+/** A session with the bug planted at `planted`, its frames run by `workers` in tiles of `bandRows` rows (64 rows: 2 tiles by default). */
+async function session(t: Test, planted: number, workers = 1, bandRows?: number) {
+  const dir = historyDir(t, planted, workers, bandRows === undefined ? 2 : Math.ceil(64 / bandRows));
+  const s = await Session.open(join(dir, 'scene.esn'), { workers, ...(bandRows === undefined ? {} : { bandRows }) });
   t.teardown(() => s.close());
   const ask: Ask = async (req) => JSON.parse(await dispatch(s, JSON.stringify(req)));
   await buildHistory(ask, dir, planted);
@@ -69,18 +70,24 @@ for (const planted of [1, 3, 6]) {
   });
 }
 
-t.test('the answer does not depend on the worker count', async (t) => {
+// Tiles here are the session's: a frame's rows run in tiles of `bandRows` rows, claimed by the
+// workers (placements' `tiles`). Sessions do not run rectangular tiles (render --tile's).
+t.test('the answer does not depend on the worker count or the tiling', async (t) => {
   const answers = [];
-  for (const workers of [1, 2]) {
-    const { ask } = workers === 1 ? shared : await session(t, 3, workers);
-    // The replay checks the frame ran on `workers` workers: the versions tried run with the session's.
+  const configs: [number, number | undefined][] = [[1, undefined], [2, undefined], [1, 8], [2, 16], [2, 5]];
+  for (const [workers, bandRows] of configs) {
+    const { ask } = workers === 1 && bandRows === undefined ? shared : await session(t, 3, workers, bandRows);
+    // The replay checks the frame ran on `workers` workers in 64 / bandRows tiles: the versions tried run with the session's.
     const a = await ask({ op: 'bisect', good: '0', bad: '6', test: 'check.replay' });
-    t.ok(a.ok, JSON.stringify(a.error));
+    t.ok(a.ok, `${workers} worker(s), tiles of ${bandRows ?? 32} rows: ${JSON.stringify(a.error)}`);
+    if (!a.ok) continue;
     const { first_bad, last_good, ...rest } = a.ok;
     answers.push({ ...rest, first_bad: { ...first_bad, at: 0 }, last_good: { ...last_good, at: 0 } });
   }
   t.equal(answers[0].first_bad.position, 3);
-  t.same(answers[1], answers[0], 'one worker or two: the same answer (but the times each history was made)');
+  t.equal(answers.length, configs.length);
+  for (let i = 1; i < answers.length; i++)
+    t.same(answers[i], answers[0], `${configs[i]![0]} worker(s), tiles of ${configs[i]![1] ?? 32} rows: the same answer as 1 worker and tiles of 32 (but the times each history was made)`);
 });
 
 t.test('what good and bad name, and the mistakes', async (t) => {

@@ -84,6 +84,8 @@ export interface CommitSite {
   readonly memory: FieldMemory;
   readonly pool?: EvalPool;
   readonly fuse: boolean;
+  /** Rows per tile of a frame on the pool (default the engine's). */
+  readonly bandRows?: number;
   check(texts: ReadonlyMap<string, string>, published: ReadonlyMap<string, string>): Scene;
   prepareScene(scene: Scene, pins: string[]): Promise<void>;
   prepare(irs: IrFunction[]): Promise<void>;
@@ -121,7 +123,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
     const moved = site.renew && renewal(site.memory, scene, [...pins], site.fuse, (bytes) => site.renew!(bytes));
     let engine: Engine;
     try {
-      engine = new Engine(scene, { memory: moved?.memory ?? site.memory, pool: moved ? moved.pool : site.pool, pins: [...pins], fuse: site.fuse, prepared: true });
+      engine = new Engine(scene, { memory: moved?.memory ?? site.memory, pool: moved ? moved.pool : site.pool, pins: [...pins], fuse: site.fuse, bandRows: site.bandRows, prepared: true });
     } catch (e) {
       void moved?.pool?.destroy();
       throw e;

@@ -98,7 +98,7 @@ export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): P
   const wanted = run.outputs ?? scene.outputs.map((o) => o.name);
   return site.frame(async (signal) => {
     const old = site.world;
-    const options = { memory: site.memory, pool: site.pool, fuse: site.fuse, prepared: true, cacheFrames: false };
+    const options = { memory: site.memory, pool: site.pool, fuse: site.fuse, bandRows: site.bandRows, prepared: true, cacheFrames: false };
     const forks: Engine[] = [];
     try {
       const now = new Engine(scene, { ...options, pins: [...pins] });

@@ -39,6 +39,11 @@ import { emptyWorld, type World, type WorldEvent } from './world.js';
 export interface SessionOptions {
   grants?: Grant[];
   workers?: number;
+  /**
+   * Rows per tile a frame's groups run in on the pool (default DEFAULT_BAND_ROWS, 32): outputs are
+   * bit-identical whatever it is (placements say how many tiles ran); bisect's replays take it.
+   */
+  bandRows?: number;
   fuse?: boolean;
   /** Start without the compile worker (compile on this thread): for tools that only inspect. */
   inline?: boolean;
@@ -118,6 +123,8 @@ export class Session {
   /** Compiles the optimised tier of what runs on the fast one, and swaps it in (none inline). */
   readonly optimiser?: BackgroundOptimiser;
   readonly fuse: boolean;
+  /** Rows per tile of a frame on the pool (SessionOptions.bandRows; undefined: the engine's default). */
+  readonly bandRows?: number;
   /** Every version of each document the session has seen. */
   readonly history = new Map<string, DocumentVersion[]>();
   /** Every change of the kernels published over the protocol, in order (history's `generations`). */
@@ -162,6 +169,7 @@ export class Session {
     this.entry = basename(scenePath);
     this.grants = options.grants ?? [...ALL_GRANTS];
     this.fuse = options.fuse ?? true;
+    if (options.bandRows !== undefined) this.bandRows = options.bandRows;
     this.backgroundDeadline = options.backgroundDeadline ?? BACKGROUND_DEADLINE_MS;
     this.cacheDir = options.cacheDir === undefined ? cacheDir() : options.cacheDir;
     const workers = options.workers ?? availableParallelism();

@@ -24,7 +24,7 @@ export function onUnfusedCopy<T>(s: Session, which: CopyFrame, read: (run: CopyR
     const pins = scene.nodes.map((n) => n.name);
     await s.prepareScene(scene, pins, false);
     // On the pool like any frame: the copy's kernels are no shorter than the world's.
-    const copy = new Engine(scene, { memory: s.memory, fuse: false, pins, cacheFrames: false, prepared: true, pool: s.pool });
+    const copy = new Engine(scene, { memory: s.memory, fuse: false, pins, cacheFrames: false, prepared: true, pool: s.pool, bandRows: s.bandRows });
     try {
       const replayed = s.engine.replayInto(copy, 'next' in which);
       const input = 'next' in which ? { ...which.next, time: which.next.time ?? copy.time } : (replayed ?? { time: copy.time });

@@ -3,8 +3,8 @@
 // replay starts failing. Each point tried is replayed as `entelechy test` replays a file
 // (replay-session.ts): against a fresh session on a scratch copy of the scene's folder holding that
 // version of the document (the others as the running world has them), with the kernels then
-// published over the protocol published in it, with this session's grants, workers and memory
-// budget. The running world, the scene's folder, the history and the generations are never
+// published over the protocol published in it, with this session's grants, workers, tiles (rows per
+// tile a frame runs in on the pool: SessionOptions.bandRows) and memory budget. The running world, the scene's folder, the history and the generations are never
 // touched. The bad version is replayed first and the good one next (each must be what it is said
 // to be); then binary search over what lies between: about log2 N replays for N versions, and a
 // version seen twice (a rollback) is replayed once.
@@ -83,7 +83,7 @@ export async function bisect(s: Session, req: BisectRequest) {
   // What each version tried is replayed against: the running world's documents with this one's text.
   const base = new Map(s.texts);
   const options = {
-    workers: s.pool?.workers ?? 1, grants: s.grants, memory: s.memory.limitBytes, fuse: s.fuse, cacheDir: s.cacheDir,
+    workers: s.pool?.workers ?? 1, bandRows: s.bandRows, grants: s.grants, memory: s.memory.limitBytes, fuse: s.fuse, cacheDir: s.cacheDir,
     ...(s.compiler ? { compiler: s.compiler } : { inline: true }),
   };
   const byKey = new Map<string, Outcome>();

@@ -77,3 +77,32 @@ t.test('the compiled code and the interpreter agree on shared values', async (t)
     t.equal(firstDifference(a, b), undefined, body.trim());
   }
 });
+
+t.test('a gather read twice in a statement becomes a local, whatever its size: sample reads each corner once', async (t) => {
+  // `sample`'s lerps read six of a trilinear filter's eight corners twice (as one shared node
+  // each): left inline, codegen gathered 12 corners per sample, 4 lanes each.
+  const scene = textScene({
+    'scene.esn': `input src: field3<f32> = 0.0 size 5 x 4 x 3;
+kernel t.s@1 {
+  grants field.read;
+  in f: field3<f32>;
+  out r: field3<f32>;
+  each (x, y, z) { r = f.sample(f32(x) / 7.0, f32(y) / 5.0, f32(z) / 3.0); }
+}
+node n: t.s@1 { size = 9 x 7 x 4; f <- src; }
+output r <- n.r;
+`,
+  });
+  t.same(scene.diagnostics, []);
+  const fn = shareValues(scene.kernels.get('t.s@1')!.ir);
+  // Gathers as every later pass walks the IR: as a tree.
+  let gathers = 0;
+  const visit = (e: Expr): void => {
+    if (e.k === 'load' && e.at) gathers++;
+    exprChildren(e).forEach(visit);
+  };
+  const walk = (list: Stmt[]) => list.forEach((s) => (stmtExprs(s).forEach(visit), stmtLists(s).forEach(walk)));
+  walk(fn.body);
+  t.equal(gathers, 8, 'eight corners, each gathered once');
+  t.equal(firstDifference(await run(scene, { backend: 'interp' }), await run(scene, { backend: 'jit' })), undefined, 'the compiled code agrees with the interpreter');
+});

@@ -10,6 +10,8 @@
 // effects and the statement evaluates all of its expression before it assigns or branches.
 // Small shared values (`x + 2`, read by a vec4 gather's four loads) stay inline: codegen
 // recognises their shapes (a gather at `x + constant`), and copying them costs a constant factor.
+// A shared gather (a load at other elements) is a local whatever its size: it is small as a tree
+// but costs codegen a load per lane (`sample`'s lerps read six of its eight corners twice).
 
 import type { Expr, IrFunction, Scalar, Stmt } from './ir.js';
 import { exprChildren, mapChildren, stmtExprs, unreachable } from './walk.js';
@@ -78,7 +80,7 @@ function shareRoots(roots: readonly Expr[], locals: Scalar[]): { rebuilt: Expr[]
     let r = done.get(e);
     if (r) return r;
     r = mapChildren(e, rebuild);
-    if ((refs.get(e) ?? 0) > 1 && size(e) > SHARE_ABOVE) {
+    if ((refs.get(e) ?? 0) > 1 && (size(e) > SHARE_ABOVE || (e.k === 'load' && e.at))) {
       const local = locals.length;
       locals.push(e.t);
       sets.push({ k: 'set', local, e: r });

@@ -69,8 +69,15 @@ t.test('ENTELECHY_DUMP=after:PASS prints to stderr where the pass runs; an unkno
   const found = dumps(r.stderr);
   t.same([...found.keys()], ['fuse', 'plan'], 'the passes asked for, each once');
   t.match(found.get('fuse'), /^function rings \+ tint/);
-  // A one-frame render of 16 x 16 is compiled on the fast tier (renderTier): one vector per step.
+  // A one-frame render of 16 x 16 is compiled on the fast tier (renderTier): a straight line, one vector per step.
   t.match(found.get('plan'), /^plan rings \+ tint \(fast tier\)\n\s+interleave: one vector per step/);
   t.match(r.stderr, /ENTELECHY_DUMP: there is no pass `nothing`; the passes: lower, fuse, unroll, interleave, interior, plan, lockstep, uses, emit, optimise/);
   t.equal(dumps(r.stdout).size, 0, 'nothing on stdout');
+});
+
+t.test('the fast tier interleaves a loop as the optimised tier does (a straight line stays one vector per step)', async (t) => {
+  // One vector per step ran the mandelbrot example's escape loop at 2.4x the CPU (bench/RESULTS.md, issue 17).
+  const r = cli(['render', 'examples/mandelbrot/scene.esn', '-o', join(TMP, 'mandelbrot.png'), '--size', '16x16'], { ENTELECHY_DUMP: 'after:plan' });
+  t.equal(r.status, 0, r.stderr);
+  t.match(dumps(r.stderr).get('plan'), /^plan fractal \(fast tier\)\n\s+interleave: 4 vectors per step, sharing the loop at body\[\d+\]\n\s+interior split: no\n\s+optimise: no \(the fast tier\)/);
 });

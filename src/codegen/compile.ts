@@ -17,7 +17,7 @@ import { describeUses } from './uses.js';
 import { newModule } from './module.js';
 import { optimise } from './optimise.js';
 import { describeInterior, describePlan, planRun, type PlanOptions } from './plan.js';
-import { describeInterleave, planInterleave } from './interleave.js';
+import { describeInterleave, loopFactor, planInterleave } from './interleave.js';
 import { planInterior } from './interior.js';
 import { planUnswitch } from './unswitch.js';
 
@@ -42,9 +42,11 @@ export function compileFunction(ir: IrFunction, options: CompileOptions = {}, ti
   const unroll = planUnroll(fn);
   dumpAfter('unroll', () => [heading('unroll'), ...orNone(describeUnroll(unroll), 'no counted loop')].join('\n'));
   // interleave (interleave.ts): several vectors per step for a latency-bound loop or straight line.
-  // The fast tier takes one vector per step and no interior version (plan.ts, Tier).
+  // The fast tier interleaves a loop too (on one vector per step, the mandelbrot example's escape
+  // loop took 2.4x the CPU), not a straight line (6 vectors side by side cost more to compile
+  // than they save in a first frame), and takes no interior version (plan.ts, Tier).
   const fast = options.tier === 'fast';
-  const interleave = planInterleave(g, unroll, options.interleave ?? (fast ? 1 : undefined));
+  const interleave = planInterleave(g, unroll, options.interleave ?? (fast ? loopFactor(g, unroll) : undefined));
   dumpAfter('interleave', () => `${heading('interleave')}\n  ${describeInterleave(g, interleave)}`);
   // interior split (interior.ts): a second version of the vector without edge tests, when a gather
   // it emits (through the unroll pass's contexts) can drop its test.

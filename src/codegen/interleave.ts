@@ -99,6 +99,11 @@ export function interleaveFactor(g: Gen, unroll: UnrollContext): number {
   return straightLine(g) ? POINTWISE_FACTOR : 1;
 }
 
+/** Vectors per step on the fast tier: a loop's, as interleaveFactor; 1 for a straight line. */
+export function loopFactor(g: Gen, unroll: UnrollContext): number {
+  return fusableLoop(g, unroll) >= 0 ? DEFAULT_FACTOR : 1;
+}
+
 /**
  * Where the vectors of a step are fused: the index in the body's top level of the loop they
  * share, the body's length for a straight line (statements side by side), or -1 (no step).

@@ -13,8 +13,9 @@ import { describeUnswitch, type If } from './unswitch.js';
 /**
  * Which module to make. `optimised` (the default): interleaving, the interior split and
  * binaryen's -O3 where they pay. `fast`: what a live edit runs first (docs/architecture.md,
- * Tiers): one vector per step, no interior version, no binaryen optimiser; still SIMD, and bit
- * for bit the same results (every pass is exact), in a fraction of the compile time.
+ * Tiers): a loop interleaved, a straight line one vector per step, no interior version, no
+ * binaryen optimiser; still SIMD, and bit for bit the same results (every pass is exact), in a
+ * fraction of the compile time.
  */
 export type Tier = 'fast' | 'optimised';
 export const TIERS: readonly Tier[] = ['fast', 'optimised'];

@@ -6,7 +6,7 @@
 //   node dist/bench/experiments/tier-frames.js ROUNDS SCENE[,SCENE] VARIANT...
 //
 // Variants: fast, optimised (the tiers as they are); fast:PASS,PASS (the fast tier, then those
-// binaryen passes).
+// binaryen passes); fast+i2 (the fast tier, two vectors per step where interleave.ts would).
 
 import { loadavg } from 'node:os';
 import { corpus, loadCorpusScene } from '../compile.js';
@@ -33,8 +33,10 @@ let nudge = 0;
 async function once(name: string, variant: string, pool: EvalPool, memory: FieldMemory): Promise<Sample> {
   const c = corpus().find((x) => x.name === name)!;
   const scene = loadCorpusScene(c);
-  const [tierName, passList] = variant.split(':');
+  const [tierSpec, passList] = variant.split(':');
+  const [tierName, vectors] = tierSpec.split('+i');
   const tier = tierName as Tier;
+  const interleave = vectors ? Number(vectors) : undefined;
   const passes = passList ? passList.split(',') : undefined;
   // A fresh module every time (its own bytes and digest), as an edit makes: the IR's fuel nudged
   // (V8 shares the compiled code of modules with the same bytes).
@@ -43,7 +45,7 @@ async function once(name: string, variant: string, pool: EvalPool, memory: Field
   const groups = sceneGroups(scene, [], true);
   const t0 = performance.now();
   for (const g of groups) {
-    const bytes = compileFunction(g.ir, { tier, passes });
+    const bytes = compileFunction(g.ir, { tier, passes, interleave });
     seedModule(irDigest(g.ir), new WebAssembly.Module(bytes), tier);
   }
   const compile = performance.now() - t0;

@@ -20,6 +20,7 @@ import { median } from '../reference/measurement.js';
 
 interface Sample {
   compile: number;
+  compileCpu: number;
   first: number;
   firstCpu: number;
   warm: number;
@@ -44,11 +45,13 @@ async function once(name: string, variant: string, pool: EvalPool, memory: Field
   for (const k of scene.kernels.values()) (k.ir as { fuel: number }).fuel += nudge;
   const groups = sceneGroups(scene, [], true);
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   for (const g of groups) {
     const bytes = compileFunction(g.ir, { tier, passes, interleave });
     seedModule(irDigest(g.ir), new WebAssembly.Module(bytes), tier);
   }
   const compile = performance.now() - t0;
+  const compileCpu = cpuMs(process.cpuUsage(cpu0));
   const engine = new Engine(scene, { memory, pool, prepared: true, tier, cacheFrames: false });
   try {
     let c0 = process.cpuUsage();
@@ -65,7 +68,7 @@ async function once(name: string, variant: string, pool: EvalPool, memory: Field
       warms.push(performance.now() - w0);
       warmCpus.push(cpuMs(process.cpuUsage(c0)));
     }
-    return { compile, first, firstCpu, warm: median(warms), warmCpu: median(warmCpus) };
+    return { compile, compileCpu, first, firstCpu, warm: median(warms), warmCpu: median(warmCpus) };
   } finally {
     engine.dispose();
   }
@@ -88,7 +91,7 @@ async function main() {
       for (const v of variants) {
         const s = samples.get(v)!;
         const m = (k: keyof Sample) => median(s.map((x) => x[k])).toFixed(1);
-        console.log(`${name.padEnd(10)} ${v.padEnd(14)} compile ${m('compile').padStart(7)}  first ${m('first').padStart(7)} (cpu ${m('firstCpu').padStart(7)})  warm ${m('warm').padStart(7)} (cpu ${m('warmCpu').padStart(7)})`);
+        console.log(`${name.padEnd(10)} ${v.padEnd(14)} compile ${m('compile').padStart(7)} (cpu ${m('compileCpu').padStart(7)})  first ${m('first').padStart(7)} (cpu ${m('firstCpu').padStart(7)})  warm ${m('warm').padStart(7)} (cpu ${m('warmCpu').padStart(7)})`);
       }
     }
   } finally {

@@ -5,7 +5,9 @@
 // (the field reduced and mapped in the frame slot, then the PNG), its parts, and `evaluate` with
 // and without `"thumbnail": 128` end to end.
 //
-//   npx tsc -p tsconfig.json && node dist/bench/dry-run.js [--rounds 5] [--examples rings,life,...] [--part dry|thumbnails]
+//   npx tsc -p tsconfig.json && node dist/bench/dry-run.js [--rounds 5] [--examples rings,life,...] [--part dry|thumbnails] [--native]
+//
+// --native: the thumbnails at each example's own sizes (castle and mandelbrot 320 x 240, life 128 x 128, ...).
 //
 // Rounds are interleaved: every example's session is open at once, and each round runs every
 // measurement of every example in turn, so the host's drift touches all alike; each figure is the
@@ -17,7 +19,7 @@
 
 import { loadavg } from 'node:os';
 import { encodePng } from '../src/main/png.js';
-import { boxReduce, thumbnail } from '../src/main/thumbnail.js';
+import { shrink, thumbnail } from '../src/main/thumbnail.js';
 import { outputField, readRgba } from '../src/main/world-fields.js';
 import { outputThumbnailPixels } from '../src/main/thumbnail-cache.js';
 import { arg, openExamples, type ExampleSession } from './thumbnail-sessions.js';
@@ -46,7 +48,7 @@ async function perCall(n: number, f: (i: number) => Promise<unknown> | unknown):
 
 console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(', ')}; ${rounds} rounds`);
 if (part !== 'thumbnails') await dryRuns(await openExamples(false));
-if (part !== 'dry') await thumbnails(await openExamples(true));
+if (part !== 'dry') await thumbnails(await openExamples(!process.argv.includes('--native')));
 console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(', ')} at the end`);
 
 async function dryRuns(sessions: ExampleSession[]): Promise<void> {
@@ -103,19 +105,19 @@ async function thumbnails(sessions: ExampleSession[]): Promise<void> {
           const q = await pixels();
           return thumbnail(q.rgba, q.width, q.height, 128);
         })).cpu);
-        // The way before: the whole field mapped to bytes, the bytes averaged, the PNG Sub-filtered.
+        // The way before: the whole field mapped to bytes, the bytes averaged (sharp for a size no whole factor smaller), the PNG Sub-filtered.
         c.bytes.push((await perCall(N, async () => {
           const whole = await e.session.read((w) => {
             const f = outputField(w, e.output)!;
             return { width: f.width, height: f.height, rgba: readRgba(w, f, e.output) };
           });
-          const small = boxReduce(whole.rgba, whole.width, whole.height, whole.width / p.width);
+          const small = await shrink(whole.rgba, whole, p);
           return encodePng(p.width, p.height, small, 'sub');
         })).cpu);
         c.plain.push((await perCall(N, () => e.ask({ op: 'evaluate', time: (clock += 0.01) }))).cpu);
         c.with.push((await perCall(N, () => e.ask({ op: 'evaluate', time: (clock += 0.01), thumbnail: 128 }))).cpu);
       }
-    console.log('\n| example at 256 x 256 | frame (CPU per evaluate) | thumbnail 128: pixels | PNG | the whole thumbnail | % of the frame | goal (< 5 %) | before: bytes averaged, Sub | evaluate + thumbnail - evaluate, end to end | thumbnail |\n|---|---|---|---|---|---|---|---|---|---|');
+    console.log(`\n| example${process.argv.includes('--native') ? '' : ' at 256 x 256'} | frame (CPU per evaluate) | thumbnail 128: pixels | PNG | the whole thumbnail | % of the frame | goal (< 5 %) | before: bytes averaged, Sub | evaluate + thumbnail - evaluate, end to end | thumbnail |\n|---|---|---|---|---|---|---|---|---|---|`);
     for (const e of sessions) {
       const c = cpu.get(e.name)!;
       const share = (100 * median(c.thumbnail)) / median(c.frame);

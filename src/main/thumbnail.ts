@@ -3,17 +3,18 @@
 // (png.ts). `evaluate` answers one per output when asked, and so does a dry run (fork.ts) for the
 // change and its diff.
 //
-// A reduction by a whole factor in both directions (256 x 256 to 128 x 128: 2) is an exact box
-// filter here, in plain JavaScript: each pixel the average of its k x k block. Any other size goes
-// to the resampling images read into inputs take (image-input.ts, sharp), whose fixed cost per
-// call (~4 ms on this machine, 2026-12-03) was most of a thumbnail's; the box filter of a 256 x 256
-// picture takes a small fraction of that (bench/dry-run.ts, bench/RESULTS.md).
+// RGBA bytes (a state's picture in a dry run, a field with i32 or bool components) reduced by a
+// whole factor in both directions (256 x 256 to 128 x 128: 2) take an exact box filter here, in
+// plain JavaScript: each pixel the average of its k x k block. Any other size goes to the
+// resampling images read into inputs take (image-input.ts, sharp), whose fixed cost per call
+// (~4 ms on this machine, 2026-12-03) was most of a thumbnail's (bench/RESULTS.md).
 //
 // A thumbnail of a field (thumbnailPixels) is reduced before the sRGB mapping when it can be: on
 // the field's linear values (linear-box.ts), only the smaller picture's elements then mapped by
 // image.ts's mapping, the one `read` and the Player use. That is the right average of light and a
-// quarter of the mapping for 256 -> 128. A field with i32 or bool components shown (their bytes
-// are not light), or a size that is no whole factor, is mapped whole and reduced as bytes.
+// quarter of the mapping for 256 -> 128; a whole factor by boxReduceLinear, any other by area
+// (resampleLinear: each element weighted by how much of it a thumbnail pixel covers). A field with
+// i32 or bool components shown (their bytes are not light) is mapped whole and reduced as bytes.
 
 import type { Scalar } from '../ir/ir.js';
 import type { Field } from './field.js';
@@ -21,7 +22,7 @@ import type { FieldMemory } from './memory.js';
 import { fitInside } from './image-diff.js';
 import { resizeRgba } from './image-input.js';
 import { planesToRgba } from './image.js';
-import { boxReduceLinear, type PlaneRows } from './linear-box.js';
+import { boxReduceLinear, resampleLinear, type PlaneRows } from './linear-box.js';
 import { asWords, encodePng, type RowFilterType } from './png.js';
 
 /** A PNG in base64 and its size. */
@@ -50,17 +51,20 @@ export interface RgbaPicture {
 
 /**
  * The pixels a thumbnail (longest side at most `side`) of a 2-D field is made from: already
- * reduced, on the linear values, when every shown component is f32 and the size is a whole factor
- * smaller; otherwise the whole field's RGBA (`whole()`), which `thumbnail` reduces. Synchronous:
- * a field in the engine's memory is read in the frame slot, and only this part need be there.
+ * reduced, on the linear values, when every shown component is f32; otherwise, or when the field
+ * is no larger than the thumbnail, the whole field's RGBA (`whole()`), which `thumbnail` reduces.
+ * Synchronous: a field in the engine's memory is read in the frame slot, and only this part need
+ * be there.
  */
 export function thumbnailPixels(comps: readonly Scalar[], planes: PlaneRows[], width: number, height: number, side: number, whole: () => Uint8Array): RgbaPicture {
   const size = fitInside(width, height, side);
   const k = width / size.width;
   const shown = comps.slice(0, Math.min(4, comps.length));
-  if (k > 1 && Number.isInteger(k) && height / size.height === k && shown.every((t) => t === 'f32'))
-    return { ...size, rgba: planesToRgba(shown, boxReduceLinear(planes.slice(0, shown.length), width, height, k), size.width * size.height) };
-  return { width, height, rgba: whole() };
+  const smaller = size.width < width || size.height < height;
+  if (!smaller || !shown.every((t) => t === 'f32')) return { width, height, rgba: whole() };
+  const wholeFactor = Number.isInteger(k) && height / size.height === k;
+  const reduced = wholeFactor ? boxReduceLinear(planes.slice(0, shown.length), width, height, k) : resampleLinear(planes.slice(0, shown.length), width, height, size.width, size.height);
+  return { ...size, rgba: planesToRgba(shown, reduced, size.width * size.height) };
 }
 
 /** A field's components where the engine's memory holds them (f32 views; only f32 ones are read as such). */

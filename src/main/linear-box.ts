@@ -123,29 +123,37 @@ function footprints(from: number, to: number): { start: Int32Array; count: Int32
   return { start, count, at, weights: Float64Array.from(weights) };
 }
 
+type Footprints = ReturnType<typeof footprints>;
+
 /**
- * The same footprints turned around, per element: the (at most two, as cells are at least an
- * element wide) cells it falls in and its weight in each; a second cell that is not there is
- * cell `to` (a spare slot) with weight 0.
+ * Each row of a component summed across into the output's columns: row y's part of cell ox at
+ * out[y * outWidth + ox], the elements' clamped values (times alpha's, when `times` is given)
+ * weighted by how much of each the cell covers, added in increasing x.
  */
-function spreads(from: number, to: number): { first: Int32Array; second: Int32Array; w1: Float64Array; w2: Float64Array } {
-  const f = footprints(from, to);
-  const first = new Int32Array(from).fill(-1);
-  const second = new Int32Array(from).fill(to);
-  const w1 = new Float64Array(from);
-  const w2 = new Float64Array(from);
-  for (let o = 0; o < to; o++)
-    for (let d = 0; d < f.count[o]; d++) {
-      const x = f.start[o] + d;
-      if (first[x] < 0) {
-        first[x] = o;
-        w1[x] = f.weights[f.at[o] + d];
-      } else {
-        second[x] = o;
-        w2[x] = f.weights[f.at[o] + d];
-      }
+function across({ data, offset, stride }: PlaneRows, cols: Footprints, height: number, out: Float64Array, times?: PlaneRows): void {
+  const outWidth = cols.start.length;
+  const { start, count, at, weights } = cols;
+  for (let y = 0, o = 0; y < height; y++) {
+    const row = offset + y * stride;
+    const arow = times ? times.offset + y * times.stride : 0;
+    for (let ox = 0; ox < outWidth; ox++, o++) {
+      let h = 0;
+      for (let d = 0, x = start[ox], w = at[ox]; d < count[ox]; d++, x++, w++) h += weights[w] * (times ? shown(data[row + x]) * shown(times.data[arow + x]) : shown(data[row + x]));
+      out[o] = h;
     }
-  return { first, second, w1, w2 };
+  }
+}
+
+/** Rows summed across (`across`) then down: cell (ox, oy) at out[oy * outWidth + ox], the rows added in increasing y. */
+function down(acrossRows: Float64Array, rows: Footprints, outWidth: number, out: Float64Array): void {
+  const outHeight = rows.start.length;
+  out.fill(0);
+  for (let oy = 0; oy < outHeight; oy++)
+    for (let dy = 0; dy < rows.count[oy]; dy++) {
+      const wy = rows.weights[rows.at[oy] + dy];
+      const from = (rows.start[oy] + dy) * outWidth;
+      for (let ox = 0, o = oy * outWidth; ox < outWidth; ox++, o++) out[o] += wy * acrossRows[from + ox];
+    }
 }
 
 /**
@@ -153,75 +161,41 @@ function spreads(from: number, to: number): { first: Int32Array; second: Int32Ar
  * outHeight (smaller) by area: each output element the average of the clamped values under its
  * cell, each element weighted by how much of it the cell covers (an exact box filter of any
  * factor; boxReduceLinear is the whole-factor case), colours weighted by alpha as there. Each
- * cell's part of a row is summed across first (in increasing x: one pass over the row, each
- * element added to the one or two cells it falls in), then the rows down.
+ * row is summed across into the cells once, then the rows down.
  */
 export function resampleLinear(planes: PlaneRows[], width: number, height: number, outWidth: number, outHeight: number): Float32Array[] {
   if (!(outWidth >= 1 && outHeight >= 1 && outWidth <= width && outHeight <= height)) throw new Error(`resampleLinear: ${width} x ${height} is not made ${outWidth} x ${outHeight} by shrinking`);
   if (planes.length < 1 || planes.length > 4) throw new Error(`resampleLinear: ${planes.length} components, where a picture shows 1 to 4`);
-  const { first, second, w1, w2 } = spreads(width, outWidth);
+  const cols = footprints(width, outWidth);
   const rows = footprints(height, outHeight);
   const area = (width / outWidth) * (height / outHeight);
+  const n = outWidth * outHeight;
   const alpha = planes.length === 4 ? planes[3] : undefined;
   const weighted = alpha !== undefined && !opaque(alpha, width, height);
   const colours = Math.min(planes.length, 3);
-  const out = planes.map(() => new Float32Array(outWidth * outHeight));
-  if (alpha && !weighted) out[3].fill(1);
-  // Per output column of the row being made: each colour's sum, its sum times alpha, alpha's sum;
-  // and one source row's part of each (a spare slot at the end).
-  const plain = Array.from({ length: colours }, () => new Float64Array(outWidth));
-  const times = Array.from({ length: colours }, () => new Float64Array(outWidth));
-  const alphas = new Float64Array(outWidth);
-  const h = new Float64Array(outWidth + 1);
-  const hw = new Float64Array(outWidth + 1);
-  for (let oy = 0; oy < outHeight; oy++) {
-    for (const sums of [...plain, ...times, alphas]) sums.fill(0);
-    for (let dy = 0; dy < rows.count[oy]; dy++) {
-      const y = rows.start[oy] + dy;
-      const wy = rows.weights[rows.at[oy] + dy];
-      for (let c = 0; c < colours; c++) {
-        const { data, offset, stride } = planes[c];
-        const row = offset + y * stride;
-        h.fill(0);
-        if (weighted) {
-          hw.fill(0);
-          const a = alpha.data;
-          const arow = alpha.offset + y * alpha.stride;
-          for (let x = 0; x < width; x++) {
-            const v = shown(data[row + x]);
-            const va = v * shown(a[arow + x]);
-            h[first[x]] += w1[x] * v;
-            h[second[x]] += w2[x] * v;
-            hw[first[x]] += w1[x] * va;
-            hw[second[x]] += w2[x] * va;
-          }
-          const sumTimes = times[c];
-          for (let ox = 0; ox < outWidth; ox++) sumTimes[ox] += wy * hw[ox];
-        } else
-          for (let x = 0; x < width; x++) {
-            const v = shown(data[row + x]);
-            h[first[x]] += w1[x] * v;
-            h[second[x]] += w2[x] * v;
-          }
-        const sum = plain[c];
-        for (let ox = 0; ox < outWidth; ox++) sum[ox] += wy * h[ox];
-      }
-      if (weighted) {
-        h.fill(0);
-        const a = alpha.data;
-        const arow = alpha.offset + y * alpha.stride;
-        for (let x = 0; x < width; x++) {
-          const v = shown(a[arow + x]);
-          h[first[x]] += w1[x] * v;
-          h[second[x]] += w2[x] * v;
-        }
-        for (let ox = 0; ox < outWidth; ox++) alphas[ox] += wy * h[ox];
-      }
+  const out = planes.map(() => new Float32Array(n));
+  const acrossRows = new Float64Array(height * outWidth);
+  const plain = new Float64Array(n);
+  if (!weighted) {
+    for (let c = 0; c < colours; c++) {
+      across(planes[c], cols, height, acrossRows);
+      down(acrossRows, rows, outWidth, plain);
+      for (let o = 0; o < n; o++) out[c][o] = plain[o] / area;
     }
-    for (let ox = 0, o = oy * outWidth; ox < outWidth; ox++, o++) {
-      for (let c = 0; c < colours; c++) out[c][o] = weighted && alphas[ox] > 0 ? times[c][ox] / alphas[ox] : plain[c][ox] / area;
-      if (weighted) out[3][o] = alphas[ox] / area;
-    }
+    if (alpha) out[3].fill(1);
+    return out;
   }
+  const alphas = new Float64Array(n);
+  across(alpha, cols, height, acrossRows);
+  down(acrossRows, rows, outWidth, alphas);
+  const times = new Float64Array(n);
+  for (let c = 0; c < 3; c++) {
+    across(planes[c], cols, height, acrossRows);
+    down(acrossRows, rows, outWidth, plain);
+    across(planes[c], cols, height, acrossRows, alpha);
+    down(acrossRows, rows, outWidth, times);
+    for (let o = 0; o < n; o++) out[c][o] = alphas[o] > 0 ? times[o] / alphas[o] : plain[o] / area;
+  }
+  for (let o = 0; o < n; o++) out[3][o] = alphas[o] / area;
   return out;
 }

@@ -126,8 +126,8 @@ t.test('a thumbnail of a field is the average of the light of each block, then e
   };
   const cases = [[4, 256, 256, 128], [4, 64, 48, 16], [3, 30, 21, 10], [1, 16, 16, 4], [2, 12, 6, 4], [4, 50, 30, 20], [3, 37, 23, 16], [1, 30, 21, 8], [4, 320, 240, 128]] as const;
   for (const [comps, width, height, side] of cases) {
-    for (const transparent of comps === 4 ? [true, false] : [false]) {
-      const planes = Array.from({ length: comps }, (_, c) => Float32Array.from({ length: width * height }, () => (c === 3 && !transparent ? 1 : value(c === 3))));
+    for (const transparent of comps === 4 ? [true, false, 'left half clear'] : [false]) {
+      const planes = Array.from({ length: comps }, (_, c) => Float32Array.from({ length: width * height }, (_, i) => (c !== 3 ? value(false) : transparent === 'left half clear' && i % width < width / 2 ? 0 : transparent ? value(true) : 1)));
       const types: Scalar[] = new Array(comps).fill('f32');
       const k = Math.max(width, height) / side;
       const size = [Math.round(width / k), Math.round(height / k)];
@@ -135,7 +135,7 @@ t.test('a thumbnail of a field is the average of the light of each block, then e
       const got = thumbnailPixels(types, packedPlanes(planes, width), width, height, side, () => t.fail('the whole picture is not wanted') as never);
       t.same([got.width, got.height], size, `${comps} components ${width} x ${height}: the size`);
       const want = whole ? expected(planes, width, height, k) : expectedArea(planes, width, height, size[0], size[1]);
-      t.equal(differs(got.rgba, want), undefined, `${comps} components ${width} x ${height} to ${size.join(' x ')}${whole ? '' : ' (by area)'}${transparent ? ', with transparency' : ''}`);
+      t.equal(differs(got.rgba, want), undefined, `${comps} components ${width} x ${height} to ${size.join(' x ')}${whole ? '' : ' (by area)'}${transparent === true ? ', with transparency' : transparent ? `, ${transparent}` : ''}`);
       if (width === 256) {
         // Through the PNG, as `evaluate` answers it.
         const png = decodePng(Buffer.from((await thumbnail(got.rgba, got.width, got.height, side)).data, 'base64'));

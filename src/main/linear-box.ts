@@ -189,11 +189,18 @@ export function resampleLinear(planes: PlaneRows[], width: number, height: numbe
   across(alpha, cols, height, acrossRows);
   down(acrossRows, rows, outWidth, alphas);
   const times = new Float64Array(n);
+  // The plain sums only where some cell is wholly transparent; the weighted ones only where some is not.
+  const anyClear = alphas.some((a) => !(a > 0));
+  const anySeen = alphas.some((a) => a > 0);
   for (let c = 0; c < 3; c++) {
-    across(planes[c], cols, height, acrossRows);
-    down(acrossRows, rows, outWidth, plain);
-    across(planes[c], cols, height, acrossRows, alpha);
-    down(acrossRows, rows, outWidth, times);
+    if (anyClear) {
+      across(planes[c], cols, height, acrossRows);
+      down(acrossRows, rows, outWidth, plain);
+    }
+    if (anySeen) {
+      across(planes[c], cols, height, acrossRows, alpha);
+      down(acrossRows, rows, outWidth, times);
+    }
     for (let o = 0; o < n; o++) out[c][o] = alphas[o] > 0 ? times[o] / alphas[o] : plain[o] / area;
   }
   for (let o = 0; o < n; o++) out[3][o] = alphas[o] / area;

@@ -6,11 +6,13 @@
 //   node dist/bench/experiments/tier-frames.js ROUNDS SCENE[,SCENE] VARIANT...
 //
 // Variants: fast, optimised (the tiers as they are); fast:PASS,PASS (the fast tier, then those
-// binaryen passes); fast+i2 (the fast tier, two vectors per step where interleave.ts would).
+// binaryen passes); fast+i2 (the fast tier, two vectors per step where interleave.ts would);
+// fast+tf (the module compiled by TurboFan at once: turbofan.ts).
 
 import { loadavg } from 'node:os';
 import { corpus, loadCorpusScene } from '../compile.js';
 import { compileFunction } from '../../src/codegen/compile.js';
+import { optimisedModule } from './turbofan.js';
 import type { Tier } from '../../src/codegen/plan.js';
 import { Engine, sceneGroups } from '../../src/main/engine.js';
 import { FieldMemory } from '../../src/main/memory.js';
@@ -35,7 +37,8 @@ async function once(name: string, variant: string, pool: EvalPool, memory: Field
   const c = corpus().find((x) => x.name === name)!;
   const scene = loadCorpusScene(c);
   const [tierSpec, passList] = variant.split(':');
-  const [tierName, vectors] = tierSpec.split('+i');
+  const eager = tierSpec.endsWith('+tf');
+  const [tierName, vectors] = tierSpec.replace(/\+tf$/, '').split('+i');
   const tier = tierName as Tier;
   const interleave = vectors ? Number(vectors) : undefined;
   const passes = passList ? passList.split(',') : undefined;
@@ -48,7 +51,7 @@ async function once(name: string, variant: string, pool: EvalPool, memory: Field
   const cpu0 = process.cpuUsage();
   for (const g of groups) {
     const bytes = compileFunction(g.ir, { tier, passes, interleave });
-    seedModule(irDigest(g.ir), new WebAssembly.Module(bytes), tier);
+    seedModule(irDigest(g.ir), eager ? optimisedModule(bytes) : new WebAssembly.Module(bytes), tier);
   }
   const compile = performance.now() - t0;
   const compileCpu = cpuMs(process.cpuUsage(cpu0));

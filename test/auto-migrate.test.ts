@@ -191,6 +191,13 @@ t.test('a misused clause is an error at its place', async (t) => {
   t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), text, 'nothing written');
 });
 
+/** A dry run's `values` (read's f32 answer) as planes. */
+function floats(v: { data: string; width: number; height: number; components: number } | undefined): Planes {
+  if (!v) return [];
+  const all = Array.from(new Float32Array(Uint8Array.from(Buffer.from(v.data, 'base64')).buffer));
+  return Array.from({ length: v.components }, (_, c) => all.slice(c * v.width * v.height, (c + 1) * v.width * v.height));
+}
+
 /** The digest the dry run gives a state: sha256 of its elements packed as f32 (or i32), component-major. */
 const digest = (p: Planes) => createHash('sha256').update(new Uint8Array(new Float32Array(p.flat()).buffer)).digest('hex').slice(0, 16);
 
@@ -211,6 +218,26 @@ t.test('a dry run shows each state as the change would carry it, and changes not
   t.equal(st.digest, digest(resampled(old, 4, 3, 8, 6, 'nearest')), 'the digest of the values computed here');
   const thumb = decodePng(Buffer.from(st.thumbnail.data, 'base64'));
   t.same([thumb.width, thumb.height, decodePng(Buffer.from(st.png.data, 'base64')).width], [8, 6, 8], 'its thumbnail and full picture');
+  t.notOk(st.values, 'values only when asked');
+
+  // The values read back, as `read` answers f32, against the resampling computed here.
+  const want = resampled(old, 4, 3, 8, 6, 'nearest');
+  const edit = [{ node: 'a', member: 'size', text: 'size = 8 x 6;' }];
+  const whole = (await ask({ op: 'compose', edits: edit, dry_run: true, evaluate: { frames: 0, values: true } })).ok?.evaluation.states[0].values;
+  t.same([whole?.format, whole?.width, whole?.height, whole?.components], ['f32', 8, 6, 1], 'the whole state\'s values: f32, its size and components');
+  near(t, floats(whole), want, 0, 'the values are the resampled ones, exactly');
+  const part = (await ask({ op: 'compose', edits: edit, dry_run: true, evaluate: { frames: 0, values: { region: { x: 5, y: 2, width: 3, height: 4 }, states: ['a.s'] } } })).ok?.evaluation.states[0].values;
+  t.same([part?.width, part?.height], [3, 4], 'a region of it');
+  near(t, floats(part), planes(1, 3, 4, (_, x, y) => want[0][(y + 2) * 8 + x + 5]), 0, 'the region\'s values, exactly');
+  const refused = async (values: unknown, re: RegExp) => {
+    const e = (await ask({ op: 'compose', edits: edit, dry_run: true, evaluate: { frames: 0, values } })).error;
+    t.match([e?.field, e?.message], ['evaluate', re], e?.message);
+  };
+  await refused({ region: { x: 6, y: 0, width: 3, height: 1 } }, /the state a\.s: evaluate\.values\.region \{x: 6, y: 0, width: 3, height: 1\} is not inside the 8 x 6 field/);
+  await refused({ states: ['a.t'] }, /names `a\.t`, not a state of the changed scene; its states: a\.s/);
+  await refused({ region: { x: -1 } }, /`evaluate\.values\.region\.x` must be an integer of at least 0/);
+  await refused({ area: 1 }, /`evaluate\.values` has no member `area`/);
+  await refused(3, /`evaluate\.values` is true .* or \{region\?, states\?\}/);
   const kept = await ask({ op: 'compose', edits: [{ node: 'a', member: 'size', text: 'size = 4 x 3;' }], dry_run: true, evaluate: { frames: 1 } });
   t.same(kept.ok.evaluation.states.map((x: any) => [x.how, x.digest]), [[['kept'], digest(old)]], 'a state kept is listed as kept, with the digest of its values');
   t.equal(JSON.stringify([await readState(ask), (await ask({ op: 'status' })).ok.revision, readFileSync(join(dir, 'scene.esn'), 'utf8')]), before, 'state, revision and document as before');
@@ -245,8 +272,9 @@ t.test('through entelechy serve: stdin and TCP', async (t) => {
     const next = door === 'stdin' ? [6, 2] : [3, 5];
     const edits = [{ node: 'a', member: 'size', text: `size = ${next[0]} x ${next[1]};` }];
     const want = planes(1, next[0], next[1], (_, x, y) => (x < size[0] && y < size[1] ? old[0][y * size[0] + x] : 0.5));
-    const dry = await ask({ op: 'compose', edits, dry_run: true, evaluate: { frames: 0 } });
+    const dry = await ask({ op: 'compose', edits, dry_run: true, evaluate: { frames: 0, values: true } });
     t.same([dry.ok?.evaluation.states[0].how, dry.ok?.evaluation.states[0].digest], [['resized'], digest(want)], `${door}: the dry run shows the carried state`);
+    near(t, floats(dry.ok?.evaluation.states[0].values), want, 0, `${door}: and its values, read back`);
     const a = await ask({ op: 'compose', edits });
     t.same(carried(a.ok.events).map((e) => [e.kind, e.how]), [['state_carried', ['resized']]], `${door}: the change tells it`);
     near(t, (await readState(ask)).planes, want, 0, `${door}: the values`);

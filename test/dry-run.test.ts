@@ -193,6 +193,9 @@ t.test('through entelechy mcp: the pictures are image content, nothing changes',
   t.equal(pictures.length, 3, 'the thumbnail, the diff picture and the state\'s thumbnail, as images');
   t.same(pictures.map((p: any) => [p.mimeType, png(p.data).width]), [['image/png', 64], ['image/png', 64], ['image/png', 64]]);
   t.equal(r.structuredContent.evaluation.states[0].thumbnail.image, 3, 'the state\'s picture numbered too');
+  const valued = await call('compose', { edits: [{ kernel: 't.glow@1', text: AFTER }], dry_run: true, evaluate: { frames: 0, values: true } });
+  const v = valued.structuredContent?.evaluation.states[0].values;
+  t.same([v?.format, typeof v?.data, Buffer.from(v?.data ?? '', 'base64').length], ['f32', 'string', v?.width * v?.height * v?.components * 4], 'a state\'s values come through MCP as `read` answers f32, not as an image');
   const out = r.structuredContent.evaluation.outputs[0];
   t.same([[out.thumbnail.image, out.diff.image.image].sort(), out.diff.changed], [[1, 2], 230], 'the answer numbers the images; no base64 in it');
   const labels = r.content.filter((c: any) => c.type === 'text').map((c: any) => c.text).join('\n');

@@ -73,6 +73,8 @@ const CASES: Case[] = [
       : `{"op":"${op}","source":"kernel t.step@1 { out result: field2<f32>; each (x, y) { result = 9.0; } }",${op === 'publish' ? '"dry_run":true,' : ''}"evaluate":{"${k}":§}}`,
     numbers: k === 'time' ? BAD_NUMBERS : [...BAD_INTEGERS, '-1', '1e20'],
   }))),
+  // A dry run's `evaluate.values.region` (the states' values read back): refused naming `evaluate`, before any fork.
+  ...['x', 'y', 'width', 'height'].map((k) => ({ op: 'compose', field: 'evaluate', line: `{"op":"compose","edits":[{"node":"step","member":"gain","text":"gain = gain;"}],"dry_run":true,"evaluate":{"values":{"region":{"${k}":§}}}}`, numbers: [...BAD_INTEGERS, '-1', '1e20'] })),
   { op: 'retire', field: 'expect', line: '{"op":"retire","kernel":"t.step@1","expect":§}', numbers: [...BAD_INTEGERS, '-1', '1e20'] },
 ];
 

@@ -524,7 +524,7 @@ class Client:
         ``documents`` at once; checked and compiled before anything is written (``deadline``:
         milliseconds it may take before it writes, else it is cancelled and nothing changes).
         ``dry_run``: nothing is written; with ``evaluate`` ({frames, time, outputs, thumbnail,
-        png}) the change runs on a fork and the answer's ``evaluation`` shows what it would do."""
+        png, values}) the change runs on a fork and the answer's ``evaluation`` shows what it would do."""
         return self.request("compose", text=text, edits=edits, documents=documents, path=path, expect=expect, deadline=deadline, dry_run=dry_run, evaluate=evaluate)
 
     def sync(self, deadline: Optional[float] = None) -> Answer:

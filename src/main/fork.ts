@@ -26,6 +26,8 @@ export interface ForkRun {
   time?: number;
   /** The outputs of the changed scene to read back (default: all). */
   outputs?: string[];
+  /** Also read back each carried state's values (ForkState.planes). */
+  values?: boolean;
 }
 
 /** One output read back from a fork after its frames. */
@@ -70,6 +72,8 @@ export interface ForkState {
   rgba?: Uint8Array;
   /** Past the read limit: no digest or picture. */
   tooLarge?: boolean;
+  /** Its values, one plane per component (with ForkRun.values). */
+  planes?: Float32Array[];
 }
 
 export interface ForkResult {
@@ -106,7 +110,7 @@ export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): P
       const events: WorldEvent[] = [...(change.events ?? [])];
       events.push(...(await carryWorld(published, old.engine, now, { pool: site.pool, signal })));
       events.push(...(change.adjust?.(now) ?? []));
-      const states = carriedStates(old.engine, now, events);
+      const states = carriedStates(old.engine, now, events, run.values ?? false);
       const time = run.time ?? now.time;
       // The running world's side, for the diff and timings: when its frames would only repeat its
       // last one (nothing has state, nothing they read changed: a cached frame), its fields hold
@@ -158,7 +162,7 @@ function picture(engine: Engine, field: Field, name: string): ForkPicture {
 }
 
 /** Each state `now` holds, read back as the change left it (before any frame), with how it got there. */
-function carriedStates(old: Engine, now: Engine, events: WorldEvent[]): ForkState[] {
+function carriedStates(old: Engine, now: Engine, events: WorldEvent[], values: boolean): ForkState[] {
   const states: ForkState[] = [];
   for (const node of now.scene.nodes) {
     for (const port of node.kernel.ports) {
@@ -173,7 +177,7 @@ function carriedStates(old: Engine, now: Engine, events: WorldEvent[]): ForkStat
         continue;
       }
       const digest = createHash('sha256').update(packField(now.memory, field)).digest('hex').slice(0, 16);
-      states.push({ ...base, digest, ...(field.dims === 3 ? {} : { rgba: fieldToRgba(now.memory, field, `${node.name}.${port.name}`) }) });
+      states.push({ ...base, digest, ...(field.dims === 3 ? {} : { rgba: fieldToRgba(now.memory, field, `${node.name}.${port.name}`) }), ...(values ? { planes: readField(now.memory, field) } : {}) });
     }
   }
   return states;

@@ -205,7 +205,8 @@ export function picturesResult(ok: Json): CallToolResult {
     if (Array.isArray(v)) return v.map((x) => walk(x, where));
     if (!v || typeof v !== 'object') return v;
     const o = v as Json;
-    if (typeof o.data === 'string' && typeof o.width === 'number' && typeof o.height === 'number') {
+    // A state's values (`evaluate.values`: floats, format f32) are numbers the agent asked for, not a picture.
+    if (typeof o.data === 'string' && typeof o.width === 'number' && typeof o.height === 'number' && o.format !== 'f32') {
       images.push({ type: 'text', text: `${where} (${o.width} x ${o.height}):` }, png(o.data));
       return { width: o.width, height: o.height, image: images.length / 2 };
     }

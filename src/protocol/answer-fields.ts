@@ -115,7 +115,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('data', 'base64 bytes: the image or floats (read), or the snapshot (snapshot without a path)'),
   // trace
   a('x', 'the element traced'), a('y', 'the element traced'), a('z', 'the element traced'),
-  a('values', 'what each node computed at the element: node, port, value'),
+  a('values', 'trace: what each node computed at the element: node, port, value; a dry run\'s state (with `evaluate.values`): its values as `read` answers them with format f32 (format, width, height, components, data)'),
   a('reads', 'what each node read at the element: node, name, kind (field, state, param, value, uniform), from (the edge or param) and value; a field the element is outside of (a 3-D field under a 2-D node, read with `.at` or `sample`) has a note instead of a value'),
   a('note', 'why a read has no value: the element is outside that field (a 3-D field under a 2-D node); the kernel reads it where its code computes', { within: 'reads' }),
   a('from', 'where a read value came from: the node.port of an edge, or the param', { within: 'reads' }),

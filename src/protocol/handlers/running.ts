@@ -8,11 +8,11 @@ import { clockOf, hasComputed, setParam, takeEvents } from '../../main/world-sta
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { paramSetting } from '../../ir/check/params.js';
 import type { RequestContext } from './index.js';
-import { mib, READ_LIMIT } from '../../main/budget.js';
 import { imagePath, summarise, writeImage, type ChannelSummary } from '../../main/image-out.js';
 import { PathError } from '../../main/documents.js';
 import { LIMITS, LimitError } from '../../main/limits.js';
 import { THUMBNAIL_MAX_SIDE, type PngPicture } from '../../main/thumbnail.js';
+import { crop, regionOf, tooLargeToRead } from '../read-region.js';
 import { outputThumbnail } from '../../main/thumbnail-cache.js';
 
 type Fields = Record<string, unknown>;
@@ -111,53 +111,6 @@ async function addThumbnails(s: Session, outputs: { name: string; depth?: number
   // (Paused before any frame, nothing is computed: no thumbnail, as `read` would refuse.)
   const pictures: Promise<PngPicture>[] = await s.read((w) => (!hasComputed(w) ? [] : flat.map((o) => outputThumbnail(w, o.name, side))), signal);
   for (const [i, picture] of pictures.entries()) flat[i].thumbnail = await picture;
-}
-
-/** The region a read names, checked: integers inside the field (undefined: the whole field). */
-interface Region {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-
-function regionOf(field: Field, region: Fields | undefined): Region | undefined {
-  if (!region) return undefined;
-  const x = Number(region.x ?? 0);
-  const y = Number(region.y ?? 0);
-  const w = Number(region.width ?? field.width - x);
-  const h = Number(region.height ?? field.height - y);
-  const notInteger = (['x', 'y', 'width', 'height'] as const).find((k) => region[k] !== undefined && !Number.isInteger(region[k]));
-  if (notInteger) throw new ProtocolError(`region.${notInteger} must be an integer (elements of the ${field.width} x ${field.height} field)`, { field: 'region', expected: '{x, y, width, height} inside the field' });
-  if (![x, y, w, h].every(Number.isInteger) || x < 0 || y < 0 || w < 1 || h < 1 || x + w > field.width || y + h > field.height)
-    throw new ProtocolError(`region {x: ${x}, y: ${y}, width: ${w}, height: ${h}} is not inside the ${field.width} x ${field.height} field`, { field: 'region', expected: '{x, y, width, height} inside the field' });
-  return { x, y, width: w, height: h };
-}
-
-function crop(field: Field, planes: Float32Array[], region: Region | undefined) {
-  if (!region) return { width: field.width, height: field.height, planes };
-  const { x, y, width: w, height: h } = region;
-  return {
-    width: w, height: h,
-    planes: planes.map((p) => {
-      const out = new Float32Array(w * h);
-      for (let r = 0; r < h; r++) out.set(p.subarray((y + r) * field.width + x, (y + r) * field.width + x + w), r * w);
-      return out;
-    }),
-  };
-}
-
-/** Refuse a read whose answer would be too large to make (budget.ts READ_LIMIT), saying what to read instead. */
-function tooLargeToRead(name: string, field: Field, region: Region | undefined, format: string): void {
-  const width = region?.width ?? field.width;
-  const height = region?.height ?? field.height;
-  const bytes = width * height * (region ? 1 : field.depth) * 4 * (format === 'png' ? 1 : field.comps.length);
-  if (bytes <= READ_LIMIT) return;
-  const side = Math.max(1, Math.floor(Math.sqrt(READ_LIMIT / (4 * (format === 'png' ? 1 : field.comps.length)))));
-  throw new ProtocolError(
-    `\`${name}\` is ${field.width} x ${field.height}${field.dims === 3 ? ` x ${field.depth}` : ''}: ${region ? 'that region' : 'the whole field'} as ${format} is ${mib(bytes)}, more than a read answers (${mib(READ_LIMIT)}). Read a region of it, e.g. {"region": {"x": 0, "y": 0, "width": ${Math.min(side, field.width)}, "height": ${Math.min(side, field.height)}}}, or give the node a smaller size`,
-    { field: 'region', limit: READ_LIMIT, bytes, expected: { x: 0, y: 0, width: Math.min(side, field.width), height: Math.min(side, field.height) } },
-  );
 }
 
 /** The field a read names: an output, a pinned node's port, or a scene input. */

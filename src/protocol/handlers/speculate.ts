@@ -13,6 +13,8 @@ import type { WorldEvent } from '../../main/world.js';
 import { packedPlanes, pngPicture, thumbnail, thumbnailPixels, THUMBNAIL_MAX_SIDE, THUMBNAIL_SIDE, type PngPicture } from '../../main/thumbnail.js';
 import { isF32Number } from '../envelope.js';
 import { ProtocolError } from '../error.js';
+import { mib, READ_LIMIT } from '../../main/budget.js';
+import { crop, regionOf, tooLargeToRead } from '../read-region.js';
 
 /** The most frames a dry run runs (each on two forks: the world's and the change's). */
 export const DRY_RUN_MAX_FRAMES = 100;
@@ -26,12 +28,14 @@ export interface EvaluateOptions {
   thumbnail: number;
   /** Also the full PNG of each output and of its diff. */
   png: boolean;
+  /** Also each carried state's values, as `read` answers them with format f32: of `region` (default whole), of the states named (default all). */
+  values?: { region?: Record<string, unknown>; states?: string[] };
   /** Also the running world's picture of the same frames, as a thumbnail (the Player's preview, side by side; not a request field). */
   before?: boolean;
 }
 
-const FIELDS = ['frames', 'time', 'outputs', 'thumbnail', 'png'];
-const EXPECTED = '{frames?: 0..100, time?: number, outputs?: [names], thumbnail?: 1..1024, png?: boolean}';
+const FIELDS = ['frames', 'time', 'outputs', 'thumbnail', 'png', 'values'];
+const EXPECTED = '{frames?: 0..100, time?: number, outputs?: [names], thumbnail?: 1..1024, png?: boolean, values?: true | {region?: {x, y, width, height}, states?: ["node.port"]}}';
 
 /** The request's `evaluate` checked, or undefined when it has none. */
 export function evaluateOptions(value: unknown): EvaluateOptions | undefined {
@@ -47,7 +51,26 @@ export function evaluateOptions(value: unknown): EvaluateOptions | undefined {
   const side = v.thumbnail ?? THUMBNAIL_SIDE;
   if (typeof side !== 'number' || !Number.isInteger(side) || side < 1 || side > THUMBNAIL_MAX_SIDE) throw bad(`\`evaluate.thumbnail\` must be an integer from 1 to ${THUMBNAIL_MAX_SIDE} (the longest side in pixels)`);
   if (v.png !== undefined && typeof v.png !== 'boolean') throw bad('`evaluate.png` must be true or false');
-  return { frames, time: v.time as number | undefined, outputs: v.outputs as string[] | undefined, thumbnail: side, png: v.png === true };
+  return { frames, time: v.time as number | undefined, outputs: v.outputs as string[] | undefined, thumbnail: side, png: v.png === true, ...valuesOption(v.values, bad) };
+}
+
+/** `evaluate.values` checked: true, or {region?, states?}; false or absent: none. */
+function valuesOption(value: unknown, bad: (message: string) => ProtocolError): Pick<EvaluateOptions, 'values'> {
+  if (value === undefined || value === false) return {};
+  if (value === true) return { values: {} };
+  const v = value as Record<string, unknown>;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad('`evaluate.values` is true (every state\'s values, whole) or {region?, states?}');
+  const unknown = Object.keys(v).find((k) => k !== 'region' && k !== 'states');
+  if (unknown) throw bad(`\`evaluate.values\` has no member \`${unknown}\` (it takes region and states)`);
+  if (v.region !== undefined && (typeof v.region !== 'object' || v.region === null || Array.isArray(v.region))) throw bad('`evaluate.values.region` is {x, y, width, height}, as `read` takes it');
+  // Its numbers checked before any fork runs; whether it lies inside each state, after.
+  const region = (v.region ?? {}) as Record<string, unknown>;
+  const unknownKey = Object.keys(region).find((k) => !['x', 'y', 'width', 'height'].includes(k));
+  if (unknownKey) throw bad(`\`evaluate.values.region\` has no member \`${unknownKey}\` (it is {x, y, width, height}, as \`read\` takes it)`);
+  const notCount = (['x', 'y', 'width', 'height'] as const).find((k) => region[k] !== undefined && !(Number.isSafeInteger(region[k]) && (region[k] as number) >= (k === 'x' || k === 'y' ? 0 : 1)));
+  if (notCount) throw bad(`\`evaluate.values.region.${notCount}\` must be an integer of at least ${notCount === 'x' || notCount === 'y' ? 0 : 1} (elements)`);
+  if (v.states !== undefined && !(Array.isArray(v.states) && v.states.every((x) => typeof x === 'string'))) throw bad('`evaluate.values.states` is an array of "node.port" names');
+  return { values: { ...(v.region ? { region: v.region as Record<string, unknown> } : {}), ...(v.states ? { states: v.states as string[] } : {}) } };
 }
 
 /** `evaluate` on compose or publish needs `dry_run`: a real change answers no preview. */
@@ -71,7 +94,7 @@ function outputsOf(options: EvaluateOptions, also?: (scene: Scene) => void): (sc
  */
 export async function dryRun(s: Session, change: SceneChange, options: EvaluateOptions | undefined): Promise<{ events: WorldEvent[]; evaluation?: Awaited<ReturnType<typeof evaluation>> }> {
   const run = options ?? { frames: 0, thumbnail: THUMBNAIL_SIDE, png: false };
-  const result = await s.dryRun({ ...change, check: outputsOf(run, change.check) }, { frames: run.frames, time: run.time, outputs: run.outputs });
+  const result = await s.dryRun({ ...change, check: outputsOf(run, change.check) }, { frames: run.frames, time: run.time, outputs: run.outputs, values: run.values !== undefined });
   return { events: result.events, ...(options ? { evaluation: await evaluation(result, run) } : {}) };
 }
 
@@ -80,7 +103,8 @@ async function evaluation(r: ForkResult, o: EvaluateOptions) {
   const outputs = [];
   for (const out of r.outputs) outputs.push(await outputAnswer(out, o));
   const states = [];
-  for (const st of r.states) states.push(await stateAnswer(st, o));
+  const values = o.values ? stateValues(r.states, o.values) : new Map<ForkState, object>();
+  for (const st of r.states) states.push({ ...(await stateAnswer(st, o)), ...(values.has(st) ? { values: values.get(st) } : {}) });
   return { frames: r.frames, frame: r.frame, time: r.time, prepare_ms: r.prepare_ms, outputs, states, timings: r.timings };
 }
 
@@ -90,6 +114,39 @@ async function stateAnswer(st: ForkState, o: EvaluateOptions) {
   if (st.tooLarge) return { ...base, note: 'too large to read back whole (as `read` refuses it): no digest or picture; read a region of it after the change' };
   const pictures = st.rgba ? { thumbnail: await thumbnail(st.rgba, st.width, st.height, o.thumbnail), ...(o.png ? { png: await pngPicture(st.rgba, st.width, st.height) } : {}) } : { note: 'a 3-D state has no picture' };
   return { ...base, digest: st.digest, ...pictures };
+}
+
+/**
+ * The values of the states asked for, as `read` answers a field with format f32 (width, height,
+ * depth, components, data: base64 little-endian floats, component-major planes), each of the region
+ * (checked as `read` checks it) and all of them together within what one read answers.
+ */
+function stateValues(states: ForkState[], asked: NonNullable<EvaluateOptions['values']>): Map<ForkState, object> {
+  const name = (st: ForkState) => `${st.node}.${st.port}`;
+  const unknown = asked.states?.find((n) => !states.some((st) => name(st) === n));
+  if (unknown) throw new ProtocolError(`\`evaluate.values.states\` names \`${unknown}\`, not a state of the changed scene; its states: ${states.map(name).join(', ') || 'none'}`, { field: 'evaluate' });
+  const out = new Map<ForkState, object>();
+  let bytes = 0;
+  for (const st of states) {
+    if (asked.states && !asked.states.includes(name(st))) continue;
+    if (!st.planes) continue; // too large to read back whole: its note says so
+    let region;
+    try {
+      region = regionOf(st, asked.region, 'evaluate.values');
+      tooLargeToRead(name(st), st, region, 'f32');
+    } catch (e) {
+      if (e instanceof ProtocolError) throw new ProtocolError(`the state ${name(st)}: ${e.message}`, { ...e.data, field: 'evaluate' });
+      throw e;
+    }
+    const { width, height, planes } = crop(st, st.planes, region);
+    const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));
+    planes.reduce((o, p) => (all.set(p, o), o + p.length), 0);
+    bytes += all.byteLength;
+    if (bytes > READ_LIMIT)
+      throw new ProtocolError(`the states' values together are more than a read answers (${mib(READ_LIMIT)}): name fewer in \`evaluate.values.states\`, or give a smaller \`region\``, { field: 'evaluate', limit: READ_LIMIT });
+    out.set(st, { format: 'f32', width, height, ...(st.depth > 1 && !region ? { depth: st.depth } : {}), components: planes.length, data: Buffer.from(all.buffer).toString('base64') });
+  }
+  return out;
 }
 
 async function outputAnswer(out: ForkOutput, o: EvaluateOptions) {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { versionOf } from '../src/main/documents.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
-import { buildGenerations, buildHistory, FAILING_LINE, GENERATIONS, historyDir, replayText, SAVED, VERSIONS, versionText } from './bisect-fixtures.js';
+import { badKernel, buildGenerations, buildHistory, FAILING_LINE, GENERATIONS, historyDir, replayText, SAVED, VERSIONS, versionText } from './bisect-fixtures.js';
 
 type Ask = (req: Record<string, unknown>) => Promise<{ ok?: any; error?: any }>;
 
@@ -195,6 +195,18 @@ t.test('generations published over the protocol are points of the history: bisec
   ];
   for (const [good, bad, re] of mistakes) t.match((await bisect(good, bad)).error?.message, re, `${good}..${bad} refused`);
   t.equal(await fingerprint(ask, dir), before, 'the world, the history (with its generations) and the folder as before');
+
+  // A snapshot's restore brings back the kernels published when it was taken: a generation too.
+  t.ok((await ask({ op: 'compose', text: versionText(1, GENERATIONS.planted) })).ok, 'a good version again (4)');
+  t.ok((await ask({ op: 'publish', source: badKernel() })).ok, 'the bad kernel published (p4)');
+  const snap = (await ask({ op: 'snapshot' })).ok?.data;
+  t.ok((await ask({ op: 'retire', kernel: 't.paint@1' })).ok, 'and retired (p5)');
+  t.ok((await ask({ op: 'restore', data: snap })).ok, 'the snapshot restored (p6)');
+  const restored = (await ask({ op: 'history' })).ok.generations;
+  t.same(restored.slice(4).map((g: any) => [g.origin, g.after]), [['publish', 4], ['retire', 4], ['restore', 4]], 'each in history');
+  const back = (await bisect('p5', 'running')).ok;
+  t.same([back?.first_bad.kind, back?.first_bad.origin, back?.first_bad.index, back?.last_good.origin], ['generation', 'restore', 6, 'retire'], 'the restore is the first bad point');
+  t.match(back?.kernels_diff, /^\+\+\+ \(protocol t\.paint@1\)/m);
 });
 
 t.test('a deadline and cancel stop a bisect; nothing of it is kept', async (t) => {

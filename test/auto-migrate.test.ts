@@ -247,6 +247,22 @@ t.test('a dry run shows each state as the change would carry it, and changes not
   t.equal(digest((await readState(ask)).planes), st.digest, 'the carried state has the digest the dry run answered');
 });
 
+t.test('a dry run\'s thumbnail of a migrated state averages its light, as an output\'s does', async (t) => {
+  const dir = sceneDir();
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => s.close());
+  const ask: Ask = async (req) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  // A black and white checker, 4 x 3, resized to 4 x 4 (the new row its declared 0.5), shown 2 x 2:
+  // every 2 x 2 block's light averages 0.5, byte 188. Averaging the bytes would give 128 for the
+  // checker's blocks (0 and 255) and 158 for the bottom ones.
+  await writeState(ask, planes(1, 4, 3, (_, x, y) => (x + y) % 2));
+  const dry = await ask({ op: 'compose', edits: [{ node: 'a', member: 'size', text: 'size = 4 x 4;' }], dry_run: true, evaluate: { frames: 0, thumbnail: 2 } });
+  const st = dry.ok?.evaluation.states[0];
+  t.same(st?.how, ['resized'], JSON.stringify(dry.error));
+  const thumb = decodePng(Buffer.from(st.thumbnail.data, 'base64'));
+  t.same([thumb.width, thumb.height, [...thumb.rgba]], [2, 2, Array.from({ length: 4 }, () => [188, 188, 188, 255]).flat()], 'every pixel the light\'s average, byte 188');
+});
+
 t.test('a world moving to a fresh memory carries its state from the old one', async (t) => {
   // 5000 x 5000: the state twice and the out, 300 MB: past RENEW_ABOVE (256 MiB); 8 x 8 needs far less.
   const dir = sceneDir(SCENE.replace('4 x 3', '5000 x 5000'));

@@ -26,8 +26,6 @@ export interface ForkRun {
   time?: number;
   /** The outputs of the changed scene to read back (default: all). */
   outputs?: string[];
-  /** Also read back each carried state's values (ForkState.planes). */
-  values?: boolean;
 }
 
 /** One output read back from a fork after its frames. */
@@ -70,9 +68,9 @@ export interface ForkState {
   digest?: string;
   /** RGBA bytes of a 1-D or 2-D state (image.ts's mapping). */
   rgba?: Uint8Array;
-  /** Past the read limit: no digest or picture. */
+  /** Past the read limit: no digest, picture or values. */
   tooLarge?: boolean;
-  /** Its values, one plane per component (with ForkRun.values). */
+  /** Its values, one plane per component ([c][z][y][x]): its thumbnail is reduced from them, as an output's is, and a dry run's `values` answers them. */
   planes?: Float32Array[];
 }
 
@@ -110,7 +108,7 @@ export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): P
       const events: WorldEvent[] = [...(change.events ?? [])];
       events.push(...(await carryWorld(published, old.engine, now, { pool: site.pool, signal })));
       events.push(...(change.adjust?.(now) ?? []));
-      const states = carriedStates(old.engine, now, events, run.values ?? false);
+      const states = carriedStates(old.engine, now, events);
       const time = run.time ?? now.time;
       // The running world's side, for the diff and timings: when its frames would only repeat its
       // last one (nothing has state, nothing they read changed: a cached frame), its fields hold
@@ -162,7 +160,7 @@ function picture(engine: Engine, field: Field, name: string): ForkPicture {
 }
 
 /** Each state `now` holds, read back as the change left it (before any frame), with how it got there. */
-function carriedStates(old: Engine, now: Engine, events: WorldEvent[], values: boolean): ForkState[] {
+function carriedStates(old: Engine, now: Engine, events: WorldEvent[]): ForkState[] {
   const states: ForkState[] = [];
   for (const node of now.scene.nodes) {
     for (const port of node.kernel.ports) {
@@ -177,7 +175,7 @@ function carriedStates(old: Engine, now: Engine, events: WorldEvent[], values: b
         continue;
       }
       const digest = createHash('sha256').update(packField(now.memory, field)).digest('hex').slice(0, 16);
-      states.push({ ...base, digest, ...(field.dims === 3 ? {} : { rgba: fieldToRgba(now.memory, field, `${node.name}.${port.name}`) }), ...(values ? { planes: readField(now.memory, field) } : {}) });
+      states.push({ ...base, digest, planes: readField(now.memory, field), ...(field.dims === 3 ? {} : { rgba: fieldToRgba(now.memory, field, `${node.name}.${port.name}`) }) });
     }
   }
   return states;

@@ -1,9 +1,9 @@
 // Small pictures of outputs: a thumbnail is the output's RGBA (image.ts's mapping) made smaller,
 // its longest side at most the size asked for, and encoded by the engine's own PNG encoder
 // (png.ts). `evaluate` answers one per output when asked, and so does a dry run (fork.ts) for the
-// change and its diff.
+// change, its diff and each state as the change carried it.
 //
-// RGBA bytes (a state's picture in a dry run, a field with i32 or bool components) reduced by a
+// RGBA bytes (a field with i32 or bool components) reduced by a
 // whole factor in both directions (256 x 256 to 128 x 128: 2) take an exact box filter here, in
 // plain JavaScript: each pixel the average of its k x k block. Any other size goes to the
 // resampling images read into inputs take (image-input.ts, sharp), whose fixed cost per call

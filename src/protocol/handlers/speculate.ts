@@ -94,7 +94,7 @@ function outputsOf(options: EvaluateOptions, also?: (scene: Scene) => void): (sc
  */
 export async function dryRun(s: Session, change: SceneChange, options: EvaluateOptions | undefined): Promise<{ events: WorldEvent[]; evaluation?: Awaited<ReturnType<typeof evaluation>> }> {
   const run = options ?? { frames: 0, thumbnail: THUMBNAIL_SIDE, png: false };
-  const result = await s.dryRun({ ...change, check: outputsOf(run, change.check) }, { frames: run.frames, time: run.time, outputs: run.outputs, values: run.values !== undefined });
+  const result = await s.dryRun({ ...change, check: outputsOf(run, change.check) }, { frames: run.frames, time: run.time, outputs: run.outputs });
   return { events: result.events, ...(options ? { evaluation: await evaluation(result, run) } : {}) };
 }
 
@@ -112,7 +112,8 @@ async function evaluation(r: ForkResult, o: EvaluateOptions) {
 async function stateAnswer(st: ForkState, o: EvaluateOptions) {
   const base = { node: st.node, port: st.port, how: st.how, ...(st.reason ? { reason: st.reason } : {}), type: st.type, width: st.width, height: st.height, ...(st.depth > 1 ? { depth: st.depth } : {}) };
   if (st.tooLarge) return { ...base, note: 'too large to read back whole (as `read` refuses it): no digest or picture; read a region of it after the change' };
-  const pictures = st.rgba ? { thumbnail: await thumbnail(st.rgba, st.width, st.height, o.thumbnail), ...(o.png ? { png: await pngPicture(st.rgba, st.width, st.height) } : {}) } : { note: 'a 3-D state has no picture' };
+  // Its thumbnail made as an output's is (pictureThumbnail): reduced on the linear values.
+  const pictures = st.rgba && st.planes ? { thumbnail: await pictureThumbnail({ ...st, planes: st.planes }, o.thumbnail), ...(o.png ? { png: await pngPicture(st.rgba, st.width, st.height) } : {}) } : { note: 'a 3-D state has no picture' };
   return { ...base, digest: st.digest, ...pictures };
 }
 
@@ -159,7 +160,7 @@ async function outputAnswer(out: ForkOutput, o: EvaluateOptions) {
   return { ...base, ...pictures, ...before, diff: await diffAnswer(out.before, now, o) };
 }
 
-/** A fork's 2-D picture as a thumbnail, reduced on its linear values (thumbnail.ts). */
+/** A fork's 2-D picture (an output, or a state as the change carried it) as a thumbnail, reduced on its linear values (thumbnail.ts). */
 function pictureThumbnail(p: ForkPicture, side: number): Promise<PngPicture> {
   const pixels = thumbnailPixels(p.comps, packedPlanes(p.planes, p.width), p.width, p.height, side, () => p.rgba!);
   return thumbnail(pixels.rgba, pixels.width, pixels.height, side);

@@ -334,4 +334,12 @@ t.test('in 3-D: resampled along each of the three axes (trilinear: x, then y, th
   await ask({ op: 'compose', edits: [{ kernel: 't.vol@1', text: kernel3('resample nearest') }] });
   await writeState(ask, volume(5, 2, 3));
   await change([2, 5, 2], 'nearest');
+
+  // A dry run's values of a box of the 3-D state: its slices in increasing z, and their number.
+  const now = (await readState(ask)).planes[0];
+  const kept = [{ kernel: 't.vol@1', text: kernel3('resample nearest') + ' ' }];
+  const box = (await ask({ op: 'compose', edits: kept, dry_run: true, evaluate: { frames: 0, values: { region: { x: 1, y: 2, z: 0, width: 1, height: 3, depth: 2 } } } })).ok?.evaluation.states[0].values;
+  t.same([box?.width, box?.height, box?.depth], [1, 3, 2], 'a box of a 3-D state answers its depth');
+  const want = [0, 1].flatMap((z) => [2, 3, 4].map((y) => now[(z * 5 + y) * 2 + 1]));
+  t.same(Array.from(new Float32Array(Uint8Array.from(Buffer.from(box?.data ?? '', 'base64')).buffer)), want, 'and every slice of it');
 });

@@ -55,7 +55,7 @@ const CASES: Case[] = [
   { op: 'write', field: 'value', line: '{"op":"write","node":"canvas","value":§}', numbers: BAD_NUMBERS },
   { op: 'write', field: 'value', line: '{"op":"write","node":"step","port":"total","value":[§]}', numbers: BAD_NUMBERS },
   ...['x', 'y', 'width', 'height'].map((k) => ({ op: 'write', field: 'region', line: `{"op":"write","node":"canvas","value":1,"region":{"${k}":§}}`, numbers: [...BAD_INTEGERS, '-1', '1e20'] })),
-  ...['x', 'y', 'width', 'height'].map((k) => ({ op: 'read', field: 'region', line: `{"op":"read","format":"f32","region":{"${k}":§}}`, numbers: [...BAD_INTEGERS, '-1', '1e20'] })),
+  ...['x', 'y', 'z', 'width', 'height', 'depth'].map((k) => ({ op: 'read', field: 'region', line: `{"op":"read","format":"f32","region":{"${k}":§}}`, numbers: [...BAD_INTEGERS, '-1', '1e20'] })),
   { op: 'trace', field: 'x', line: '{"op":"trace","x":§}', numbers: [...BAD_INTEGERS, '-1', '1e20'] },
   { op: 'trace', field: 'y', or: 'x', line: '{"op":"trace","x":0,"y":§}', numbers: [...BAD_INTEGERS, '-1', '1e20'] },
   { op: 'trace', field: 'z', or: 'x', line: '{"op":"trace","x":0,"y":0,"z":§}', numbers: [...BAD_INTEGERS, '-1', '1e20'] },
@@ -74,7 +74,7 @@ const CASES: Case[] = [
     numbers: k === 'time' ? BAD_NUMBERS : [...BAD_INTEGERS, '-1', '1e20'],
   }))),
   // A dry run's `evaluate.values.region` (the states' values read back): refused naming `evaluate`, before any fork.
-  ...['x', 'y', 'width', 'height'].map((k) => ({ op: 'compose', field: 'evaluate', line: `{"op":"compose","edits":[{"node":"step","member":"gain","text":"gain = gain;"}],"dry_run":true,"evaluate":{"values":{"region":{"${k}":§}}}}`, numbers: [...BAD_INTEGERS, '-1', '1e20'] })),
+  ...['x', 'y', 'z', 'width', 'height', 'depth'].map((k) => ({ op: 'compose', field: 'evaluate', line: `{"op":"compose","edits":[{"node":"step","member":"gain","text":"gain = gain;"}],"dry_run":true,"evaluate":{"values":{"region":{"${k}":§}}}}`, numbers: [...BAD_INTEGERS, '-1', '1e20'] })),
   { op: 'retire', field: 'expect', line: '{"op":"retire","kernel":"t.step@1","expect":§}', numbers: [...BAD_INTEGERS, '-1', '1e20'] },
 ];
 

@@ -15,35 +15,58 @@ export interface Sized {
   comps: readonly unknown[];
 }
 
-/** The region a read names, checked: integers inside the field (undefined: the whole field). */
+/**
+ * The region a read names, checked: integers inside the field (undefined: the whole field). Of a
+ * 3-D field it is a box: `z` and `depth` choose its slices (default every one); of a 2-D field
+ * they may only say the one slice there is.
+ */
 export interface Region {
   x: number;
   y: number;
+  z: number;
   width: number;
   height: number;
+  depth: number;
 }
+
+const KEYS = ['x', 'y', 'z', 'width', 'height', 'depth'] as const;
 
 export function regionOf(field: Sized, region: Fields | undefined, name = 'region'): Region | undefined {
   if (!region) return undefined;
   const x = Number(region.x ?? 0);
   const y = Number(region.y ?? 0);
+  const z = Number(region.z ?? 0);
   const w = Number(region.width ?? field.width - x);
   const h = Number(region.height ?? field.height - y);
-  const notInteger = (['x', 'y', 'width', 'height'] as const).find((k) => region[k] !== undefined && !Number.isInteger(region[k]));
-  if (notInteger) throw new ProtocolError(`${name === 'region' ? '' : `${name}.`}region.${notInteger} must be an integer (elements of the ${field.width} x ${field.height} field)`, { field: name, expected: '{x, y, width, height} inside the field' });
-  if (![x, y, w, h].every(Number.isInteger) || x < 0 || y < 0 || w < 1 || h < 1 || x + w > field.width || y + h > field.height)
-    throw new ProtocolError(`${name === 'region' ? '' : `${name}.`}region {x: ${x}, y: ${y}, width: ${w}, height: ${h}} is not inside the ${field.width} x ${field.height} field`, { field: name, expected: '{x, y, width, height} inside the field' });
-  return { x, y, width: w, height: h };
+  const d = Number(region.depth ?? field.depth - z);
+  const prefix = name === 'region' ? '' : `${name}.`;
+  const size = `${field.width} x ${field.height}${field.depth > 1 ? ` x ${field.depth}` : ''}`;
+  const expected = field.depth > 1 ? '{x, y, z, width, height, depth} inside the field' : '{x, y, width, height} inside the field';
+  const notInteger = KEYS.find((k) => region[k] !== undefined && !Number.isInteger(region[k]));
+  if (notInteger) throw new ProtocolError(`${prefix}region.${notInteger} must be an integer (elements of the ${size} field)`, { field: name, expected });
+  if (![x, y, z, w, h, d].every(Number.isInteger) || x < 0 || y < 0 || z < 0 || w < 1 || h < 1 || d < 1 || x + w > field.width || y + h > field.height || z + d > field.depth) {
+    const box = `{x: ${x}, y: ${y}, ${field.depth > 1 || region.z !== undefined || region.depth !== undefined ? `z: ${z}, ` : ''}width: ${w}, height: ${h}${field.depth > 1 || region.z !== undefined || region.depth !== undefined ? `, depth: ${d}` : ''}}`;
+    throw new ProtocolError(`${prefix}region ${box} is not inside the ${size} field`, { field: name, expected });
+  }
+  return { x, y, z, width: w, height: h, depth: d };
 }
 
-export function crop(field: Sized, planes: Float32Array[], region: Region | undefined) {
-  if (!region) return { width: field.width, height: field.height, planes };
-  const { x, y, width: w, height: h } = region;
+/**
+ * The planes ([c][z][y][x], packed) cropped to the region: each component's plane holds the
+ * region's slices in increasing z, each slice its rows in increasing y, as a whole field's do.
+ */
+export function crop(field: Sized, planes: Float32Array[], region: Region | undefined): { width: number; height: number; depth: number; planes: Float32Array[] } {
+  if (!region) return { width: field.width, height: field.height, depth: field.depth, planes };
+  const { x, y, z, width: w, height: h, depth: d } = region;
   return {
-    width: w, height: h,
+    width: w, height: h, depth: d,
     planes: planes.map((p) => {
-      const out = new Float32Array(w * h);
-      for (let r = 0; r < h; r++) out.set(p.subarray((y + r) * field.width + x, (y + r) * field.width + x + w), r * w);
+      const out = new Float32Array(w * h * d);
+      for (let s = 0; s < d; s++)
+        for (let r = 0; r < h; r++) {
+          const from = ((z + s) * field.height + y + r) * field.width + x;
+          out.set(p.subarray(from, from + w), (s * h + r) * w);
+        }
       return out;
     }),
   };
@@ -53,12 +76,15 @@ export function crop(field: Sized, planes: Float32Array[], region: Region | unde
 export function tooLargeToRead(name: string, field: Sized, region: Region | undefined, format: string): void {
   const width = region?.width ?? field.width;
   const height = region?.height ?? field.height;
-  const bytes = width * height * (region ? 1 : field.depth) * 4 * (format === 'png' ? 1 : field.comps.length);
+  const depth = region?.depth ?? field.depth;
+  const bytes = width * height * depth * 4 * (format === 'png' ? 1 : field.comps.length);
   if (bytes <= READ_LIMIT) return;
   const side = Math.max(1, Math.floor(Math.sqrt(READ_LIMIT / (4 * (format === 'png' ? 1 : field.comps.length)))));
+  // Of a 3-D field, one slice of it: a square of `side` is what one read answers.
+  const example = { x: 0, y: 0, ...(field.depth > 1 ? { z: 0 } : {}), width: Math.min(side, field.width), height: Math.min(side, field.height), ...(field.depth > 1 ? { depth: 1 } : {}) };
   throw new ProtocolError(
-    `\`${name}\` is ${field.width} x ${field.height}${field.depth > 1 ? ` x ${field.depth}` : ''}: ${region ? 'that region' : 'the whole field'} as ${format} is ${mib(bytes)}, more than a read answers (${mib(READ_LIMIT)}). Read a region of it, e.g. {"region": {"x": 0, "y": 0, "width": ${Math.min(side, field.width)}, "height": ${Math.min(side, field.height)}}}, or give the node a smaller size`,
-    { field: 'region', limit: READ_LIMIT, bytes, expected: { x: 0, y: 0, width: Math.min(side, field.width), height: Math.min(side, field.height) } },
+    `\`${name}\` is ${field.width} x ${field.height}${field.depth > 1 ? ` x ${field.depth}` : ''}: ${region ? 'that region' : 'the whole field'} as ${format} is ${mib(bytes)}, more than a read answers (${mib(READ_LIMIT)}). Read a region of it, e.g. {"region": ${JSON.stringify(example).replace(/,/g, ', ').replace(/:/g, ': ')}}, or give the node a smaller size`,
+    { field: 'region', limit: READ_LIMIT, bytes, expected: example },
   );
 }
 

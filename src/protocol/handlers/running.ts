@@ -172,12 +172,15 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
     tooLargeToRead(name, field, region, format);
     if (!hasComputed(w) && !state)
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
-    const { width, height, planes } = crop(field, readPlanes(w, field), region);
+    // A picture of a 3-D field is one z-slice of it: a region of depth 1.
+    if (format === 'png' && field.dims === 3 && region?.depth !== 1)
+      throw new ProtocolError(`\`${name}\` is a 3-D field: an image needs a 2-D one, so a PNG shows one z-slice of its ${field.depth}, e.g. {"region": {"z": 0, "depth": 1}}; read every slice as f32 ({"format": "f32"}), or add a view kernel that renders it`, { field: 'region', expected: { z: 0, depth: 1 } });
+    const { width, height, depth, planes } = crop(field, readPlanes(w, field), region);
     const { frame } = clockOf(w);
     if (file !== undefined) summary = summarise(planes);
     if (format === 'png') {
       rgba = readRgba(w, field, name, region ? { planes, elements: width * height } : undefined);
-      return { name, width, height, format, frame };
+      return { name, width, height, ...(field.dims === 3 ? { depth } : {}), format, frame };
     }
     const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));
     let o = 0;
@@ -185,7 +188,8 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
       all.set(p, o);
       o += p.length;
     }
-    return { name, width, height, ...(field.dims === 3 ? { depth: field.depth } : {}), components: planes.length, format, frame, data: Buffer.from(all.buffer).toString('base64') };
+    // Of a 3-D field, the region's every slice: [c][z][y][x] (read-region.ts crop), `depth` of them.
+    return { name, width, height, ...(field.dims === 3 ? { depth } : {}), components: planes.length, format, frame, data: Buffer.from(all.buffer).toString('base64') };
   }, conn.signal);
   if (!rgba) return { ...answer, data: answer.data! };
   const png = await encodePng(answer.width, answer.height, rgba);

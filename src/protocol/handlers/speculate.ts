@@ -35,7 +35,7 @@ export interface EvaluateOptions {
 }
 
 const FIELDS = ['frames', 'time', 'outputs', 'thumbnail', 'png', 'values'];
-const EXPECTED = '{frames?: 0..100, time?: number, outputs?: [names], thumbnail?: 1..1024, png?: boolean, values?: true | {region?: {x, y, width, height}, states?: ["node.port"]}}';
+const EXPECTED = '{frames?: 0..100, time?: number, outputs?: [names], thumbnail?: 1..1024, png?: boolean, values?: true | {region?: {x, y, z?, width, height, depth?}, states?: ["node.port"]}}';
 
 /** The request's `evaluate` checked, or undefined when it has none. */
 export function evaluateOptions(value: unknown): EvaluateOptions | undefined {
@@ -65,10 +65,12 @@ function valuesOption(value: unknown, bad: (message: string) => ProtocolError): 
   if (v.region !== undefined && (typeof v.region !== 'object' || v.region === null || Array.isArray(v.region))) throw bad('`evaluate.values.region` is {x, y, width, height}, as `read` takes it');
   // Its numbers checked before any fork runs; whether it lies inside each state, after.
   const region = (v.region ?? {}) as Record<string, unknown>;
-  const unknownKey = Object.keys(region).find((k) => !['x', 'y', 'width', 'height'].includes(k));
-  if (unknownKey) throw bad(`\`evaluate.values.region\` has no member \`${unknownKey}\` (it is {x, y, width, height}, as \`read\` takes it)`);
-  const notCount = (['x', 'y', 'width', 'height'] as const).find((k) => region[k] !== undefined && !(Number.isSafeInteger(region[k]) && (region[k] as number) >= (k === 'x' || k === 'y' ? 0 : 1)));
-  if (notCount) throw bad(`\`evaluate.values.region.${notCount}\` must be an integer of at least ${notCount === 'x' || notCount === 'y' ? 0 : 1} (elements)`);
+  const keys = ['x', 'y', 'z', 'width', 'height', 'depth'] as const;
+  const unknownKey = Object.keys(region).find((k) => !(keys as readonly string[]).includes(k));
+  if (unknownKey) throw bad(`\`evaluate.values.region\` has no member \`${unknownKey}\` (it is {x, y, width, height}, and z, depth of a 3-D state, as \`read\` takes it)`);
+  const least = (k: string) => (k === 'x' || k === 'y' || k === 'z' ? 0 : 1);
+  const notCount = keys.find((k) => region[k] !== undefined && !(Number.isSafeInteger(region[k]) && (region[k] as number) >= least(k)));
+  if (notCount) throw bad(`\`evaluate.values.region.${notCount}\` must be an integer of at least ${least(notCount)} (elements)`);
   if (v.states !== undefined && !(Array.isArray(v.states) && v.states.every((x) => typeof x === 'string'))) throw bad('`evaluate.values.states` is an array of "node.port" names');
   return { values: { ...(v.region ? { region: v.region as Record<string, unknown> } : {}), ...(v.states ? { states: v.states as string[] } : {}) } };
 }
@@ -139,13 +141,13 @@ function stateValues(states: ForkState[], asked: NonNullable<EvaluateOptions['va
       if (e instanceof ProtocolError) throw new ProtocolError(`the state ${name(st)}: ${e.message}`, { ...e.data, field: 'evaluate' });
       throw e;
     }
-    const { width, height, planes } = crop(st, st.planes, region);
+    const { width, height, depth, planes } = crop(st, st.planes, region);
     const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));
     planes.reduce((o, p) => (all.set(p, o), o + p.length), 0);
     bytes += all.byteLength;
     if (bytes > READ_LIMIT)
       throw new ProtocolError(`the states' values together are more than a read answers (${mib(READ_LIMIT)}): name fewer in \`evaluate.values.states\`, or give a smaller \`region\``, { field: 'evaluate', limit: READ_LIMIT });
-    out.set(st, { format: 'f32', width, height, ...(st.depth > 1 && !region ? { depth: st.depth } : {}), components: planes.length, data: Buffer.from(all.buffer).toString('base64') });
+    out.set(st, { format: 'f32', width, height, ...(st.depth > 1 ? { depth } : {}), components: planes.length, data: Buffer.from(all.buffer).toString('base64') });
   }
   return out;
 }

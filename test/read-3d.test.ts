@@ -1,0 +1,88 @@
+// `read` of a 3-D field (protocol/read-region.ts): a region is a box, z and depth choosing its
+// slices (default every one); as f32 each component's plane holds the box's slices in increasing
+// z, each slice's rows in increasing y, and the answer says how many slices (`depth`). A PNG
+// shows one slice. Checked against values worked out here, through `entelechy serve` (stdin and
+// TCP) and `entelechy mcp`.
+
+import t, { type Test } from 'tap';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { decodePng } from '../src/main/image.js';
+import { ROOT } from './helpers.js';
+import { serveDoors, type Ask } from './serve-process.js';
+import { scratchDir } from './scratch.js';
+
+const [W, H, D] = [4, 3, 5];
+const SCENE = `kernel t.vol@1 {
+  out result: field3<vec2>;
+  each (x, y, z) { result = vec2(x + 10.0 * y + 100.0 * z, 0.0 - x - 10.0 * y - 100.0 * z); }
+}
+node a: t.vol@1 { size = ${W} x ${H} x ${D}; }
+output result <- a.result;
+`;
+
+/** What the field holds at (x, y, z), component c. */
+const value = (c: number, x: number, y: number, z: number) => (c === 0 ? 1 : -1) * (x + 10 * y + 100 * z);
+
+/** A box's values as read answers them: [c][z][y][x]. */
+function box(x0: number, y0: number, z0: number, w: number, h: number, d: number): number[] {
+  const out: number[] = [];
+  for (let c = 0; c < 2; c++) for (let z = z0; z < z0 + d; z++) for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) out.push(value(c, x, y, z));
+  return out;
+}
+
+const floats = (data: string) => Array.from(new Float32Array(Uint8Array.from(Buffer.from(data, 'base64')).buffer));
+
+function sceneDir(): string {
+  const dir = scratchDir('entelechy-read-3d-');
+  writeFileSync(join(dir, 'scene.esn'), SCENE);
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The reads every door is asked, and what each must answer. */
+async function reads(t: Test, ask: Ask, door: string): Promise<void> {
+  t.ok((await ask({ op: 'evaluate' })).ok, `${door}: a frame runs`);
+  const whole = (await ask({ op: 'read', format: 'f32' })).ok;
+  t.same([whole?.width, whole?.height, whole?.depth, whole?.components], [W, H, D, 2], `${door}: the whole field`);
+  t.same(floats(whole.data), box(0, 0, 0, W, H, D), `${door}: every element, [c][z][y][x]`);
+
+  const part = (await ask({ op: 'read', format: 'f32', region: { x: 1, y: 1, z: 2, width: 2, height: 2, depth: 3 } })).ok;
+  t.same([part?.width, part?.height, part?.depth], [2, 2, 3], `${door}: a box answers its size and depth`);
+  t.same(floats(part.data), box(1, 1, 2, 2, 2, 3), `${door}: the box's every slice, in increasing z`);
+
+  const columns = (await ask({ op: 'read', format: 'f32', region: { x: 3, y: 0, width: 1, height: 2 } })).ok;
+  t.same([columns?.width, columns?.height, columns?.depth], [1, 2, D], `${door}: without z and depth, every slice`);
+  t.same(floats(columns.data), box(3, 0, 0, 1, 2, D), `${door}: the region through every slice`);
+
+  const outside = (await ask({ op: 'read', format: 'f32', region: { z: 4, depth: 2 } })).error;
+  t.same([outside?.field, outside?.message], ['region', 'region {x: 0, y: 0, z: 4, width: 4, height: 3, depth: 2} is not inside the 4 x 3 x 5 field'], `${door}: a box past the last slice is refused`);
+  const picture = (await ask({ op: 'read' })).error;
+  t.equal(picture?.field, 'region', `${door}: a PNG of every slice is refused`);
+  t.match(picture?.message, /an image needs a 2-D one, so a PNG shows one z-slice of its 5, e.g\. \{"region": \{"z": 0, "depth": 1\}\}/, `${door}: saying how to read one`);
+}
+
+t.test('through entelechy serve: stdin and TCP', async (t) => {
+  const { stdin, tcp } = await serveDoors(t, sceneDir());
+  for (const [door, ask] of [['stdin', stdin], ['tcp', tcp]] as const) {
+    await reads(t, ask, door);
+    const slice = (await ask({ op: 'read', region: { x: 0, y: 0, z: 3, width: 4, height: 3, depth: 1 } })).ok;
+    const png = decodePng(Buffer.from(slice?.data ?? '', 'base64'));
+    t.same([slice?.depth, png.width, png.height], [1, W, H], `${door}: one slice as a PNG`);
+  }
+});
+
+t.test('through entelechy mcp', async (t) => {
+  const dir = sceneDir();
+  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', join(dir, 'scene.esn'), '--workers', '1'], cwd: ROOT, stderr: 'pipe' });
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  const ask: Ask = async ({ op, ...args }) => {
+    const r = (await client.callTool({ name: String(op), arguments: args })) as any;
+    return r.isError ? { error: r.structuredContent?.error } : { ok: r.structuredContent };
+  };
+  await reads(t, ask, 'mcp');
+});

@@ -104,6 +104,12 @@ export class FieldMemory {
     return ptr;
   }
 
+  /** Whether `bytes` fit in a free block now, without growing the memory. */
+  fits(bytes: number): boolean {
+    const size = Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
+    return this.free.some((b) => b.size >= size);
+  }
+
   release(ptr: number): void {
     const size = this.used.get(ptr);
     if (size === undefined) return;

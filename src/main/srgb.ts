@@ -37,3 +37,43 @@ export function linearToByte(v: number): number {
   const b = BUCKET[(v * BUCKETS) | 0];
   return v >= THRESHOLD[b + 1] ? b + 1 : b;
 }
+
+/**
+ * linearToByte by the top 16 bits of an f32 in (0, 1), for code that reads the bits (the SIMD
+ * thumbnails, linear-box-simd.ts): for index i = bits >>> 16, byte[i] is the byte of the smallest
+ * f32 with those top bits and next[i] the bits of the first f32 above it whose byte is one more
+ * (0xffffffff if none has those top bits), so the byte of `bits` is byte[i] + (bits >= next[i]).
+ * Made from linearToByte itself (a binary search per index), once; it checks that no index
+ * spans two boundaries.
+ */
+export const TOP_INDICES = 0x3f80;
+let topBits: { byte: Uint8Array; next: Uint32Array } | undefined;
+export function topBitsTable(): { byte: Uint8Array; next: Uint32Array } {
+  if (topBits) return topBits;
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  const byteOf = (bits: number) => ((u[0] = bits), linearToByte(f[0]));
+  const byte = new Uint8Array(TOP_INDICES);
+  const next = new Uint32Array(TOP_INDICES);
+  for (let i = 0; i < TOP_INDICES; i++) {
+    const lo = i * 0x10000;
+    const hi = lo + 0xffff;
+    byte[i] = byteOf(lo);
+    const last = byteOf(hi);
+    if (last > byte[i] + 1) throw new Error(`topBitsTable: top bits ${i} span two sRGB byte boundaries`);
+    if (last === byte[i]) {
+      next[i] = 0xffffffff;
+      continue;
+    }
+    // The first bits in (lo, hi] whose byte is byte[i] + 1 (linearToByte rises with the value).
+    let [a, b] = [lo, hi];
+    while (a + 1 < b) {
+      const m = a + Math.floor((b - a) / 2);
+      if (byteOf(m) > byte[i]) b = m;
+      else a = m;
+    }
+    next[i] = b;
+  }
+  topBits = { byte, next };
+  return topBits;
+}

@@ -34,7 +34,7 @@ export function outputThumbnailPixels(world: World, name: string, side: number):
   const field = outputField(world, name);
   if (!field || field.dims === 3) throw new Error(`outputThumbnailPixels: \`${name}\` is not a 2-D output of this world`);
   const { memory } = world.engine;
-  return thumbnailPixels(field.comps, memoryPlanes(memory, field), field.width, field.height, side, () => fieldToRgba(memory, field, name));
+  return thumbnailPixels(field.comps, memoryPlanes(memory, field), field.width, field.height, side, () => fieldToRgba(memory, field, name), memory);
 }
 
 /**

@@ -23,6 +23,7 @@ import { fitInside } from './image-diff.js';
 import { resizeRgba } from './image-input.js';
 import { planesToRgba } from './image.js';
 import { boxReduceLinear, resampleLinear, type PlaneRows } from './linear-box.js';
+import { simdReducible, simdThumbnailRgba } from './linear-box-simd.js';
 import { asWords, encodePng, type RowFilterType } from './png.js';
 
 /** A PNG in base64 and its size. */
@@ -54,16 +55,21 @@ export interface RgbaPicture {
  * reduced, on the linear values, when every shown component is f32; otherwise, or when the field
  * is no larger than the thumbnail, the whole field's RGBA (`whole()`), which `thumbnail` reduces.
  * Synchronous: a field in the engine's memory is read in the frame slot, and only this part need
- * be there.
+ * be there. With `memory` (the engine's, holding the planes), a field halved both ways is reduced
+ * and mapped there (linear-box-simd.ts).
  */
-export function thumbnailPixels(comps: readonly Scalar[], planes: PlaneRows[], width: number, height: number, side: number, whole: () => Uint8Array): RgbaPicture {
+export function thumbnailPixels(comps: readonly Scalar[], planes: PlaneRows[], width: number, height: number, side: number, whole: () => Uint8Array, memory?: FieldMemory): RgbaPicture {
   const size = fitInside(width, height, side);
   const k = width / size.width;
   const shown = comps.slice(0, Math.min(4, comps.length));
   const smaller = size.width < width || size.height < height;
   if (!smaller || !shown.every((t) => t === 'f32')) return { width, height, rgba: whole() };
   const wholeFactor = Number.isInteger(k) && height / size.height === k;
-  const reduced = wholeFactor ? boxReduceLinear(planes.slice(0, shown.length), width, height, k) : resampleLinear(planes.slice(0, shown.length), width, height, size.width, size.height);
+  const used = planes.slice(0, shown.length);
+  // Halved, in the engine's memory: reduced and mapped there in WebAssembly (the same bytes), unless transparent.
+  const simd = wholeFactor && k === 2 && simdReducible(memory, used, width, height) ? simdThumbnailRgba(memory, used, width, height) : undefined;
+  if (simd) return { ...size, rgba: simd };
+  const reduced = wholeFactor ? boxReduceLinear(used, width, height, k) : resampleLinear(used, width, height, size.width, size.height);
   return { ...size, rgba: planesToRgba(shown, reduced, size.width * size.height) };
 }
 

@@ -11,7 +11,7 @@ import { Engine, type EngineOptions } from '../src/main/engine.js';
 import { loadCompiler } from '../src/main/modules.js';
 import { readField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
-import { EvalPool } from '../src/workers/pool.js';
+import { EvalPool, type PoolOptions } from '../src/workers/pool.js';
 import { runJs } from './js/pipelines.js';
 import { buildReference, runReference } from './reference/build.js';
 import { buildHalide, runHalide } from './reference/halide/build.js';
@@ -73,7 +73,7 @@ export class EngineRun {
   ) {}
 
   /** `tuning`: engine options an experiment varies (bench/experiments), e.g. bandRows. */
-  static async start(pipeline: PipelineName, size: number, workers: number, tuning: Partial<EngineOptions> = {}, poolTuning: { atomics?: 'sync' | 'async' | 'disabled' } = {}): Promise<EngineRun> {
+  static async start(pipeline: PipelineName, size: number, workers: number, tuning: Partial<EngineOptions> = {}, poolTuning: Pick<PoolOptions, 'spinMicros' | 'idleMillis'> = {}): Promise<EngineRun> {
     const scene = benchScene(pipeline, size);
     const memory = new FieldMemory();
     const pool = new EvalPool(memory.memory, { workers, ...poolTuning });

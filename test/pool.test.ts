@@ -1,12 +1,15 @@
 // The evaluation pool: bit-identical results whatever the worker count and band size, fuel traps
-// reported once with the node index, recovery after a trap, no leak over many small runs, and
-// memory growth seen by the workers.
+// reported once with the node index, recovery after a trap, no leak over many small runs, memory
+// growth seen by the workers, and its band loops (band-loop.ts): leaving and coming back between
+// runs, making room for a call, modules forgotten and sent again, more runs at once than slots.
 
 import t, { type Test } from 'tap';
 import binaryen from 'binaryen';
 import { EvalPool, PoolTrap } from '../src/workers/pool.js';
 import { FieldMemory } from '../src/main/memory.js';
 import { ARGS } from '../src/ir/ir.js';
+import { allocField } from '../src/main/field.js';
+import type { DeflatedStrip } from '../src/main/png.js';
 
 /** Where the test module reads the row to trap at (a reserved word of the ARGS block). */
 const TRAP_ROW = 16;
@@ -161,11 +164,11 @@ t.test('a trap rejects once with the node index; the next run succeeds', async (
   }
 });
 
-t.test('concurrent runs use separate counters', async (t) => {
+t.test('concurrent runs use separate counters, more of them than the pool has slots', async (t) => {
   const mem = new FieldMemory();
   const pool = new EvalPool(mem.memory, { workers: 2 });
   try {
-    const jobs = Array.from({ length: 6 }, () => setup(mem, 20, 97));
+    const jobs = Array.from({ length: 40 }, () => setup(mem, 20, 97));
     await Promise.all(jobs.map((j) => pool.run(plain, 'plain', j.args, 97, 5)));
     jobs.forEach((j, i) => check(t, mem, j.base, 20, 97, `concurrent run ${i}`));
   } finally {
@@ -208,6 +211,72 @@ t.test('1000 consecutive small runs do not leak', async (t) => {
     }
     times.sort((a, b) => a - b);
     t.comment(`tiny run, 2 workers: median ${times[100].toFixed(3)} ms, p90 ${times[180].toFixed(3)} ms`);
+  } finally {
+    await pool.destroy();
+  }
+});
+
+t.test('loops that leave after every run come back for the next: 1000 runs, every row each time', async (t) => {
+  // No spin and no idle time: each loop leaves as soon as it finds nothing, so every run races a
+  // loop on its way out (band-loop.ts, leave; pool.ts, open).
+  for (const workers of [1, 2, 3]) {
+    const mem = new FieldMemory();
+    const pool = new EvalPool(mem.memory, { workers, spinMicros: 0, idleMillis: 0 });
+    try {
+      const { args, base } = setup(mem, 8, 24);
+      let wrong = 0;
+      for (let i = 0; i < 1000; i++) {
+        mem.f32.fill(NaN, base >> 2, (base >> 2) + 8 * 24);
+        await pool.run(plain, 'plain', args, 24, 1 + (i % 5));
+        if (mem.f32[(base >> 2) + 23 * 8 + 7] !== 23007) wrong++;
+      }
+      t.equal(wrong, 0, `${workers} workers: every run complete`);
+      check(t, mem, base, 8, 24, `${workers} workers, after 1000 runs`);
+      t.equal(pool.pending, 0);
+    } finally {
+      await pool.destroy();
+    }
+  }
+});
+
+t.test('a call on the workers between and beside runs: the loops make room for it', async (t) => {
+  const mem = new FieldMemory();
+  const pool = new EvalPool(mem.memory, { workers: 2 });
+  try {
+    const field = allocField(mem, [16, 8], ['f32'], 'a test field');
+    const strip = () => pool.call<DeflatedStrip[]>('pngStrips', { field, name: 'out', y0: 0, y1: 8 });
+    const a = setup(mem, 30, 50);
+    await pool.run(plain, 'plain', a.args, 50, 4);
+    t.ok((await strip()).length > 0, 'a call after a run');
+    const b = setup(mem, 30, 50);
+    const [strips] = await Promise.all([strip(), pool.run(plain, 'plain', b.args, 50, 4), strip()]);
+    t.ok(strips.length > 0, 'calls beside a run');
+    check(t, mem, b.base, 30, 50, 'the run beside the calls');
+    const c = setup(mem, 30, 50);
+    await pool.run(plain, 'plain', c.args, 50, 4);
+    check(t, mem, c.base, 30, 50, 'a run after the calls');
+    t.equal(pool.pending, 0);
+  } finally {
+    await pool.destroy();
+  }
+});
+
+t.test('past the modules the loops keep, the least recently run are dropped and sent again when run', async (t) => {
+  const mem = new FieldMemory();
+  const pool = new EvalPool(mem.memory, { workers: 2 });
+  try {
+    const { args, base } = setup(mem, 4, 16);
+    // 300 digests (the same code): past the pool's 256, the first ones are dropped by the loops.
+    for (let i = 0; i < 300; i++) await pool.run(plain, `plain-${i}`, args, 16, 1);
+    mem.f32.fill(NaN, base >> 2, (base >> 2) + 4 * 16);
+    await pool.run(plain, 'plain-0', args, 16, 1);
+    check(t, mem, base, 4, 16, 'a dropped module run again');
+    const other = setup(mem, 4, 16, 3);
+    const err = await pool.run(trapping, 'plain-1', other.args, 16, 1).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    t.ok(err instanceof PoolTrap, 'a digest dropped and sent again runs the module it is sent with');
   } finally {
     await pool.destroy();
   }

@@ -7,8 +7,8 @@
 //
 // Variants: c1, c2 (the C reference on 1 or 2 threads); main (the engine on the calling thread, no
 // pool); pool1, pool2 (1 or 2 workers, default bands); pool2-b16 (bands of 16 rows); pool1-whole
-// (one band of every row: one task, the dispatch's round trip plus the arithmetic); a suffix -async
-// or -disabled sets how piscina's idle workers wait (default: Atomics.wait, 'sync').
+// (one band of every row: the dispatch's round trip plus the arithmetic); a suffix -sN has the
+// workers spin N microseconds after a run before they sleep (src/workers/band-loop.ts; default 100).
 
 import { loadavg } from 'node:os';
 import { EngineRun } from '../run.js';
@@ -27,11 +27,11 @@ interface Figure {
 async function figure(variant: string, pipeline: 'P1' | 'P2' | 'P3' | 'P4', size: number, runs: number, binary: string): Promise<Figure> {
   const c = /^c(\d+)$/.exec(variant);
   if (c) return { ms: (await runReference(binary, pipeline, size, size, runs, Number(c[1]))).median_ms };
-  const m = /^(main|pool(\d+))(?:-b(\d+)|-(whole))?(?:-(async|disabled))?$/.exec(variant);
+  const m = /^(main|pool(\d+))(?:-b(\d+)|-(whole))?(?:-s(\d+))?$/.exec(variant);
   if (!m) throw new Error(`unknown variant ${variant}`);
   const bandRows = m[4] ? size : m[3] ? Number(m[3]) : undefined;
-  const atomics = m[5] as 'async' | 'disabled' | undefined;
-  const run = await EngineRun.start(pipeline, size, m[2] ? Number(m[2]) : 1, { ...(m[1] === 'main' ? { pool: undefined } : {}), ...(bandRows ? { bandRows } : {}) }, atomics ? { atomics } : {});
+  const spin = m[5] === undefined ? {} : { spinMicros: Number(m[5]) };
+  const run = await EngineRun.start(pipeline, size, m[2] ? Number(m[2]) : 1, { ...(m[1] === 'main' ? { pool: undefined } : {}), ...(bandRows ? { bandRows } : {}) }, spin);
   try {
     const cpu = process.cpuUsage();
     for (let r = 0; r < runs; r++) await run.time();

@@ -1,13 +1,16 @@
 // Where a pool dispatch's time goes (issue 19). The engine's own frames run through a pool built
-// here like src/workers/pool.ts (piscina, bands claimed from a shared Atomics counter), whose
+// here as src/workers/pool.ts was before its band loops (a piscina task per worker and run, bands
+// claimed from a shared Atomics counter), whose
 // workers note when each task started and ended (timeline-worker.ts). Per frame: how long after
 // the post each task started, how long after the last band ended the frame was seen done, and the
 // whole frame; against the same frame on the calling thread alone. Variants, interleaved in rounds:
 //
-//   all    as the pool does: the frame is done when every task has returned
+//   all    as the pool did: the frame is done when every task has returned
 //   bands  done when every band is done (a task that woke too late to find a band holds nothing)
 //   join   the calling thread claims bands too, after posting the tasks; done when every band is
 //   main   no pool: the calling thread runs every band
+//   bell   src/workers/pool.ts itself (its band loops woken by a doorbell): the frame and its CPU
+//          only, no task times
 //
 //   node dist/bench/experiments/timeline.js ROUNDS SIZE PIPELINE WORKERS FRAMES VARIANT...
 
@@ -18,14 +21,15 @@ import { Engine } from '../../src/main/engine.js';
 import { FieldMemory } from '../../src/main/memory.js';
 import { instantiate, type RunFunction } from '../../src/codegen/instantiate.js';
 import { loadCompiler } from '../../src/main/modules.js';
-import type { EvalPool } from '../../src/workers/pool.js';
+import { EvalPool } from '../../src/workers/pool.js';
 import { isPipelineName, median } from '../reference/measurement.js';
 import type { TimedTask } from './timeline-worker.js';
 
 /** CLOCK_MONOTONIC in ms: the clock the workers note their tasks' times in. */
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-type Variant = 'all' | 'bands' | 'join' | 'main';
+type Variant = 'all' | 'bands' | 'join' | 'main' | 'bell';
+const VARIANTS: Variant[] = ['all', 'bands', 'join', 'main', 'bell'];
 
 interface FrameTimes {
   total: number;
@@ -112,8 +116,8 @@ class TimedPool {
 }
 
 const [rounds, size, pipeline, workers, frames, ...variants] = process.argv.slice(2);
-if (!isPipelineName(pipeline) || !variants.length || !variants.every((v) => ['all', 'bands', 'join', 'main'].includes(v)))
-  throw new Error('usage: timeline.js ROUNDS SIZE PIPELINE WORKERS FRAMES all|bands|join|main...');
+if (!isPipelineName(pipeline) || !variants.length || !variants.every((v) => VARIANTS.includes(v as Variant)))
+  throw new Error(`usage: timeline.js ROUNDS SIZE PIPELINE WORKERS FRAMES ${VARIANTS.join('|')}...`);
 await loadCompiler();
 
 interface Figures { total: number[]; wake0: number[]; wake1: number[]; late: number[]; tail: number[]; mine: number[]; cpu: number[] }
@@ -122,11 +126,11 @@ const startLoad = loadavg()[0].toFixed(1);
 
 async function measure(variant: Variant): Promise<void> {
   const memory = new FieldMemory();
-  const pool = variant === 'main' ? undefined : new TimedPool(memory.memory, Number(workers), variant);
+  const pool = variant === 'main' ? undefined : variant === 'bell' ? new EvalPool(memory.memory, { workers: Number(workers) }) : new TimedPool(memory.memory, Number(workers), variant);
   const engine = new Engine(benchScene(pipeline as 'P1', Number(size)), { memory, cacheFrames: false, poolThreshold: 0, ...(pool ? { pool: pool as unknown as EvalPool } : {}) });
   try {
     for (let i = 0; i < 20; i++) await engine.evaluate({ time: 0.5 });
-    pool?.frames.splice(0);
+    if (pool instanceof TimedPool) pool.frames.splice(0);
     const times: number[] = [];
     const cpu = process.cpuUsage();
     for (let i = 0; i < Number(frames); i++) {
@@ -138,7 +142,7 @@ async function measure(variant: Variant): Promise<void> {
     const r = results[variant];
     r.total.push(median(times));
     r.cpu.push((used.user + used.system) / 1000 / Number(frames));
-    if (pool) {
+    if (pool instanceof TimedPool) {
       const f = pool.frames;
       const sorted = (i: number) => f.map((x) => [...x.wake].sort((a, b) => (Number.isNaN(a) ? 1 : Number.isNaN(b) ? -1 : a - b))[i]);
       r.wake0.push(median(sorted(0)));

@@ -1,12 +1,9 @@
-// The evaluation pool's piscina worker: runs row bands of a compiled module over the shared memory.
-//
-// Each task is one worker's share of one run: it claims bands from the run's Atomics counter until
-// none are left (or another task of the run failed), so the tasks balance themselves. Instances
-// are cached by digest: a module is instantiated once per worker.
+// The evaluation pool's piscina worker: runs row bands of compiled modules over the shared memory
+// in a long-lived loop (band-loop.ts), and a frame's PNG strips when asked. Instances are cached
+// by digest: a module is instantiated once per worker.
 
 import { workerData } from 'piscina';
-import type { BandTask, BandResult } from './pool.js';
-import { CTL } from './pool.js';
+import { bandLoop, type LoopTask } from './band-loop.js';
 import { markLoaded } from './loaded.js';
 import type { FieldStripTask } from '../main/field-png.js';
 import type { DeflatedStrip } from '../main/png.js';
@@ -31,32 +28,9 @@ function runner(module: WebAssembly.Module, digest: string): Run {
   return run;
 }
 
-export default function evalBands(task: BandTask): BandResult {
-  const { control, slot, args, first, rows, bandRows } = task;
-  const next = slot * CTL.words + CTL.next;
-  const abort = slot * CTL.words + CTL.abort;
-  const bands = Math.ceil(rows / bandRows);
-  let done = 0;
-  try {
-    const run = runner(task.module, task.digest);
-    for (;;) {
-      if (Atomics.load(control, abort) !== 0) break;
-      const b = Atomics.add(control, next, 1);
-      if (b >= bands) break;
-      const r0 = b * bandRows;
-      run(args, first + r0, first + Math.min(rows, r0 + bandRows));
-      done++;
-    }
-    return { bands: done };
-  } catch (e) {
-    // Stop the run's other tasks claiming further bands; the pool reads the trap word.
-    Atomics.store(control, abort, 1);
-    return {
-      bands: done,
-      error: e instanceof Error ? e.message : String(e),
-      wasmTrap: e instanceof WebAssembly.RuntimeError,
-    };
-  }
+/** Serve runs of bands until idle (band-loop.ts): the pool's one long task per worker. */
+export function loop(task: LoopTask): 'idle' | 'yield' {
+  return bandLoop(task, runner);
 }
 
 /** A frame's PNG strips, from the shared memory (field-png.ts), loaded when first asked for. */

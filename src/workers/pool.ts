@@ -1,40 +1,22 @@
 // The evaluation pool: runs a compiled module's rows on worker threads over the shared memory.
 //
-// One run = one group of one frame. It becomes min(workers, bands) piscina tasks (piscina costs
-// 25-50 us per task, so never one task per band); each task claims bands of `bandRows` rows from
-// a shared Atomics counter until none are left, so a slow worker simply takes fewer bands.
+// Piscina owns the threads (start, replacement, end); each thread runs one long task, a band loop
+// (band-loop.ts), that serves run after run. A run is written into a slot of shared control words
+// and the loops are woken by a doorbell (doorbell.ts); they claim bands of `bandRows` rows from
+// the slot's counter until none are left, so a slow worker simply takes fewer bands, and the one
+// that finishes the last band wakes the pool (Atomics.waitAsync). No message per run: a message
+// to a worker and back cost ~0.2 ms per run, a third of a 1024 x 1024 life step (bench/RESULTS.md).
+// Modules go to each loop once, over its port, numbered (dropped when the pool forgets them).
 // Results are bit-identical whatever the worker count and band size: every row is computed by
 // the same code, exactly once.
 
 import os from 'node:os';
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { ARGS } from '../ir/ir.js';
+import type { LoopTask } from './band-loop.js';
+import { BELL, ERROR, LIVE, LOOP, SLOT, STATE, YIELD, layout, ring, type Layout, type LoopError, type LoopMessage, waitAsync } from './doorbell.js';
 import { loadedCounter, untilLoaded } from './loaded.js';
-
-/** One run's control slot in the pool's control array (Int32 words). */
-export const CTL = { words: 4, next: 0, abort: 1 } as const;
-
-/** What the pool sends each task (cloned; the module, memory and control are shared, not copied). */
-export interface BandTask {
-  module: WebAssembly.Module;
-  digest: string;
-  control: Int32Array;
-  slot: number;
-  args: number;
-  /** Rows [first, first + rows). */
-  first: number;
-  rows: number;
-  bandRows: number;
-}
-
-export interface BandResult {
-  /** Bands this task computed. */
-  bands: number;
-  error?: string;
-  /** The error was a WebAssembly trap (the trap word may name the node). */
-  wasmTrap?: boolean;
-}
 
 /** A run trapped on fuel: `trap` is the node index the module wrote into the trap word. */
 export class PoolTrap extends Error {
@@ -47,9 +29,13 @@ export class PoolTrap extends Error {
   }
 }
 
-/** Slots per control buffer; more buffers are made if more runs are in flight at once. */
-const SLOTS = 64;
 export const DEFAULT_BAND_ROWS = 32;
+/** Runs in flight at once; more wait for a slot. */
+const SLOTS = 16;
+/** Modules the loops keep (the least recently run are dropped past it). */
+const MODULE_LIMIT = 256;
+/** A loop's thread dying this many times in a row with runs waiting fails them instead of starting another. */
+const CRASH_LIMIT = 3;
 
 /** Flags that install module hooks (a test runner's TypeScript loader...): the worker needs none. */
 const HOOK_FLAGS = ['--import', '--loader', '--experimental-loader', '--require', '-r'];
@@ -72,31 +58,81 @@ export function workerExecArgv(argv: readonly string[] = process.execArgv): stri
   return out;
 }
 
+/** One band loop as the pool sees it. */
+interface Loop {
+  index: number;
+  port: MessagePort;
+  /** Module ids sent over the port. */
+  sent: Set<number>;
+  controller: AbortController;
+  /** Ended by the pool (a cancelled run it was in). */
+  terminated?: boolean;
+}
+
+/** A run in a slot. */
+interface Run {
+  seq: number;
+  module: ModuleEntry;
+  /** Why it failed, when the pool knows (a loop's thread died in it). */
+  failure?: string;
+}
+
+interface ModuleEntry {
+  id: number;
+  digest: string;
+  module: WebAssembly.Module;
+  /** Runs in flight using it (never dropped meanwhile). */
+  uses: number;
+}
+
+export interface PoolOptions {
+  workers?: number;
+  execArgv?: string[];
+  /** Start the threads at the first run (a session with --workers 1 may never need its one). */
+  lazy?: boolean;
+  /** How long a loop spins on the bell after its last band before sleeping (bench/experiments/dispatch.ts varies it). */
+  spinMicros?: number;
+  /** How long a loop sleeps without a run before its thread goes back to piscina. */
+  idleMillis?: number;
+}
+
 export class EvalPool {
   readonly workers: number;
   private made?: Piscina;
-  /** Free control slots: each a buffer and a slot in it. */
-  private free: { control: Int32Array; slot: number }[] = [];
   private destroyed = false;
   /** Workers that finished loading (loaded.ts). */
   private readonly loaded = loadedCounter();
-
-  /** Workers ended by a cancelled run: they counted themselves in `loaded` too. */
+  /** Threads ended under a loop (a cancel, a crash): they counted themselves in `loaded` too. */
   private ended = 0;
-  /** Each thread's exit, watched from the run it first served: a cancelled run waits for its workers to be gone. */
-  private readonly exits = new Map<Worker, Promise<void>>();
+  /** Each thread's exit by its threadId, watched from when a loop was posted. */
+  private readonly exits = new Map<number, Promise<void>>();
   private readonly execArgv: string[];
-  /** How an idle piscina worker waits for its next task (bench/experiments/dispatch.ts compares them). */
-  private readonly atomics: 'sync' | 'async' | 'disabled';
+  private readonly spinMicros: number;
+  private readonly idleMillis: number;
 
-  /** `lazy`: start the threads at the first run (a session with --workers 1 may never need its one). */
+  private readonly at: Layout;
+  private readonly control: Int32Array;
+  private readonly loops: (Loop | undefined)[];
+  private readonly runs: (Run | undefined)[] = new Array(SLOTS).fill(undefined);
+  private seq = 0;
+  private readonly modules = new Map<string, ModuleEntry>();
+  private nextModule = 1;
+  /** Reports of failed bands that came over the loops' ports, by `slot:seq`. */
+  private readonly reports = new Map<string, string>();
+  private crashes = 0;
+  private inFlight = 0;
+
   constructor(
     private readonly memory: WebAssembly.Memory,
-    options: { workers?: number; execArgv?: string[]; lazy?: boolean; atomics?: 'sync' | 'async' | 'disabled' } = {},
+    options: PoolOptions = {},
   ) {
     this.workers = Math.max(1, Math.floor(options.workers ?? os.availableParallelism()));
     this.execArgv = options.execArgv ?? workerExecArgv();
-    this.atomics = options.atomics ?? 'sync';
+    this.spinMicros = options.spinMicros ?? 100;
+    this.idleMillis = options.idleMillis ?? 1000;
+    this.at = layout(this.workers, SLOTS);
+    this.control = new Int32Array(new SharedArrayBuffer(this.at.words * 4));
+    this.loops = new Array(this.workers).fill(undefined);
     if (!options.lazy) void this.piscina;
   }
 
@@ -107,18 +143,16 @@ export class EvalPool {
       maxThreads: this.workers,
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
-      atomics: this.atomics,
       workerData: { memory: this.memory, loaded: this.loaded },
       execArgv: this.execArgv,
     });
     return this.made;
   }
 
-  /** Tasks queued or running in piscina (for leak checks). */
+  /** Runs and calls in flight (for leak checks, and to see a frame is running). */
   get pending(): number {
-    return (this.made?.queueSize ?? 0) + this.inFlight;
+    return this.inFlight;
   }
-  private inFlight = 0;
 
   /** Threads running now (replacements of ended ones included). */
   get threads(): number {
@@ -127,11 +161,12 @@ export class EvalPool {
 
   /**
    * Run rows [first, first + rows) of `module` (which imports the shared memory and exports
-   * `run(args, r0, r1)`). Resolves once every task has finished; rejects once, with the first
-   * error: a PoolTrap if the module wrote a node index into the trap word (args + 12; the caller
-   * sets it to -1 beforehand), otherwise an Error with the worker's message.
+   * `run(args, r0, r1)`). Resolves once every band is done; rejects once, with the first error,
+   * when no worker is still in the run: a PoolTrap if the module wrote a node index into the trap
+   * word (args + 12; the caller sets it to -1 beforehand), otherwise an Error with its message.
+   * `tasks` is how many workers could take part.
    *
-   * When `signal` aborts, the workers running the run's tasks are ended (piscina starts others in
+   * When `signal` aborts, the workers running the run's bands are ended (piscina starts others in
    * their place) and, once they are gone and no longer touch the memory, the run rejects with
    * the signal's reason.
    */
@@ -149,90 +184,252 @@ export class EvalPool {
     bandRows = Math.max(1, Math.floor(bandRows));
     const bands = rows > 0 ? Math.ceil(rows / bandRows) : 0;
     if (bands === 0) return { tasks: 0, bands: 0 };
-    const tasks = Math.min(this.workers, bands);
-    const { control, slot } = this.acquire();
-    Atomics.store(control, slot * CTL.words + CTL.next, 0);
-    Atomics.store(control, slot * CTL.words + CTL.abort, 0);
-    const task: BandTask = { module, digest, control, slot, args, first, rows, bandRows };
-    this.inFlight += tasks;
-    let settled: PromiseSettledResult<BandResult>[];
-    const piscina = this.piscina;
-    this.watchExits(piscina);
+    this.inFlight++;
     try {
-      const runs: Promise<BandResult>[] = [];
-      for (let i = 0; i < tasks; i++) runs.push(piscina.run(task, signal ? { signal } : {}));
-      // Wait for every task, failed or not, so no worker still touches the args or fields
-      // when the caller moves on.
-      settled = await Promise.allSettled(runs);
-      if (signal?.aborted) {
-        // piscina rejects an aborted task at once and ends its worker after: wait until the
-        // ended workers have exited, so none still writes into the fields.
-        Atomics.store(control, slot * CTL.words + CTL.abort, 1);
-        await this.endedExited(piscina);
-        throw signal.reason;
+      const entry = this.moduleEntry(digest, module);
+      const run: Run = { seq: ++this.seq, module: entry };
+      const s = await this.acquire(run);
+      try {
+        this.open(s, run, { bands, bandRows, first, rows, args });
+        await this.finished(s, signal);
+        if (signal?.aborted) throw signal.reason;
+        this.check(s, run, args, bands);
+        this.crashes = 0;
+        return { tasks: Math.min(this.workers, bands), bands };
+      } finally {
+        Atomics.store(this.control, this.at.slot(s, SLOT.state), STATE.free);
+        this.runs[s] = undefined;
+        this.reports.delete(`${s}:${run.seq}`);
+        entry.uses--;
       }
     } finally {
-      this.inFlight -= tasks;
-      this.free.push({ control, slot });
+      this.inFlight--;
     }
-    let done = 0;
-    let error: string | undefined;
-    let wasmTrap = false;
-    for (const s of settled) {
-      if (s.status === 'rejected') {
-        error ??= s.reason instanceof Error ? s.reason.message : String(s.reason);
-        continue;
+  }
+
+  /** Write the run into slot `s`, open it, ring, and make sure every loop runs. */
+  private open(s: number, run: Run, r: { bands: number; bandRows: number; first: number; rows: number; args: number }): void {
+    const c = this.control;
+    const word = (w: number) => this.at.slot(s, w);
+    for (const loop of this.loops) if (loop) this.send(loop, run.module);
+    Atomics.store(c, word(SLOT.next), 0);
+    Atomics.store(c, word(SLOT.done), 0);
+    Atomics.store(c, word(SLOT.abort), 0);
+    Atomics.store(c, word(SLOT.error), ERROR.none);
+    Atomics.store(c, word(SLOT.bands), r.bands);
+    Atomics.store(c, word(SLOT.bandRows), r.bandRows);
+    Atomics.store(c, word(SLOT.first), r.first);
+    Atomics.store(c, word(SLOT.rows), r.rows);
+    Atomics.store(c, word(SLOT.args), r.args | 0);
+    Atomics.store(c, word(SLOT.module), run.module.id);
+    Atomics.store(c, word(SLOT.seq), run.seq);
+    Atomics.store(c, word(SLOT.state), STATE.open);
+    ring(c, BELL);
+    // A loop that left (idle) or is leaving gets another in its place; its CAS against ours
+    // decides whether it stays instead (band-loop.ts, leave).
+    for (let w = 0; w < this.workers; w++) {
+      if (!this.loops[w] || Atomics.compareExchange(c, this.at.loop(w, LOOP.live), LIVE.leaving, LIVE.replaced) === LIVE.leaving) this.startLoop(w);
+    }
+  }
+
+  /** Until every band is done, or the run stopped and no loop is in it; a cancel stops it. */
+  private async finished(s: number, signal?: AbortSignal): Promise<void> {
+    const wake = this.at.slot(s, SLOT.wake);
+    const onAbort = () => this.cancel(s);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort(); // while it waited for a slot
+    try {
+      for (;;) {
+        const seen = Atomics.load(this.control, wake);
+        if (this.over(s)) return;
+        const waited = waitAsync(this.control, wake, seen);
+        if (waited.async) await waited.value;
       }
-      done += s.value.bands;
-      if (s.value.error !== undefined && error === undefined) {
-        error = s.value.error;
-        wasmTrap = !!s.value.wasmTrap;
-      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
     }
-    if (error !== undefined) {
-      const trap = wasmTrap ? new Int32Array(this.memory.buffer, args + ARGS.trap, 1)[0] : -1;
-      if (trap >= 0) throw new PoolTrap(trap, error);
-      throw new Error(error);
+  }
+
+  private over(s: number): boolean {
+    const c = this.control;
+    if (Atomics.load(c, this.at.slot(s, SLOT.done)) === Atomics.load(c, this.at.slot(s, SLOT.bands))) return true;
+    return Atomics.load(c, this.at.slot(s, SLOT.abort)) !== 0 && !this.inSlot(s);
+  }
+
+  /** Whether a loop is in slot `s` (the busy word of a thread that died stays until its exit). */
+  private inSlot(s: number): boolean {
+    for (let w = 0; w < this.workers; w++) if (Atomics.load(this.control, this.at.loop(w, LOOP.busy)) === s + 1) return true;
+    return false;
+  }
+
+  /** A cancel: no more bands are claimed, and the threads computing one are ended. */
+  private cancel(s: number): void {
+    Atomics.store(this.control, this.at.slot(s, SLOT.abort), 1);
+    for (let w = 0; w < this.workers; w++) {
+      const loop = this.loops[w];
+      if (!loop || Atomics.load(this.control, this.at.loop(w, LOOP.busy)) !== s + 1) continue;
+      loop.terminated = true;
+      loop.controller.abort(); // piscina ends the thread and starts another
     }
+    ring(this.control, this.at.slot(s, SLOT.wake));
+  }
+
+  /** Fail the run in slot `s` from here (its loop's thread died). */
+  private fail(s: number, message: string): void {
+    const run = this.runs[s];
+    if (!run) return;
+    run.failure ??= message;
+    Atomics.compareExchange(this.control, this.at.slot(s, SLOT.error), ERROR.none, ERROR.error);
+    Atomics.store(this.control, this.at.slot(s, SLOT.abort), 1);
+    ring(this.control, this.at.slot(s, SLOT.wake));
+  }
+
+  /** Throw the run's error, if it had one. */
+  private check(s: number, run: Run, args: number, bands: number): void {
+    const kind = Atomics.load(this.control, this.at.slot(s, SLOT.error));
+    if (kind !== ERROR.none) {
+      for (const loop of this.loops) if (loop) this.receive(loop);
+      const message = run.failure ?? this.reports.get(`${s}:${run.seq}`) ?? 'a worker failed without saying why';
+      const trap = kind === ERROR.wasmTrap ? new Int32Array(this.memory.buffer, args + ARGS.trap, 1)[0] : -1;
+      if (trap >= 0) throw new PoolTrap(trap, message);
+      throw new Error(message);
+    }
+    const done = Atomics.load(this.control, this.at.slot(s, SLOT.done));
     if (done !== bands) throw new Error(`evaluation pool: ${done} of ${bands} bands computed`);
-    return { tasks, bands };
+  }
+
+  /** Keep the error reports a loop sent (read when a run that failed is over). */
+  private receive(loop: Loop): void {
+    for (let m = receiveMessageOnPort(loop.port); m; m = receiveMessageOnPort(loop.port)) {
+      const r = m.message as LoopError;
+      this.reports.set(`${r.slot}:${r.seq}`, r.message);
+    }
+  }
+
+  /** Take a free slot no loop is still in (a loop may be on its way out of a finished run) for `run`. */
+  private async acquire(run: Run): Promise<number> {
+    for (;;) {
+      for (let s = 0; s < SLOTS; s++) {
+        if (this.runs[s] || this.inSlot(s)) continue;
+        this.runs[s] = run;
+        return s;
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  /** The module's entry (numbered once per digest), in use until the run ends. */
+  private moduleEntry(digest: string, module: WebAssembly.Module): ModuleEntry {
+    let entry = this.modules.get(digest);
+    if (entry) this.modules.delete(digest);
+    else entry = { id: this.nextModule++, digest, module, uses: 0 };
+    this.modules.set(digest, entry); // the most recently run last
+    entry.uses++;
+    for (const [d, old] of this.modules) {
+      if (this.modules.size <= MODULE_LIMIT) break;
+      if (old.uses > 0) continue;
+      this.modules.delete(d);
+      for (const loop of this.loops) if (loop?.sent.delete(old.id)) this.post(loop, { drop: old.id });
+    }
+    return entry;
+  }
+
+  private send(loop: Loop, entry: ModuleEntry): void {
+    if (loop.sent.has(entry.id)) return;
+    loop.sent.add(entry.id);
+    this.post(loop, { id: entry.id, digest: entry.digest, module: entry.module });
+  }
+
+  private post(loop: Loop, message: LoopMessage): void {
+    loop.port.postMessage(message);
+  }
+
+  /** Post loop `w` on piscina, with the modules of the runs in flight. */
+  private startLoop(w: number): void {
+    const piscina = this.piscina;
+    for (const t of piscina.threads) this.watch(t);
+    const { port1, port2 } = new MessageChannel();
+    const loop: Loop = { index: w, port: port1, sent: new Set(), controller: new AbortController() };
+    this.loops[w] = loop;
+    Atomics.store(this.control, this.at.loop(w, LOOP.live), LIVE.serving);
+    Atomics.store(this.control, this.at.loop(w, LOOP.thread), 0); // written by the loop when it starts
+    for (const run of this.runs) if (run) this.send(loop, run.module);
+    const task: LoopTask = {
+      control: this.control,
+      port: port2,
+      index: w,
+      loops: this.workers,
+      slots: SLOTS,
+      generation: Atomics.load(this.control, YIELD),
+      spinMicros: this.spinMicros,
+      idleMillis: this.idleMillis,
+    };
+    piscina.run(task, { name: 'loop', transferList: [port2], signal: loop.controller.signal }).then(
+      () => this.loopEnded(loop),
+      (e: unknown) => this.loopEnded(loop, e),
+    );
+  }
+
+  private watch(t: Worker): void {
+    if (!this.exits.has(t.threadId)) this.exits.set(t.threadId, new Promise<void>((r) => t.once('exit', () => r())));
+  }
+
+  /**
+   * A loop's task ended: idle or yielding (its thread goes on in piscina), or its thread is gone
+   * (ended by a cancel, or died). A thread that died in a run fails the run; either way its busy
+   * word stays until the thread has exited, so the run is not over while the thread could still
+   * write into the fields.
+   */
+  private async loopEnded(loop: Loop, error?: unknown): Promise<void> {
+    const w = loop.index;
+    this.receive(loop);
+    loop.port.close();
+    if (error === undefined) {
+      if (this.loops[w] === loop) this.loops[w] = undefined;
+      return;
+    }
+    const busy = Atomics.load(this.control, this.at.loop(w, LOOP.busy));
+    const message = error instanceof Error ? error.message : String(error);
+    if (busy && !loop.terminated) this.fail(busy - 1, message);
+    const thread = Atomics.load(this.control, this.at.loop(w, LOOP.thread));
+    const exited = this.exits.get(thread);
+    if (exited) {
+      await exited;
+      this.exits.delete(thread);
+      this.ended++;
+    }
+    if (this.loops[w] !== loop) return;
+    Atomics.store(this.control, this.at.loop(w, LOOP.busy), 0);
+    if (busy) ring(this.control, this.at.slot(busy - 1, SLOT.wake));
+    this.loops[w] = undefined;
+    if (this.destroyed || !this.runs.some((r) => r)) return;
+    // Runs are waiting: another loop in its place, unless threads keep dying.
+    if (!loop.terminated && ++this.crashes >= CRASH_LIMIT) {
+      for (let s = 0; s < SLOTS; s++) this.fail(s, message);
+      return;
+    }
+    this.startLoop(w);
   }
 
   /**
    * Run one task of another kind on a worker: the named export of eval-worker.ts (a frame's PNG
-   * strips, field-png.ts), given `task` and the shared memory.
+   * strips, field-png.ts), given `task` and the shared memory. The band loops go back to piscina
+   * to make room for it (the next run posts them again).
    */
   async call<T>(name: string, task: object): Promise<T> {
     if (this.destroyed) throw new Error('the evaluation pool was destroyed');
     this.inFlight++;
     try {
+      if (this.loops.some((l) => l)) this.yieldLoops();
       return (await this.piscina.run(task, { name })) as T;
     } finally {
       this.inFlight--;
     }
   }
 
-  private acquire(): { control: Int32Array; slot: number } {
-    const s = this.free.pop();
-    if (s) return s;
-    const control = new Int32Array(new SharedArrayBuffer(SLOTS * CTL.words * 4));
-    for (let i = SLOTS - 1; i > 0; i--) this.free.push({ control, slot: i });
-    return { control, slot: 0 };
-  }
-
-  private watchExits(piscina: Piscina): void {
-    for (const w of piscina.threads) if (!this.exits.has(w)) this.exits.set(w, new Promise<void>((r) => w.once('exit', () => r())));
-  }
-
-  /** Wait for the exit of every watched thread piscina no longer holds (ended by an abort). */
-  private async endedExited(piscina: Piscina): Promise<void> {
-    const live = new Set(piscina.threads);
-    for (const [w, exited] of this.exits) {
-      if (live.has(w)) continue;
-      await exited;
-      this.exits.delete(w);
-      this.ended++;
-    }
+  private yieldLoops(): void {
+    Atomics.add(this.control, YIELD, 1);
+    ring(this.control, BELL);
   }
 
   async destroy(): Promise<void> {
@@ -240,7 +437,12 @@ export class EvalPool {
     this.destroyed = true;
     const piscina = this.made;
     if (!piscina) return;
+    this.yieldLoops();
+    for (let s = 0; s < SLOTS; s++) this.fail(s, 'the evaluation pool was destroyed');
     await untilLoaded(this.loaded, () => piscina.threads.length + this.ended);
     await piscina.destroy();
+    // Every thread has exited (piscina settles no task it ended here): no loop is in a run now.
+    for (let w = 0; w < this.workers; w++) Atomics.store(this.control, this.at.loop(w, LOOP.busy), 0);
+    for (let s = 0; s < SLOTS; s++) ring(this.control, this.at.slot(s, SLOT.wake));
   }
 }

@@ -241,7 +241,8 @@ t.test('loops that leave after every run come back for the next: 1000 runs, ever
 
 t.test('a call on the workers between and beside runs: the loops make room for it', async (t) => {
   const mem = new FieldMemory();
-  const pool = new EvalPool(mem.memory, { workers: 2 });
+  // Loops that would sleep for ten minutes: the call is served because they step aside, not because they left.
+  const pool = new EvalPool(mem.memory, { workers: 2, idleMillis: 600_000 });
   try {
     const field = allocField(mem, [16, 8], ['f32'], 'a test field');
     const strip = () => pool.call<DeflatedStrip[]>('pngStrips', { field, name: 'out', y0: 0, y1: 8 });

@@ -30,8 +30,10 @@ export class Interior {
 
   /**
    * Do the field's gathers share loads within a vector (alignedTap)? When they span 5 or more
-   * columns: then 3 loads and 2 shuffles per row replace 5 loads. Life's 3 columns load as fast
-   * directly.
+   * columns: then 3 loads and 2 shuffles per row replace 5 loads. Life's 3 columns load faster
+   * directly: as aligned blocks carried from vector to vector, 1 load and 2 shuffles per row, its
+   * loop took 20 % more CPU time (most likely the shuffles taking x64's ports 1 and 5 from its
+   * additions; the loads were not the bound: bench/RESULTS.md, issue 19).
    */
   alignedBlocks(f: number): boolean {
     const span = this.spans.get(f);

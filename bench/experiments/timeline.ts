@@ -10,7 +10,8 @@
 //   join   the calling thread claims bands too, after posting the tasks; done when every band is
 //   main   no pool: the calling thread runs every band
 //   bell   src/workers/pool.ts itself (its band loops woken by a doorbell): the frame and its CPU
-//          only, no task times
+//          only, no task times; bell-sN-nM: its loops spin N us after a run (default 100), at most M at
+//          once (default the cores less one)
 //
 //   node dist/bench/experiments/timeline.js ROUNDS SIZE PIPELINE WORKERS FRAMES VARIANT...
 
@@ -116,17 +117,23 @@ class TimedPool {
 }
 
 const [rounds, size, pipeline, workers, frames, ...variants] = process.argv.slice(2);
-if (!isPipelineName(pipeline) || !variants.length || !variants.every((v) => VARIANTS.includes(v as Variant)))
+const kind = (v: string) => (/^bell(-s\d+)?(-n\d+)?$/.test(v) ? 'bell' : v) as Variant;
+if (!isPipelineName(pipeline) || !variants.length || !variants.every((v) => VARIANTS.includes(kind(v))))
   throw new Error(`usage: timeline.js ROUNDS SIZE PIPELINE WORKERS FRAMES ${VARIANTS.join('|')}...`);
 await loadCompiler();
 
-interface Figures { total: number[]; wake0: number[]; wake1: number[]; late: number[]; tail: number[]; mine: number[]; cpu: number[] }
-const results: Record<string, Figures> = Object.fromEntries(variants.map((v) => [v, { total: [], wake0: [], wake1: [], late: [], tail: [], mine: [], cpu: [] }]));
+interface Figures { total: number[]; fast: number[]; wake0: number[]; wake1: number[]; late: number[]; tail: number[]; mine: number[]; cpu: number[] }
+const results: Record<string, Figures> = Object.fromEntries(variants.map((v) => [v, { total: [], fast: [], wake0: [], wake1: [], late: [], tail: [], mine: [], cpu: [] }]));
 const startLoad = loadavg()[0].toFixed(1);
 
-async function measure(variant: Variant): Promise<void> {
+async function measure(name: string): Promise<void> {
+  const variant = kind(name);
+  const spin = /^bell(?:-s(\d+))?(?:-n(\d+))?$/.exec(name);
   const memory = new FieldMemory();
-  const pool = variant === 'main' ? undefined : variant === 'bell' ? new EvalPool(memory.memory, { workers: Number(workers) }) : new TimedPool(memory.memory, Number(workers), variant);
+  const pool =
+    variant === 'main' ? undefined
+    : variant === 'bell' ? new EvalPool(memory.memory, { workers: Number(workers), ...(spin?.[1] ? { spinMicros: Number(spin[1]) } : {}), ...(spin?.[2] ? { spinners: Number(spin[2]) } : {}) })
+    : new TimedPool(memory.memory, Number(workers), variant);
   const engine = new Engine(benchScene(pipeline as 'P1', Number(size)), { memory, cacheFrames: false, poolThreshold: 0, ...(pool ? { pool: pool as unknown as EvalPool } : {}) });
   try {
     for (let i = 0; i < 20; i++) await engine.evaluate({ time: 0.5 });
@@ -139,8 +146,10 @@ async function measure(variant: Variant): Promise<void> {
       times.push(now() - s);
     }
     const used = process.cpuUsage(cpu);
-    const r = results[variant];
+    const r = results[name];
     r.total.push(median(times));
+    // The tenth fastest frame in a hundred: what a frame takes when the cores are free (under load).
+    r.fast.push([...times].sort((a, b) => a - b)[Math.floor(times.length / 10)]);
     r.cpu.push((used.user + used.system) / 1000 / Number(frames));
     if (pool instanceof TimedPool) {
       const f = pool.frames;
@@ -159,11 +168,11 @@ async function measure(variant: Variant): Promise<void> {
   }
 }
 
-for (let r = 0; r < Number(rounds); r++) for (const v of r % 2 ? [...variants].reverse() : variants) await measure(v as Variant);
+for (let r = 0; r < Number(rounds); r++) for (const v of r % 2 ? [...variants].reverse() : variants) await measure(v);
 
 const f3 = (xs: number[]) => (xs.length && !xs.some(Number.isNaN) ? `${Math.min(...xs).toFixed(3)} / ${median(xs).toFixed(3)} / ${Math.max(...xs).toFixed(3)}` : '-');
 console.log(`${pipeline} ${size} x ${size}, ${workers} workers, ${rounds} rounds of ${frames} frames, load average ${startLoad} -> ${loadavg()[0].toFixed(1)}; per round the median frame, then min / median / max over rounds (ms)`);
 for (const v of variants) {
   const r = results[v];
-  console.log(`${v.padEnd(6)} frame ${f3(r.total)}  cpu ${f3(r.cpu)}  first task starts ${f3(r.wake0)}  second ${f3(r.wake1)} (after the frame: ${f3(r.late)})  last band to done ${f3(r.tail)}  caller's share ${f3(r.mine)}`);
+  console.log(`${v.padEnd(9)} frame ${f3(r.total)}  p10 ${f3(r.fast)}  cpu ${f3(r.cpu)}  first task starts ${f3(r.wake0)}  second ${f3(r.wake1)} (after the frame: ${f3(r.late)})  last band to done ${f3(r.tail)}  caller's share ${f3(r.mine)}`);
 }

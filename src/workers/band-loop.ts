@@ -2,10 +2,11 @@
 // after run without a message per run. After a run it spins on the bell for a moment (a frame's
 // next group, or a playing session's next step, finds it awake), then sleeps in Atomics.wait
 // (no CPU), and after a longer idle time returns to piscina, which then holds an idle thread as
-// before (unreferenced: it keeps no process alive).
+// before (unreferenced: it keeps no process alive). At most `spinners` loops spin at once, so
+// spinning never takes the core the coordinator needs to take a run's end and post the next.
 
 import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
-import { BELL, ERROR, LIVE, LOOP, SLOT, STATE, YIELD, layout, ring, type LoopError, type LoopMessage } from './doorbell.js';
+import { BELL, ERROR, LIVE, LOOP, SLOT, SPINNERS, STATE, YIELD, layout, ring, type LoopError, type LoopMessage } from './doorbell.js';
 
 type Run = (args: number, r0: number, r1: number) => void;
 
@@ -21,6 +22,8 @@ export interface LoopTask {
   generation: number;
   /** How long to spin after the last band before sleeping, microseconds. */
   spinMicros: number;
+  /** How many loops may spin at once (the cores less the coordinator's). */
+  spinners: number;
   /** How long to sleep without a run before returning to piscina, milliseconds. */
   idleMillis: number;
 }
@@ -112,9 +115,12 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
       if (leave(bell)) return 'yield';
       continue;
     }
-    // Spin on the bell for a moment after work, then sleep until it rings.
+    // Spin on the bell for a moment after work (if a core is free for it), then sleep until it rings.
     const spinUntil = lastWork + task.spinMicros / 1000;
-    while (Atomics.load(control, BELL) === bell && performance.now() < spinUntil);
+    if (performance.now() < spinUntil) {
+      if (Atomics.add(control, SPINNERS, 1) < task.spinners) while (Atomics.load(control, BELL) === bell && performance.now() < spinUntil);
+      Atomics.sub(control, SPINNERS, 1);
+    }
     if (Atomics.load(control, BELL) !== bell) continue;
     const idle = performance.now() - lastWork;
     if (idle >= task.idleMillis) {

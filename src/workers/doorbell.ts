@@ -16,6 +16,8 @@ const LINE = 16;
 export const BELL = 0;
 /** Loops started before the current value return to piscina (a `call`, the pool's end). */
 export const YIELD = 1;
+/** Loops spinning now (at most the task's `spinners`: the coordinator needs a core too). */
+export const SPINNERS = 2;
 
 /** Per loop, its own line: which slot it serves (slot + 1, 0 for none), its thread, whether it runs. */
 export const LOOP = { busy: 0, thread: 1, live: 2 } as const;

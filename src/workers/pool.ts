@@ -92,6 +92,8 @@ export interface PoolOptions {
   lazy?: boolean;
   /** How long a loop spins on the bell after its last band before sleeping (bench/experiments/dispatch.ts varies it). */
   spinMicros?: number;
+  /** How many loops may spin at once; default the cores less one (the coordinator's). */
+  spinners?: number;
   /** How long a loop sleeps without a run before its thread goes back to piscina. */
   idleMillis?: number;
 }
@@ -108,6 +110,7 @@ export class EvalPool {
   private readonly exits = new Map<number, Promise<void>>();
   private readonly execArgv: string[];
   private readonly spinMicros: number;
+  private readonly spinners: number;
   private readonly idleMillis: number;
 
   private readonly at: Layout;
@@ -129,6 +132,7 @@ export class EvalPool {
     this.workers = Math.max(1, Math.floor(options.workers ?? os.availableParallelism()));
     this.execArgv = options.execArgv ?? workerExecArgv();
     this.spinMicros = options.spinMicros ?? 100;
+    this.spinners = options.spinners ?? os.availableParallelism() - 1;
     this.idleMillis = options.idleMillis ?? 1000;
     this.at = layout(this.workers, SLOTS);
     this.control = new Int32Array(new SharedArrayBuffer(this.at.words * 4));
@@ -362,6 +366,7 @@ export class EvalPool {
       slots: SLOTS,
       generation: Atomics.load(this.control, YIELD),
       spinMicros: this.spinMicros,
+      spinners: this.spinners,
       idleMillis: this.idleMillis,
     };
     piscina.run(task, { name: 'loop', transferList: [port2], signal: loop.controller.signal }).then(

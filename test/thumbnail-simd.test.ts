@@ -2,8 +2,8 @@
 // bit, on planes in a real engine memory: the reduced floats are linear-box.ts's, and the bytes
 // image.ts's mapping of them, for values spread over [0, 1], the ones a clamp must handle (NaN,
 // negatives, -0, past 1, infinities, subnormals), the f32 values either side of every sRGB byte
-// boundary, rows padded past the width, 1 to 4 components; a transparent picture is left to the
-// JavaScript path, whose alpha weighting it does not do.
+// boundary, rows padded past the width, 1 to 4 components, transparent pictures (colours weighted
+// by alpha, wholly clear blocks) too.
 
 import t from 'tap';
 import { FieldMemory } from '../src/main/memory.js';
@@ -93,14 +93,29 @@ t.test('every sRGB byte boundary: the f32 values either side of each give the ex
   t.same(differences(simdThumbnailRgba(memory, [p], width, 2), js), [], `${values.length} values`);
 });
 
-t.test('opacity: every alpha at least 1 (NaN not); a transparent picture is left to the JavaScript path', async (t) => {
+t.test('transparent pictures: the alpha-weighted reduction gives the bytes image.ts makes of linear-box.ts\'s floats', async (t) => {
+  const memory = new FieldMemory();
+  const random = xorshift(11);
+  for (const [width, height, stride] of SIZES) {
+    // Alpha: random, special values, and whole blocks wholly clear (their colours the plain average).
+    const alpha = plane(memory, width, height, stride, (i) => (Math.floor((i % width) / 2) % 5 === 0 ? 0 : i % 9 === 0 ? SPECIAL[i % SPECIAL.length] : random()));
+    const colours = [0, 1, 2].map((c) => plane(memory, width, height, stride, (i) => (i % (5 + c) === 0 ? SPECIAL[(i + c) % SPECIAL.length] : random())));
+    const planes = [...colours, alpha];
+    t.notOk(simdOpaque(memory, alpha, width, height), 'transparent');
+    const js = boxReduceLinear(planes, width, height, 2);
+    t.same(differences(simdThumbnailRgba(memory, planes, width, height), planesToRgba(['f32', 'f32', 'f32', 'f32'], js, (width / 2) * (height / 2))), [], `${width} x ${height}, stride ${stride}: the same bytes`);
+  }
+});
+
+t.test('opacity: every alpha at least 1 (NaN not); a transparent picture weighted by alpha, as linear-box.ts weighs it', async (t) => {
   const memory = new FieldMemory();
   const random = xorshift(7);
   const check = (alpha: (i: number) => number) => {
     const planes = [...[0, 1, 2].map(() => plane(memory, 12, 4, 16, () => random())), plane(memory, 12, 4, 16, alpha)];
     const opaque = simdOpaque(memory, planes[3], 12, 4);
-    t.equal(simdThumbnailRgba(memory, planes, 12, 4) === undefined, !opaque, 'made here only when opaque');
-    // thumbnailPixels with the memory (this path, or the JavaScript one when transparent) and without it: the same bytes.
+    const js = planesToRgba(['f32', 'f32', 'f32', 'f32'], boxReduceLinear(planes, 12, 4, 2), 12);
+    t.same(differences(simdThumbnailRgba(memory, planes, 12, 4), js), [], `${opaque ? 'opaque' : 'transparent: colours weighted by alpha'}, the same bytes`);
+    // thumbnailPixels with the memory (this path) and without it (the JavaScript one): the same bytes.
     const pixels = (m?: FieldMemory) => thumbnailPixels(['f32', 'f32', 'f32', 'f32'], planes, 12, 4, 6, () => new Uint8Array(0), m).rgba;
     t.same(differences(pixels(memory), pixels()), [], 'thumbnailPixels gives the same bytes either way');
     return opaque;

@@ -8,9 +8,12 @@
 //   rows; the values are clamped as linear-box.ts clamps them (f32x4.pmax against 0, then pmin
 //   against 1: NaN and negatives 0, past 1 is 1), summed in f64 in the same order as there (row
 //   0's two, then row 1's), times 0.25 and rounded to f32.
-// - opaque: every alpha at least 1 (NaN is not), four at a time.
-// - rgba: each reduced value's sRGB byte by the top 16 bits of its f32 (srgb.ts topBitsTable, made
-//   from linearToByte) and one integer comparison; a pixel's four bytes stored as one word.
+// - opaque: every alpha at least 1 (NaN is not), four at a time; a picture that is not takes
+//   weighted2, linear-box.ts's alpha-weighted average (the colours times alpha summed, over the
+//   alphas' sum; a wholly clear block's plain average), in f64 in its order too.
+// - rgba: each reduced colour's sRGB byte by the top 16 bits of its f32 (srgb.ts topBitsTable, made
+//   from linearToByte) and one integer comparison, alpha's as image.ts makes it; a pixel's four
+//   bytes stored as one word.
 //
 // One instance per engine memory (it imports the shared memory); each call's output, and the
 // table, go to a block allocated in that memory for the call and released after (only from free
@@ -81,24 +84,86 @@ function opaque(): Func {
 }
 
 /**
- * rgba(r, g, b, blueMask, n, out, bytes, next): n pixels, each the word byte(r) | byte(g) << 8 |
- * (byte(b) & blueMask) << 16 | 0xff000000 from the f32 planes at r, g, b (gray: all three the
- * same; two components: blueMask 0), to out; bytes and next are topBitsTable's (srgb.ts).
+ * weighted2(r, g, b, a, stride, out, outWidth, outHeight, planeBytes): four planes (colours and
+ * alpha) halved as linear-box.ts's `weighted` does it: per 2 x 2 block, in f64 and in its order,
+ * w = the alphas' sum, each colour the sum of colour times alpha over w (the plain sum over 4
+ * where w is 0), alpha w / 4; plane c of the output at out + c planeBytes.
+ */
+function weighted2(): Func {
+  const [r, g, b, a, stride, out, outWidth, outHeight, planeBytes] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  const [p, q, end] = [9, 10, 11];
+  const [a0, a1, w, zero, one, quarter, ae0, ao0, ae1, ao1] = [12, 13, 14, 15, 16, 17, 18, 19, 20, 21];
+  const [c0, c1] = [22, 23];
+  const clamped = (address: number[]) => [...get(one), ...get(zero), ...address, ...v.load, ...memarg, ...v.f32x4Pmax, ...v.f32x4Pmin];
+  const pair = (x: number, first: number) => [...get(x), ...get(x), ...lanes(first, first + 2), ...v.promoteLow];
+  /** Rows 0 and 1 of plane `plane` at this pair of blocks, clamped, into locals x0 and x1. */
+  const rows = (plane: number, x0: number, x1: number) => [
+    ...clamped([...get(plane), ...get(p), op.i32Add]), ...set(x0),
+    ...clamped([...get(plane), ...get(p), op.i32Add, ...get(stride), op.i32Add]), ...set(x1),
+  ];
+  /** Store the f64x2 on the stack, as f32, to output plane `c` at this pair. */
+  const store = (c: number, value: number[]) => [...get(out), ...i32(c), ...get(planeBytes), op.i32Mul, op.i32Add, ...get(q), op.i32Add, ...value, ...v.demote, ...v.store64Lane, ...memarg, 0];
+  /** Colour plane `plane`, channel c: bitselect(weighted sum / w, plain sum / 4, w > 0). */
+  const colour = (plane: number, c: number) => [
+    ...rows(plane, c0, c1),
+    ...store(c, [
+      ...pair(c0, 0), ...get(ae0), ...v.f64x2Mul, ...pair(c0, 1), ...get(ao0), ...v.f64x2Mul, ...v.f64x2Add,
+      ...pair(c1, 0), ...get(ae1), ...v.f64x2Mul, ...v.f64x2Add, ...pair(c1, 1), ...get(ao1), ...v.f64x2Mul, ...v.f64x2Add,
+      ...get(w), ...v.f64x2Div,
+      ...pair(c0, 0), ...pair(c0, 1), ...v.f64x2Add, ...pair(c1, 0), ...v.f64x2Add, ...pair(c1, 1), ...v.f64x2Add, ...get(quarter), ...v.f64x2Mul,
+      ...get(w), ...v.const, ...new Array(16).fill(0), ...v.f64x2Gt, ...v.bitselect,
+    ]),
+  ];
+  const body = [
+    ...v.const, ...new Array(16).fill(0), ...set(zero),
+    ...f32(1), ...v.f32x4Splat, ...set(one),
+    ...f64(0.25), ...v.f64x2Splat, ...set(quarter),
+    // p: the byte offset of this pair's blocks in each plane's row 0; q: of its pair in each output plane.
+    ...i32(0), ...set(q),
+    op.loop, VOID,
+    ...get(q), ...get(outWidth), ...i32(4), op.i32Mul, op.i32Add, ...set(end),
+    op.loop, VOID,
+    ...rows(a, a0, a1),
+    ...pair(a0, 0), ...set(ae0), ...pair(a0, 1), ...set(ao0), ...pair(a1, 0), ...set(ae1), ...pair(a1, 1), ...set(ao1),
+    ...get(ae0), ...get(ao0), ...v.f64x2Add, ...get(ae1), ...v.f64x2Add, ...get(ao1), ...v.f64x2Add, ...set(w),
+    ...colour(r, 0), ...colour(g, 1), ...colour(b, 2),
+    ...store(3, [...get(w), ...get(quarter), ...v.f64x2Mul]),
+    ...get(p), ...i32(16), op.i32Add, ...set(p),
+    ...get(q), ...i32(8), op.i32Add, ...tee(q), ...get(end), op.i32LtU, op.brIf, 0,
+    op.end,
+    // The next pair of rows: p from row 0 of the block row below (outWidth pairs of 16 bytes read).
+    ...get(p), ...get(outWidth), ...i32(8), op.i32Mul, op.i32Sub, ...get(stride), ...i32(2), op.i32Mul, op.i32Add, ...set(p),
+    ...get(outHeight), ...i32(1), op.i32Sub, ...tee(outHeight), ...i32(0), op.i32Ne, op.brIf, 0,
+    op.end,
+    op.end,
+  ];
+  return { name: 'weighted2', params: 9, result: false, locals: [[3, I32], [12, V128]], body };
+}
+
+/**
+ * rgba(r, g, b, blueMask, alpha, n, out, bytes, next): n pixels, each the word byte(r) | byte(g)
+ * << 8 | (byte(b) & blueMask) << 16 | alphaByte << 24 from the f32 planes at r, g, b (gray: all
+ * three the same; two components: blueMask 0) and alpha (0: none, 255), to out, as image.ts maps
+ * them; bytes and next are topBitsTable's (srgb.ts).
  */
 function rgba(): Func {
-  const [r, g, b, blueMask, n, out, bytes, next, i, bits, index] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
-  /** The sRGB byte of the f32 at `plane` + i: 0 for NaN and up to 0, 255 from 1 (linearToByte). */
-  const byteAt = (plane: number) => [
+  const [r, g, b, blueMask, alpha, n, out, bytes, next, i, bits, index] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+  /** Leave 0 for NaN and up to 0, 255 from 1 (infinity too), else `between`, of the f32 at `plane` + i. */
+  const bytesOf = (plane: number, between: number[]) => [
     ...get(plane), ...get(i), op.i32Add, op.i32Load, ...memarg, ...tee(bits),
     ...i32(0), op.i32LeS, op.if, I32, ...i32(0),
     op.else, ...get(bits), ...i32(0x3f800000), op.i32GeS, op.if, I32,
-    // 1 and past it (infinity included) 255; NaN (bits past infinity's) 0.
     ...get(bits), ...i32(0x7f800000), op.i32LeS, ...i32(255), op.i32Mul,
-    op.else,
-    ...get(bytes), ...get(bits), ...i32(16), op.i32ShrU, ...tee(index), op.i32Add, op.i32Load8U, ...memarg,
-    ...get(bits), ...get(next), ...get(index), ...i32(2), op.i32Shl, op.i32Add, op.i32Load, ...memarg, op.i32GeU, op.i32Add,
+    op.else, ...between,
     op.end, op.end,
   ];
+  /** A colour's sRGB byte (linearToByte): the table's byte at its top 16 bits, one more past the next boundary. */
+  const byteAt = (plane: number) => bytesOf(plane, [
+    ...get(bytes), ...get(bits), ...i32(16), op.i32ShrU, ...tee(index), op.i32Add, op.i32Load8U, ...memarg,
+    ...get(bits), ...get(next), ...get(index), ...i32(2), op.i32Shl, op.i32Add, op.i32Load, ...memarg, op.i32GeU, op.i32Add,
+  ]);
+  /** An alpha's byte (image.ts alphaByte): v * 255 + 0.5, truncated. */
+  const alphaAt = bytesOf(alpha, [...get(alpha), ...get(i), op.i32Add, op.f32Load, ...memarg, op.f64PromoteF32, ...f64(255), op.f64Mul, ...f64(0.5), op.f64Add, op.i32TruncF64U]);
   const body = [
     ...i32(0), ...set(i),
     op.loop, VOID,
@@ -106,19 +171,20 @@ function rgba(): Func {
     ...byteAt(r),
     ...byteAt(g), ...i32(8), op.i32Shl, op.i32Or,
     ...byteAt(b), ...get(blueMask), op.i32And, ...i32(16), op.i32Shl, op.i32Or,
-    ...i32(0xff000000 | 0), op.i32Or,
+    ...get(alpha), op.i32Eqz, op.if, I32, ...i32(255), op.else, ...alphaAt, op.end, ...i32(24), op.i32Shl, op.i32Or,
     op.i32Store, ...memarg,
     ...get(i), ...i32(4), op.i32Add, ...tee(i), ...get(n), ...i32(4), op.i32Mul, op.i32LtU, op.brIf, 0,
     op.end,
     op.end,
   ];
-  return { name: 'rgba', params: 8, result: false, locals: [[3, I32]], body };
+  return { name: 'rgba', params: 9, result: false, locals: [[3, I32]], body };
 }
 
 interface Exports {
   reduce2(src: number, stride: number, out: number, outWidth: number, outHeight: number): void;
   opaque(src: number, stride: number, width: number, height: number): number;
-  rgba(r: number, g: number, b: number, blueMask: number, n: number, out: number, bytes: number, next: number): void;
+  rgba(r: number, g: number, b: number, blueMask: number, alpha: number, n: number, out: number, bytes: number, next: number): void;
+  weighted2(r: number, g: number, b: number, a: number, stride: number, out: number, outWidth: number, outHeight: number, planeBytes: number): void;
 }
 
 let compiled: WebAssembly.Module | undefined;
@@ -127,7 +193,7 @@ const instances = new WeakMap<WebAssembly.Memory, Exports>();
 function exportsFor(memory: WebAssembly.Memory): Exports {
   let e = instances.get(memory);
   if (!e) {
-    compiled ??= new WebAssembly.Module(moduleBytes([reduce2(), opaque(), rgba()]));
+    compiled ??= new WebAssembly.Module(moduleBytes([reduce2(), opaque(), rgba(), weighted2()]));
     e = new WebAssembly.Instance(compiled, { env: { memory } }).exports as unknown as Exports;
     instances.set(memory, e);
   }
@@ -138,7 +204,7 @@ function exportsFor(memory: WebAssembly.Memory): Exports {
 export function simdReducible(memory: FieldMemory | undefined, planes: PlaneRows[], width: number, height: number): memory is FieldMemory {
   if (!memory || width % 4 !== 0 || height % 2 !== 0 || width < 4) return false;
   const f32 = memory.f32;
-  return planes.every((p) => p.data === f32);
+  return planes.every((p) => p.data === f32 && p.stride === planes[0].stride);
 }
 
 /** Every element of the plane at least 1 (linear-box.ts's opacity check), the plane in `memory`. */
@@ -157,28 +223,31 @@ export function simdReduce2(memory: FieldMemory, planes: PlaneRows[], width: num
 
 /**
  * The RGBA bytes of the thumbnail of 1 to 4 f32 planes halved both ways, all made in `memory`:
- * what planesToRgba(boxReduceLinear(...)) gives, when the picture is opaque (no 4th plane, or
- * every alpha at least 1). Undefined when it is not (its colours are weighted by alpha: linear-box.ts).
+ * what planesToRgba(boxReduceLinear(...)) gives. A 4th plane (alpha) not all at least 1 takes the
+ * alpha-weighted reduction (weighted2). Undefined when the memory has no free block for it.
  */
 export function simdThumbnailRgba(memory: FieldMemory, planes: PlaneRows[], width: number, height: number): Uint8Array | undefined {
-  if (planes.length === 4 && !simdOpaque(memory, planes[3], width, height)) return undefined;
-  const colours = planes.slice(0, 3);
+  const transparent = planes.length === 4 && !simdOpaque(memory, planes[3], width, height);
+  const reduced = transparent ? planes : planes.slice(0, 3);
   const n = (width / 2) * (height / 2);
   const { byte, next } = topBitsTable();
-  const tableBytes = TOP_INDICES * 5;
-  const bytesNeeded = n * 4 * colours.length + n * 4 + tableBytes;
+  const bytesNeeded = n * 4 * reduced.length + n * 4 + TOP_INDICES * 5;
   // A thumbnail never grows the memory (which never shrinks): without a free block this size, the JavaScript path.
   if (!memory.fits(bytesNeeded)) return undefined;
   return scratch(memory, bytesNeeded, (at) => {
-    reduceInto(memory, colours, width, height, at);
-    const out = at + n * 4 * colours.length;
+    const e = exportsFor(memory.memory);
+    if (transparent) {
+      const [r, g, b, a] = planes;
+      e.weighted2(r.offset * 4, g.offset * 4, b.offset * 4, a.offset * 4, r.stride * 4, at, width / 2, height / 2, n * 4);
+    } else reduceInto(memory, reduced, width, height, at);
+    const out = at + n * 4 * reduced.length;
     const bytes = out + n * 4;
     const nextAt = bytes + TOP_INDICES; // TOP_INDICES is a multiple of 4: the words are aligned
     memory.u8.set(byte, bytes);
     new Uint32Array(memory.memory.buffer, nextAt, TOP_INDICES).set(next);
-    const plane = (c: number) => at + Math.min(c, colours.length - 1) * n * 4;
-    const [r, g, b] = colours.length === 1 ? [plane(0), plane(0), plane(0)] : [plane(0), plane(1), plane(2)];
-    exportsFor(memory.memory).rgba(r, g, b, colours.length === 2 ? 0 : 0xff, n, out, bytes, nextAt);
+    const plane = (c: number) => at + Math.min(c, reduced.length - 1) * n * 4;
+    const [r, g, b] = reduced.length === 1 ? [plane(0), plane(0), plane(0)] : [plane(0), plane(1), plane(2)];
+    e.rgba(r, g, b, reduced.length === 2 ? 0 : 0xff, transparent ? plane(3) : 0, n, out, bytes, nextAt);
     return memory.u8.slice(out, out + n * 4);
   });
 }

@@ -66,7 +66,7 @@ export function thumbnailPixels(comps: readonly Scalar[], planes: PlaneRows[], w
   if (!smaller || !shown.every((t) => t === 'f32')) return { width, height, rgba: whole() };
   const wholeFactor = Number.isInteger(k) && height / size.height === k;
   const used = planes.slice(0, shown.length);
-  // Halved, in the engine's memory: reduced and mapped there in WebAssembly (the same bytes), unless transparent.
+  // Halved, in the engine's memory: reduced and mapped there in WebAssembly (the same bytes).
   const simd = wholeFactor && k === 2 && simdReducible(memory, used, width, height) ? simdThumbnailRgba(memory, used, width, height) : undefined;
   if (simd) return { ...size, rgba: simd };
   const reduced = wholeFactor ? boxReduceLinear(used, width, height, k) : resampleLinear(used, width, height, size.width, size.height);

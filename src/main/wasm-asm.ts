@@ -43,16 +43,16 @@ export const op = {
   i32Load: 0x28, i32Load8U: 0x2d, i32Store: 0x36,
   i32Const: 0x41, i32Eqz: 0x45, i32Ne: 0x47, i32LtU: 0x49, i32LeS: 0x4c, i32GeS: 0x4e, i32GeU: 0x4f,
   i32Add: 0x6a, i32Sub: 0x6b, i32Mul: 0x6c, i32And: 0x71, i32Or: 0x72, i32Shl: 0x74, i32ShrU: 0x76,
-  f32Const: 0x43, f64Const: 0x44,
+  f32Load: 0x2a, f32Const: 0x43, f64Const: 0x44, f64Add: 0xa0, f64Mul: 0xa2, i32TruncF64U: 0xab, f64PromoteF32: 0xbb,
 };
 
 const simd = (code: number) => [0xfd, ...uleb(code)];
 /** SIMD instructions (after the 0xfd prefix). */
 export const v = {
   load: simd(0x00), const: simd(0x0c), shuffle: simd(0x0d), f32x4Splat: simd(0x13), f64x2Splat: simd(0x14),
-  f32x4Ge: simd(0x46), and: simd(0x4e), store64Lane: simd(0x5b),
+  f32x4Ge: simd(0x46), f64x2Gt: simd(0x4a), and: simd(0x4e), bitselect: simd(0x52), store64Lane: simd(0x5b),
   demote: simd(0x5e), promoteLow: simd(0x5f), i32x4AllTrue: simd(0xa3),
-  f32x4Pmin: simd(0xea), f32x4Pmax: simd(0xeb), f64x2Add: simd(0xf0), f64x2Mul: simd(0xf2),
+  f32x4Pmin: simd(0xea), f32x4Pmax: simd(0xeb), f64x2Add: simd(0xf0), f64x2Mul: simd(0xf2), f64x2Div: simd(0xf3),
 };
 
 /** A memory access's immediates: alignment hint 1 byte (any address works), offset 0. */

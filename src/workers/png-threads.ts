@@ -6,7 +6,7 @@
 import { Piscina } from 'piscina';
 import { loadedCounter, untilLoaded } from './loaded.js';
 import type { PngTask } from './png-worker.js';
-import { workerExecArgv } from './pool.js';
+import { workerExecArgv } from './exec-argv.js';
 
 export class PngThreads {
   private readonly piscina: Piscina;

@@ -6,17 +6,21 @@
 // the slot's counter until none are left, so a slow worker simply takes fewer bands, and the one
 // that finishes the last band wakes the pool (Atomics.waitAsync). No message per run: a message
 // to a worker and back cost ~0.2 ms per run, a third of a 1024 x 1024 life step (bench/RESULTS.md).
-// Modules go to each loop once, over its port, numbered (dropped when the pool forgets them).
+// Modules go to each loop once, over its port, numbered (loop-modules.ts).
 // Results are bit-identical whatever the worker count and band size: every row is computed by
 // the same code, exactly once.
 
 import os from 'node:os';
-import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { ARGS } from '../ir/ir.js';
 import type { LoopTask } from './band-loop.js';
-import { BELL, ERROR, LIVE, LOOP, SLOT, STATE, YIELD, layout, ring, type Layout, type LoopError, type LoopMessage, waitAsync } from './doorbell.js';
+import { BELL, ERROR, LIVE, LOOP, SLOT, STATE, YIELD, layout, ring, type Layout, type LoopError, waitAsync } from './doorbell.js';
 import { loadedCounter, untilLoaded } from './loaded.js';
+import { LoopModules, type LoopPort, type ModuleEntry } from './loop-modules.js';
+import { workerExecArgv } from './exec-argv.js';
+
+export { workerExecArgv };
 
 /** A run trapped on fuel: `trap` is the node index the module wrote into the trap word. */
 export class PoolTrap extends Error {
@@ -32,38 +36,12 @@ export class PoolTrap extends Error {
 export const DEFAULT_BAND_ROWS = 32;
 /** Runs in flight at once; more wait for a slot. */
 const SLOTS = 16;
-/** Modules the loops keep (the least recently run are dropped past it). */
-const MODULE_LIMIT = 256;
 /** A loop's thread dying this many times in a row with runs waiting fails them instead of starting another. */
 const CRASH_LIMIT = 3;
 
-/** Flags that install module hooks (a test runner's TypeScript loader...): the worker needs none. */
-const HOOK_FLAGS = ['--import', '--loader', '--experimental-loader', '--require', '-r'];
-
-/**
- * The parent's execArgv without module hooks. Workers inherit the parent's flags by default, and
- * under a loader such as tap's each worker takes seconds to start; the worker is plain JS.
- */
-export function workerExecArgv(argv: readonly string[] = process.execArgv): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (HOOK_FLAGS.includes(a)) {
-      i++; // the flag's value is the next argument
-      continue;
-    }
-    if (HOOK_FLAGS.some((f) => a.startsWith(`${f}=`))) continue;
-    out.push(a);
-  }
-  return out;
-}
-
 /** One band loop as the pool sees it. */
-interface Loop {
+interface Loop extends LoopPort {
   index: number;
-  port: MessagePort;
-  /** Module ids sent over the port. */
-  sent: Set<number>;
   controller: AbortController;
   /** Ended by the pool (a cancelled run it was in). */
   terminated?: boolean;
@@ -75,14 +53,6 @@ interface Run {
   module: ModuleEntry;
   /** Why it failed, when the pool knows (a loop's thread died in it). */
   failure?: string;
-}
-
-interface ModuleEntry {
-  id: number;
-  digest: string;
-  module: WebAssembly.Module;
-  /** Runs in flight using it (never dropped meanwhile). */
-  uses: number;
 }
 
 export interface PoolOptions {
@@ -118,8 +88,7 @@ export class EvalPool {
   private readonly loops: (Loop | undefined)[];
   private readonly runs: (Run | undefined)[] = new Array(SLOTS).fill(undefined);
   private seq = 0;
-  private readonly modules = new Map<string, ModuleEntry>();
-  private nextModule = 1;
+  private readonly modules = new LoopModules();
   /** Reports of failed bands that came over the loops' ports, by `slot:seq`. */
   private readonly reports = new Map<string, string>();
   private crashes = 0;
@@ -190,7 +159,7 @@ export class EvalPool {
     if (bands === 0) return { tasks: 0, bands: 0 };
     this.inFlight++;
     try {
-      const entry = this.moduleEntry(digest, module);
+      const entry = this.modules.take(digest, module, this.loops);
       const run: Run = { seq: ++this.seq, module: entry };
       const s = await this.acquire(run);
       try {
@@ -215,7 +184,7 @@ export class EvalPool {
   private open(s: number, run: Run, r: { bands: number; bandRows: number; first: number; rows: number; args: number }): void {
     const c = this.control;
     const word = (w: number) => this.at.slot(s, w);
-    for (const loop of this.loops) if (loop) this.send(loop, run.module);
+    for (const loop of this.loops) if (loop) this.modules.send(loop, run.module);
     Atomics.store(c, word(SLOT.next), 0);
     Atomics.store(c, word(SLOT.done), 0);
     Atomics.store(c, word(SLOT.abort), 0);
@@ -322,32 +291,6 @@ export class EvalPool {
     }
   }
 
-  /** The module's entry (numbered once per digest), in use until the run ends. */
-  private moduleEntry(digest: string, module: WebAssembly.Module): ModuleEntry {
-    let entry = this.modules.get(digest);
-    if (entry) this.modules.delete(digest);
-    else entry = { id: this.nextModule++, digest, module, uses: 0 };
-    this.modules.set(digest, entry); // the most recently run last
-    entry.uses++;
-    for (const [d, old] of this.modules) {
-      if (this.modules.size <= MODULE_LIMIT) break;
-      if (old.uses > 0) continue;
-      this.modules.delete(d);
-      for (const loop of this.loops) if (loop?.sent.delete(old.id)) this.post(loop, { drop: old.id });
-    }
-    return entry;
-  }
-
-  private send(loop: Loop, entry: ModuleEntry): void {
-    if (loop.sent.has(entry.id)) return;
-    loop.sent.add(entry.id);
-    this.post(loop, { id: entry.id, digest: entry.digest, module: entry.module });
-  }
-
-  private post(loop: Loop, message: LoopMessage): void {
-    loop.port.postMessage(message);
-  }
-
   /** Post loop `w` on piscina, with the modules of the runs in flight. */
   private startLoop(w: number): void {
     const piscina = this.piscina;
@@ -357,7 +300,7 @@ export class EvalPool {
     this.loops[w] = loop;
     Atomics.store(this.control, this.at.loop(w, LOOP.live), LIVE.serving);
     Atomics.store(this.control, this.at.loop(w, LOOP.thread), 0); // written by the loop when it starts
-    for (const run of this.runs) if (run) this.send(loop, run.module);
+    for (const run of this.runs) if (run) this.modules.send(loop, run.module);
     const task: LoopTask = {
       control: this.control,
       port: port2,

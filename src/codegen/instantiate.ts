@@ -4,6 +4,8 @@
 
 import { ARGS } from '../ir/ir.js';
 import { FuelTrap } from '../ir/interp.js';
+// Every thread that makes our modules has V8 read their compilation hints (turbofan.ts).
+import './turbofan.js';
 
 /** The custom section holding {nodes, fuel}, for trap messages. */
 export const META_SECTION = 'entelechy.ir';

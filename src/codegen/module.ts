@@ -3,6 +3,7 @@
 
 import binaryen from 'binaryen';
 import { META_SECTION, type ModuleMeta } from './instantiate.js';
+import { MEMORY_MAX_PAGES } from './turbofan.js';
 
 /** Features every module is built (and validated) with. */
 const FEATURES =
@@ -13,8 +14,7 @@ const FEATURES =
   binaryen.Features.NontrappingFPToInt |
   binaryen.Features.SignExt;
 
-/** Pages of the shared memory every module imports as env.memory. */
-export const MEMORY_MAX_PAGES = 65536;
+export { MEMORY_MAX_PAGES };
 
 
 export function newModule(meta: ModuleMeta): binaryen.Module {

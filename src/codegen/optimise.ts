@@ -4,6 +4,7 @@
 import binaryen from 'binaryen';
 import { dumpAfter, dumping } from '../ir/dump.js';
 import { InternalCompileError } from './module.js';
+import { withCompileHints } from './turbofan.js';
 
 /** Validate (always), optimise (unless told not to: then only `passes`, if any), emit, and free the module. */
 export function optimise(m: binaryen.Module, optimize: boolean, passes: readonly string[] = []): Uint8Array<ArrayBuffer> {
@@ -22,8 +23,9 @@ export function optimise(m: binaryen.Module, optimize: boolean, passes: readonly
       m.runPasses(passes);
     }
     if (dumping('optimise')) dumpAfter('optimise', () => m.emitText());
-    // binaryen copies the bytes out of its heap into a fresh ArrayBuffer.
-    return m.emitBinary() as Uint8Array<ArrayBuffer>;
+    // binaryen copies the bytes out of its heap into a fresh ArrayBuffer; V8 is told to compile
+    // the functions with TurboFan (turbofan.ts).
+    return withCompileHints(m.emitBinary() as Uint8Array<ArrayBuffer>);
   } finally {
     m.dispose();
   }

@@ -911,3 +911,16 @@ t.test('parseDocument never throws on non-string garbage either', async (tt) => 
   tt.equal(r.doc.text, '');
   tt.same(r.diagnostics, []);
 });
+
+t.test('a document parsed again (same path and text) is the Document parsed before; its diagnostics a fresh list each time', async (tt) => {
+  const text = 'param gain f32 = 1.0;\nparam speed: f32 = 2.0;\n';
+  const a = parseDocument('a.esn', text);
+  const b = parseDocument('a.esn', text);
+  tt.equal(b.doc, a.doc, 'the same Document: a compose parses what it changed once');
+  tt.ok(a.diagnostics.length > 0, 'the missing `:` is reported');
+  tt.not(b.diagnostics, a.diagnostics, 'a list of its own');
+  a.diagnostics.length = 0;
+  tt.ok(parseDocument('a.esn', text).diagnostics.length > 0, 'emptying one list leaves the next whole');
+  tt.not(parseDocument('b.esn', text).doc, a.doc, 'another path: another Document');
+  tt.not(parseDocument('a.esn', text + ' ').doc, a.doc, 'another text: another Document');
+});

@@ -11,6 +11,7 @@ import { corpus } from '../bench/compile.js';
 import { loadScene } from '../src/ir/check/scene.js';
 import { loadCompiler } from '../src/main/modules.js';
 import { Session } from '../src/main/session.js';
+import { sceneGroups } from '../src/main/engine.js';
 import { readField } from '../src/main/field.js';
 import { bits, firstDifference, run, ROOT, sameBytes } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
@@ -138,4 +139,15 @@ t.test('render takes the tier that finishes the whole job sooner', async (t) => 
   t.equal(renderTier(scene(256), { first: 0, last: 99 }), 'optimised', 'many frames repay the optimised compile');
   t.equal(renderTier(scene(4096)), 'fast', 'one 4096 x 4096 frame: the fast tier (the optimised compile is not won back)');
   t.equal(renderTier(scene(Math.ceil(Math.sqrt(FAST_RENDER_ELEMENTS)) + 1)), 'optimised', 'one huge frame repays it');
+});
+
+t.test("a scene's groups are made once for its pins and fusion: a change fuses and digests its IR once, for its modules and its engine", async (t) => {
+  const c = corpus().find((x) => x.name === 'stencil')!;
+  const scene = loadScene(basename(c.path), { read: (p) => readFileSync(join(dirname(c.path), p), 'utf8') });
+  const groups = sceneGroups(scene, [], true);
+  t.equal(sceneGroups(scene, [], true), groups, 'asked again: the same groups, the same IR objects');
+  t.not(sceneGroups(scene, [], false), groups, 'unfused: groups of their own');
+  t.not(sceneGroups(scene, [scene.nodes[0].name], true), groups, 'with a pin: groups of their own');
+  const again = loadScene(basename(c.path), { read: (p) => readFileSync(join(dirname(c.path), p), 'utf8') });
+  t.not(sceneGroups(again, [], true), groups, 'another scene (checked again): its own');
 });

@@ -104,8 +104,24 @@ type Runner = (args: number, r0: number, r1: number) => void;
 /** Domains of fewer elements than this, provably short, run on the calling thread (the default `poolThreshold`). */
 export const POOL_THRESHOLD = 1 << 17;
 
+/**
+ * The groups of a scene, by its pins and fusion: made once. A change prepared the groups' modules
+ * and then built its engine from the groups again, fusing and digesting each group's IR twice
+ * (new IR objects have no digest yet: modules.ts); a Scene and its groups are never changed.
+ */
+const groupsMade = new WeakMap<Scene, Map<string, Group[]>>();
+
 /** The groups an engine for this scene runs (what the compile worker compiles ahead). */
 export function sceneGroups(scene: Scene, pins: string[], fuse: boolean): Group[] {
+  const key = JSON.stringify([fuse, ...pins]);
+  let made = groupsMade.get(scene);
+  if (!made) groupsMade.set(scene, (made = new Map()));
+  let groups = made.get(key);
+  if (!groups) made.set(key, (groups = groupsOf(scene, pins, fuse)));
+  return groups;
+}
+
+function groupsOf(scene: Scene, pins: string[], fuse: boolean): Group[] {
   const keep = new Set([...scene.outputs.map((o) => o.node), ...pins]);
   const nodes = neededNodes(scene, pins);
   dumpAfter('lower', () => [...new Set(nodes.map((n) => n.kernel))].map((k) => printFunction(k.ir)).join('\n\n'));

@@ -3,12 +3,12 @@
 // image.ts's mapping of them, for values spread over [0, 1], the ones a clamp must handle (NaN,
 // negatives, -0, past 1, infinities, subnormals), the f32 values either side of every sRGB byte
 // boundary, rows padded past the width, 1 to 4 components, transparent pictures (colours weighted
-// by alpha, wholly clear blocks) too.
+// by alpha, wholly clear blocks), and (opaque) sizes no whole factor smaller, resampled by area.
 
 import t from 'tap';
 import { FieldMemory } from '../src/main/memory.js';
-import { boxReduceLinear, type PlaneRows } from '../src/main/linear-box.js';
-import { simdOpaque, simdReduce2, simdReducible, simdThumbnailRgba } from '../src/main/linear-box-simd.js';
+import { boxReduceLinear, resampleLinear, type PlaneRows } from '../src/main/linear-box.js';
+import { simdOpaque, simdReduce2, simdReducible, simdResamplable, simdResampleRgba, simdThumbnailRgba } from '../src/main/linear-box-simd.js';
 import { planesToRgba } from '../src/main/image.js';
 import { srgbToLinear } from '../src/main/srgb.js';
 import { thumbnailPixels } from '../src/main/thumbnail.js';
@@ -91,6 +91,25 @@ t.test('every sRGB byte boundary: the f32 values either side of each give the ex
   const p = plane(memory, width, 2, width, (i) => values[Math.floor((i % width) / 2)]);
   const js = planesToRgba(['f32'], boxReduceLinear([p], width, 2, 2), values.length);
   t.same(differences(simdThumbnailRgba(memory, [p], width, 2), js), [], `${values.length} values`);
+});
+
+t.test('by area (any other size): the bytes image.ts makes of resampleLinear\'s floats', async (t) => {
+  // Room for every plane below at once (a memory that grows renews its views: planes made before would be outside them).
+  const memory = new FieldMemory(undefined, 512);
+  const random = xorshift(3);
+  for (const [width, height, stride, outWidth, outHeight] of [[320, 240, 320, 128, 96], [240, 160, 240, 128, 85], [13, 7, 16, 6, 3], [10, 10, 12, 4, 3], [9, 5, 12, 8, 4]])
+    for (let comps = 1; comps <= 4; comps++) {
+      const planes = Array.from({ length: comps }, (_, c) => plane(memory, width, height, stride, (i) => (c === 3 ? 1 : i % 11 === 0 ? SPECIAL[i % SPECIAL.length] : random())));
+      const ok = simdResamplable(memory, planes, width, height, outWidth);
+      t.equal(ok, comps < 4 || width % 4 === 0, `${width} x ${height} -> ${outWidth} x ${outHeight}, ${comps}: resampled here ${ok ? '' : 'not '}(an alpha is checked in SIMD only at widths of 4)`);
+      if (!ok) continue;
+      const js = planesToRgba(new Array(comps).fill('f32'), resampleLinear(planes, width, height, outWidth, outHeight), outWidth * outHeight);
+      t.same(differences(simdResampleRgba(memory, planes, width, height, outWidth, outHeight), js), [], `${width} x ${height} -> ${outWidth} x ${outHeight}, ${comps} component${comps > 1 ? 's' : ''}: the same bytes`);
+    }
+  const transparent = [0, 1, 2, 3].map((c) => plane(memory, 320, 240, 320, () => (c === 3 ? 0.5 : random())));
+  t.notOk(simdResamplable(memory, transparent, 320, 240, 128), 'a transparent picture is not (the JavaScript path weighs its colours)');
+  const pixels = (m?: FieldMemory) => thumbnailPixels(['f32', 'f32', 'f32'], transparent.slice(0, 3), 320, 240, 128, () => new Uint8Array(0), m);
+  t.same(differences(pixels(memory).rgba, pixels().rgba), [], 'thumbnailPixels: the same bytes with the memory and without');
 });
 
 t.test('transparent pictures: the alpha-weighted reduction gives the bytes image.ts makes of linear-box.ts\'s floats', async (t) => {

@@ -1,6 +1,6 @@
-// The common case of a thumbnail (thumbnail.ts) in WebAssembly: a field in the engine's memory
-// halved both ways (256 x 256 -> 128 x 128), read where it is with no copy, and its thumbnail's
-// sRGB bytes made there too. The same floats and bytes as the JavaScript path (linear-box.ts's
+// The common cases of a thumbnail (thumbnail.ts) in WebAssembly: a field in the engine's memory
+// halved both ways (256 x 256 -> 128 x 128), or opaque and made any other size by area
+// (resample-wasm.ts), read where it is with no copy, and its thumbnail's sRGB bytes made there too. The same floats and bytes as the JavaScript path (linear-box.ts's
 // reduction, image.ts's mapping), bit for bit (test/thumbnail-simd.test.ts), at a fraction of its
 // time (bench/RESULTS.md, "Dry runs (issue 21)").
 //
@@ -20,7 +20,8 @@
 // room: a thumbnail never grows the memory; without room, the JavaScript path).
 
 import type { FieldMemory } from './memory.js';
-import type { PlaneRows } from './linear-box.js';
+import { footprints, type PlaneRows } from './linear-box.js';
+import { across, down } from './resample-wasm.js';
 import { topBitsTable, TOP_INDICES } from './srgb.js';
 import { f32, f64, get, i32, I32, memarg, moduleBytes, op, set, tee, v, V128, VOID, type Func } from './wasm-asm.js';
 
@@ -185,6 +186,8 @@ interface Exports {
   opaque(src: number, stride: number, width: number, height: number): number;
   rgba(r: number, g: number, b: number, blueMask: number, alpha: number, n: number, out: number, bytes: number, next: number): void;
   weighted2(r: number, g: number, b: number, a: number, stride: number, out: number, outWidth: number, outHeight: number, planeBytes: number): void;
+  across(src: number, stride: number, height: number, outWidth: number, start: number, count: number, at: number, weights: number, out: number): void;
+  down(rows: number, outWidth: number, outHeight: number, start: number, count: number, at: number, weights: number, out: number, area: number): void;
 }
 
 let compiled: WebAssembly.Module | undefined;
@@ -193,7 +196,7 @@ const instances = new WeakMap<WebAssembly.Memory, Exports>();
 function exportsFor(memory: WebAssembly.Memory): Exports {
   let e = instances.get(memory);
   if (!e) {
-    compiled ??= new WebAssembly.Module(moduleBytes([reduce2(), opaque(), rgba(), weighted2()]));
+    compiled ??= new WebAssembly.Module(moduleBytes([reduce2(), opaque(), rgba(), weighted2(), across(), down()]));
     e = new WebAssembly.Instance(compiled, { env: { memory } }).exports as unknown as Exports;
     instances.set(memory, e);
   }
@@ -230,24 +233,75 @@ export function simdThumbnailRgba(memory: FieldMemory, planes: PlaneRows[], widt
   const transparent = planes.length === 4 && !simdOpaque(memory, planes[3], width, height);
   const reduced = transparent ? planes : planes.slice(0, 3);
   const n = (width / 2) * (height / 2);
+  return mapped(memory, reduced.length, transparent, n, 0, (at) => {
+    const e = exportsFor(memory.memory);
+    if (!transparent) return reduceInto(memory, reduced, width, height, at);
+    const [r, g, b, a] = planes;
+    e.weighted2(r.offset * 4, g.offset * 4, b.offset * 4, a.offset * 4, r.stride * 4, at, width / 2, height / 2, n * 4);
+  });
+}
+
+/** Whether these planes can be resampled by area here: in `memory`, one stride, an even output width, an alpha opaque (checked in SIMD: width a multiple of 4). */
+export function simdResamplable(memory: FieldMemory | undefined, planes: PlaneRows[], width: number, height: number, outWidth: number): memory is FieldMemory {
+  if (!memory || outWidth % 2 !== 0 || (planes.length === 4 && width % 4 !== 0)) return false;
+  const f32 = memory.f32;
+  return planes.every((p) => p.data === f32 && p.stride === planes[0].stride) && (planes.length < 4 || simdOpaque(memory, planes[3], width, height));
+}
+
+/**
+ * The RGBA bytes of the thumbnail of 1 to 4 f32 planes (an alpha opaque: simdResamplable) made
+ * outWidth x outHeight by area, all made in `memory` (resample-wasm.ts): what
+ * planesToRgba(resampleLinear(...)) gives. Undefined when the memory has no free block for it.
+ */
+export function simdResampleRgba(memory: FieldMemory, planes: PlaneRows[], width: number, height: number, outWidth: number, outHeight: number): Uint8Array | undefined {
+  const colours = planes.slice(0, 3);
+  const cols = footprints(width, outWidth);
+  const rows = footprints(height, outHeight);
+  // f64 first (aligned): the area, both axes' weights, the rows summed across; then the i32 tables.
+  const f64s = 2 + cols.weights.length + rows.weights.length + height * outWidth;
+  const tables = 3 * (outWidth + outHeight);
+  return mapped(memory, colours.length, false, outWidth * outHeight, f64s * 8 + tables * 4, (at, extra) => {
+    const e = exportsFor(memory.memory);
+    const f64 = new Float64Array(memory.memory.buffer, extra, f64s);
+    f64[0] = (width / outWidth) * (height / outHeight);
+    f64.set(cols.weights, 2);
+    f64.set(rows.weights, 2 + cols.weights.length);
+    const acrossAt = extra + (2 + cols.weights.length + rows.weights.length) * 8;
+    const i32At = extra + f64s * 8;
+    const i32s = new Int32Array(memory.memory.buffer, i32At, tables);
+    [cols.start, cols.count, cols.at, rows.start, rows.count, rows.at].reduce((o, t) => (i32s.set(t, o), o + t.length), 0);
+    const [colStart, colCount, colAt] = [0, 1, 2].map((k) => i32At + k * outWidth * 4);
+    const [rowStart, rowCount, rowAt] = [0, 1, 2].map((k) => i32At + 3 * outWidth * 4 + k * outHeight * 4);
+    colours.forEach((p, c) => {
+      e.across(p.offset * 4, p.stride * 4, height, outWidth, colStart, colCount, colAt, extra + 16, acrossAt);
+      e.down(acrossAt, outWidth, outHeight, rowStart, rowCount, rowAt, extra + 16 + cols.weights.length * 8, at + c * outWidth * outHeight * 4, extra);
+    });
+  });
+}
+
+/**
+ * The RGBA bytes of `n` thumbnail pixels from `comps` f32 planes that `reduce` writes at `at`
+ * (plane c at at + c n 4; the 4th alpha when `alpha`, else alpha 255), mapped by `rgba`; `extra`
+ * more bytes (8-aligned) for `reduce` at its second argument. All in one block of the memory's
+ * free room, or undefined without one.
+ */
+function mapped(memory: FieldMemory, comps: number, alpha: boolean, n: number, extra: number, reduce: (at: number, extraAt: number) => void): Uint8Array | undefined {
   const { byte, next } = topBitsTable();
-  const bytesNeeded = n * 4 * reduced.length + n * 4 + TOP_INDICES * 5;
+  const planesBytes = Math.ceil((n * 4 * comps) / 8) * 8;
+  const bytesNeeded = extra + planesBytes + n * 4 + TOP_INDICES * 5;
   // A thumbnail never grows the memory (which never shrinks): without a free block this size, the JavaScript path.
   if (!memory.fits(bytesNeeded)) return undefined;
-  return scratch(memory, bytesNeeded, (at) => {
-    const e = exportsFor(memory.memory);
-    if (transparent) {
-      const [r, g, b, a] = planes;
-      e.weighted2(r.offset * 4, g.offset * 4, b.offset * 4, a.offset * 4, r.stride * 4, at, width / 2, height / 2, n * 4);
-    } else reduceInto(memory, reduced, width, height, at);
-    const out = at + n * 4 * reduced.length;
+  return scratch(memory, bytesNeeded, (block) => {
+    const at = block + extra;
+    reduce(at, block);
+    const out = at + planesBytes;
     const bytes = out + n * 4;
     const nextAt = bytes + TOP_INDICES; // TOP_INDICES is a multiple of 4: the words are aligned
     memory.u8.set(byte, bytes);
     new Uint32Array(memory.memory.buffer, nextAt, TOP_INDICES).set(next);
-    const plane = (c: number) => at + Math.min(c, reduced.length - 1) * n * 4;
-    const [r, g, b] = reduced.length === 1 ? [plane(0), plane(0), plane(0)] : [plane(0), plane(1), plane(2)];
-    e.rgba(r, g, b, reduced.length === 2 ? 0 : 0xff, transparent ? plane(3) : 0, n, out, bytes, nextAt);
+    const plane = (c: number) => at + Math.min(c, comps - 1) * n * 4;
+    const [r, g, b] = comps === 1 ? [plane(0), plane(0), plane(0)] : [plane(0), plane(1), plane(2)];
+    exportsFor(memory.memory).rgba(r, g, b, comps === 2 ? 0 : 0xff, alpha ? plane(3) : 0, n, out, bytes, nextAt);
     return memory.u8.slice(out, out + n * 4);
   });
 }

@@ -106,7 +106,7 @@ function weighted(planes: PlaneRows[], width: number, height: number, k: number)
  * Each output cell's source elements along one axis and how much of each it covers: cell o covers
  * elements start[o] .. start[o] + count[o] - 1, their weights at weights[at[o]...].
  */
-function footprints(from: number, to: number): { start: Int32Array; count: Int32Array; at: Int32Array; weights: Float64Array } {
+export function footprints(from: number, to: number): { start: Int32Array; count: Int32Array; at: Int32Array; weights: Float64Array } {
   const scale = from / to;
   const start = new Int32Array(to);
   const count = new Int32Array(to);

@@ -23,7 +23,7 @@ import { fitInside } from './image-diff.js';
 import { resizeRgba } from './image-input.js';
 import { planesToRgba } from './image.js';
 import { boxReduceLinear, resampleLinear, type PlaneRows } from './linear-box.js';
-import { simdReducible, simdThumbnailRgba } from './linear-box-simd.js';
+import { simdResamplable, simdResampleRgba, simdReducible, simdThumbnailRgba } from './linear-box-simd.js';
 import { asWords, encodePng, type RowFilterType } from './png.js';
 
 /** A PNG in base64 and its size. */
@@ -69,6 +69,9 @@ export function thumbnailPixels(comps: readonly Scalar[], planes: PlaneRows[], w
   // Halved, in the engine's memory: reduced and mapped there in WebAssembly (the same bytes).
   const simd = wholeFactor && k === 2 && simdReducible(memory, used, width, height) ? simdThumbnailRgba(memory, used, width, height) : undefined;
   if (simd) return { ...size, rgba: simd };
+  // Any other size, by area, opaque, in the engine's memory: in WebAssembly too (the same bytes).
+  const area = !wholeFactor && simdResamplable(memory, used, width, height, size.width) ? simdResampleRgba(memory, used, width, height, size.width, size.height) : undefined;
+  if (area) return { ...size, rgba: area };
   const reduced = wholeFactor ? boxReduceLinear(used, width, height, k) : resampleLinear(used, width, height, size.width, size.height);
   return { ...size, rgba: planesToRgba(shown, reduced, size.width * size.height) };
 }

@@ -12,6 +12,7 @@ import { decodePng } from '../src/main/image.js';
 import { linearToByte, linearToSrgb, srgbToLinear } from '../src/main/srgb.js';
 import { packedPlanes, thumbnail, thumbnailPixels } from '../src/main/thumbnail.js';
 import { thumbnailsMade } from '../src/main/thumbnail-cache.js';
+import { simdThumbnailsMade } from '../src/main/linear-box-simd.js';
 import { outputField, readPlanes } from '../src/main/world-fields.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 import type { Scalar } from '../src/ir/ir.js';
@@ -240,4 +241,20 @@ t.test('evaluate\'s thumbnails: made once per frame, never another frame\'s or a
   t.equal(restarted.frame, later.frame, 'the frame number of a thumbnail made before the reset');
   t.equal(differs(pixelsOf(restarted), await truth(a.s, 64)), undefined, 'after a reset, the new frame\'s thumbnail');
   t.equal(thumbnailsMade() - made, 5, 'each other frame, side or world made its own');
+});
+
+t.test('evaluate\'s thumbnails halved or resampled by area in WebAssembly: the thumbnail worked out here, and the JavaScript path\'s', async (t) => {
+  const a = await openExample('rings');
+  t.teardown(() => a.close());
+  const made = simdThumbnailsMade();
+  const half = await a.ask({ op: 'evaluate', time: 2, thumbnail: 128 });
+  t.equal(differs(pixelsOf(half), await truth(a.s, 128)), undefined, '256 -> 128: the average of the light, worked out here');
+  const area = await a.ask({ op: 'evaluate', time: 2, thumbnail: 100 });
+  const js = await a.s.read((w) => {
+    const f = outputField(w, 'result')!;
+    return thumbnailPixels(f.comps, packedPlanes(readPlanes(w, f), f.width), f.width, f.height, 100, () => new Uint8Array(0));
+  });
+  t.same([js.width, js.height], [100, 100]);
+  t.equal(differs(pixelsOf(area), js.rgba), undefined, '256 -> 100 by area: the JavaScript path\'s bytes');
+  t.equal(simdThumbnailsMade() - made, 2, 'both made in WebAssembly');
 });

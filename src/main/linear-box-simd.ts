@@ -285,6 +285,13 @@ export function simdResampleRgba(memory: FieldMemory, planes: PlaneRows[], width
  * more bytes (8-aligned) for `reduce` at its second argument. All in one block of the memory's
  * free room, or undefined without one.
  */
+let made = 0;
+
+/** How many thumbnails were made here since the process started: for tests. */
+export function simdThumbnailsMade(): number {
+  return made;
+}
+
 function mapped(memory: FieldMemory, comps: number, alpha: boolean, n: number, extra: number, reduce: (at: number, extraAt: number) => void): Uint8Array | undefined {
   const { byte, next } = topBitsTable();
   const planesBytes = Math.ceil((n * 4 * comps) / 8) * 8;
@@ -302,6 +309,7 @@ function mapped(memory: FieldMemory, comps: number, alpha: boolean, n: number, e
     const plane = (c: number) => at + Math.min(c, comps - 1) * n * 4;
     const [r, g, b] = comps === 1 ? [plane(0), plane(0), plane(0)] : [plane(0), plane(1), plane(2)];
     exportsFor(memory.memory).rgba(r, g, b, comps === 2 ? 0 : 0xff, alpha ? plane(3) : 0, n, out, bytes, nextAt);
+    made++;
     return memory.u8.slice(out, out + n * 4);
   });
 }

@@ -74,13 +74,19 @@ function shareRoots(roots: readonly Expr[], locals: Scalar[]): { rebuilt: Expr[]
     }
     return n;
   };
+  const shared = (e: Expr, n: number): boolean => n > 1 && (size(e) > SHARE_ABOVE || (e.k === 'load' && !!e.at));
+  // Nothing to share (an IR lowering shared already, which codegen shares again): the statement
+  // as it is, not rebuilt (rebuilding the noise corpus kernel's IR took ~4 ms per compile).
+  let any = false;
+  for (const [e, n] of refs) if ((any = shared(e, n))) break;
+  if (!any) return { rebuilt: [...roots], sets: [] };
   const sets: Stmt[] = [];
   const done = new Map<Expr, Expr>();
   const rebuild = (e: Expr): Expr => {
     let r = done.get(e);
     if (r) return r;
     r = mapChildren(e, rebuild);
-    if ((refs.get(e) ?? 0) > 1 && (size(e) > SHARE_ABOVE || (e.k === 'load' && e.at))) {
+    if (shared(e, refs.get(e) ?? 0)) {
       const local = locals.length;
       locals.push(e.t);
       sets.push({ k: 'set', local, e: r });

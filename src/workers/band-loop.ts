@@ -52,6 +52,13 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
     Atomics.store(control, at.slot(s, SLOT.abort), 1);
   };
 
+  /**
+   * Set when this loop finished a run's last band: the coordinator takes the run's end now and
+   * needs a core, so this loop sleeps at once (when another program holds the other core, its
+   * spin held the coordinator back for the whole spin: bench/RESULTS.md).
+   */
+  let ended = false;
+
   /** Take bands of slot `s` until none are left; false if it was not open for us. */
   const serve = (s: number): boolean => {
     const word = (w: number) => at.slot(s, w);
@@ -80,7 +87,10 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
           ran = true;
           const r0 = b * bandRows;
           run(args, first + r0, first + Math.min(rows, r0 + bandRows));
-          if (Atomics.add(control, word(SLOT.done), 1) + 1 === bands) ring(control, word(SLOT.wake));
+          if (Atomics.add(control, word(SLOT.done), 1) + 1 === bands) {
+            ring(control, word(SLOT.wake));
+            ended = true;
+          }
         }
       } catch (e) {
         ran = true;
@@ -103,12 +113,16 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
 
   Atomics.store(control, at.loop(index, LOOP.thread), threadId);
   let lastWork = performance.now();
+  /** Whether to spin after this work: not after finishing a run's last band (see `ended`). */
+  let spin = true;
   for (;;) {
     const bell = Atomics.load(control, BELL);
+    ended = false;
     let served = false;
     for (let s = 0; s < at.slots; s++) if (serve(s)) served = true;
     if (served) {
       lastWork = performance.now();
+      spin = !ended;
       continue;
     }
     if (Atomics.load(control, YIELD) !== generation) {
@@ -117,7 +131,7 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
     }
     // Spin on the bell for a moment after work (if a core is free for it), then sleep until it rings.
     const spinUntil = lastWork + task.spinMicros / 1000;
-    if (performance.now() < spinUntil) {
+    if (spin && performance.now() < spinUntil) {
       if (Atomics.add(control, SPINNERS, 1) < task.spinners) while (Atomics.load(control, BELL) === bell && performance.now() < spinUntil);
       Atomics.sub(control, SPINNERS, 1);
     }

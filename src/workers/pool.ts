@@ -43,6 +43,8 @@ const CRASH_LIMIT = 3;
 interface Loop extends LoopPort {
   index: number;
   controller: AbortController;
+  /** Its piscina task settled (it returned, or its thread is gone). */
+  settled?: Promise<unknown>;
   /** Ended by the pool (a cancelled run it was in). */
   terminated?: boolean;
 }
@@ -312,7 +314,7 @@ export class EvalPool {
       spinners: this.spinners,
       idleMillis: this.idleMillis,
     };
-    piscina.run(task, { name: 'loop', transferList: [port2], signal: loop.controller.signal }).then(
+    loop.settled = piscina.run(task, { name: 'loop', transferList: [port2], signal: loop.controller.signal }).then(
       () => this.loopEnded(loop),
       (e: unknown) => this.loopEnded(loop, e),
     );
@@ -387,6 +389,10 @@ export class EvalPool {
     if (!piscina) return;
     this.yieldLoops();
     for (let s = 0; s < SLOTS; s++) this.fail(s, 'the evaluation pool was destroyed');
+    // Let the loops that are in no run return to piscina first: a loop's answer that comes after
+    // piscina has ended its thread is an 'error' event on the pool (an uncaught exception).
+    const idle = this.loops.filter((l): l is Loop => !!l && Atomics.load(this.control, this.at.loop(l.index, LOOP.busy)) === 0);
+    await Promise.all(idle.map((l) => l.settled));
     await untilLoaded(this.loaded, () => piscina.threads.length + this.ended);
     await piscina.destroy();
     // Every thread has exited (piscina settles no task it ended here): no loop is in a run now.

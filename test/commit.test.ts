@@ -6,10 +6,12 @@
 // reads the world it arrived to. Real sessions on real files; the faults are real (test/disk.ts).
 
 import t, { type Test } from 'tap';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { writeDocuments } from '../src/main/journal.js';
+import { compileHere } from '../src/main/modules.js';
+import { JOURNAL_NAME } from '../src/main/documents.js';
 import { readField } from '../src/main/field.js';
 import { copyExample } from './fixtures.js';
 import { can, diskBytes, immutable } from './disk.js';
@@ -229,4 +231,48 @@ t.test('a value change (write, param, reset) that is refused leaves the running 
   }
   t.equal(s.engine, engine, 'the same engine runs');
   t.same(await world(t, s), status, 'status, params, generations and graph are as they were');
+});
+
+t.test("a compose's write is prepared while its modules compile: the documents untouched until the change is made, and nothing left when it is not", async (t) => {
+  const dir = copyExample('rings', 'commit');
+  // A compiler that looks at the folder while it compiles, then compiles or fails as told.
+  let fail = false;
+  let seen: { journal?: string; kernels: string } | undefined;
+  const compiler = {
+    ready: Promise.resolve(true as const),
+    compile: async (irs: Parameters<typeof compileHere>[0], tier: Parameters<typeof compileHere>[1]) => {
+      // The write runs beside the compile on this thread: let it go on until its journal is there.
+      for (let i = 0; i < 20000 && !existsSync(join(dir, JOURNAL_NAME)); i++) await new Promise((r) => setImmediate(r));
+      let journal: string | undefined;
+      try {
+        journal = JSON.parse(readFileSync(join(dir, JOURNAL_NAME), 'utf8')).state;
+      } catch {
+        journal = undefined;
+      }
+      seen = { journal, kernels: readFileSync(join(dir, 'kernels.esn'), 'utf8') };
+      if (fail) throw new Error('the compiler failed (as the test asked)');
+      return compileHere(irs, tier);
+    },
+    close: async () => undefined,
+  };
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null, compiler: compiler as never });
+  t.teardown(() => s.close());
+  const before = diskBytes(dir);
+  const text = readFileSync(join(dir, 'kernels.esn'), 'utf8');
+  const edited = text.replace('const v = 0.5 + 0.5', 'const v = 0.25 + 0.5');
+
+  fail = true;
+  const refused = await ask(s, { op: 'compose', path: 'kernels.esn', text: edited });
+  t.ok(refused.error, 'a compile that fails refuses the compose');
+  t.equal(seen?.journal, 'prepared', 'the journal was prepared while the modules compiled');
+  t.equal(seen?.kernels, text, 'the document untouched meanwhile');
+  t.same(diskBytes(dir), before, 'refused: every byte as it was, no journal, temp or backup left');
+
+  fail = false;
+  const made = await ok(t, s, { op: 'compose', path: 'kernels.esn', text: edited });
+  t.equal(made.written, true);
+  t.equal(seen?.journal, 'prepared', 'prepared during the compile again');
+  t.equal(seen?.kernels, text, 'the old text until the change was made');
+  t.equal(readFileSync(join(dir, 'kernels.esn'), 'utf8'), edited, 'made: the new text written');
+  t.same(Object.keys(diskBytes(dir)).sort(), Object.keys(before).sort(), 'and no journal, temp or backup left');
 });

@@ -246,9 +246,26 @@ function plan(root: string, realRoot: string, files: { path: string; text: strin
  * every document as it was and no journal left behind.
  */
 export async function writeDocuments(root: string, files: { path: string; text: string }[], options: WriteOptions = {}): Promise<void> {
+  await (await prepareWrite(root, files, options)).commit();
+}
+
+/** A write whose steps 1-2 are done (the documents untouched): commit it, or abandon it. */
+export interface PreparedWrite {
+  /** Steps 3-5: the documents replaced. A WriteError leaves every one as it was. */
+  commit(): Promise<void>;
+  /** Remove what steps 1-2 wrote: the documents were never touched. */
+  abandon(): Promise<void>;
+}
+
+/**
+ * Steps 1-2 of a write (the journal "prepared", the temps and backups), which leave every document
+ * as it was: a change does them while its modules compile, and commits them once it is decided
+ * (commit.ts). Throws a WriteError with nothing left behind, as writeDocuments does.
+ */
+export async function prepareWrite(root: string, files: { path: string; text: string }[], options: WriteOptions = {}): Promise<PreparedWrite> {
   const realRoot = realRootOf(root);
   const targets = plan(root, realRoot, files);
-  if (targets.length === 0) return;
+  if (targets.length === 0) return { commit: async () => undefined, abandon: async () => undefined };
   const crash = (point: CrashPoint): void => {
     if (options.crashAfter === point) throw new SimulatedCrash(point);
   };
@@ -276,25 +293,35 @@ export async function writeDocuments(root: string, files: { path: string; text: 
     doing = undefined;
     for (const dir of dirs) await fsyncDir(dir);
     crash('temps');
-    await writeJournal(realRoot, { entelechy: 'journal', state: 'committed', renames });
   } catch (e) {
     if (e instanceof SimulatedCrash) throw e;
     await discard(realRoot, renames).catch(() => undefined); // a prepared journal left here is rolled back later
     throw writeError(e, at(doing), 'nothing was written');
   }
-  crash('committed');
-  for (const [i, t] of targets.entries()) {
-    crash(i);
-    try {
-      await step(rename(join(realRoot, t.entry.temp), t.abs));
-    } catch (e) {
-      await turnBack(realRoot, renames).catch(() => undefined); // a journal left here is turned back later
-      throw writeError(e, t.entry.path, 'every document of the write is as it was');
-    }
-  }
-  crash(targets.length);
-  for (const dir of dirs) await fsyncDir(dir);
-  await finish(realRoot, renames);
+  return {
+    abandon: () => discard(realRoot, renames),
+    commit: async () => {
+      try {
+        await writeJournal(realRoot, { entelechy: 'journal', state: 'committed', renames });
+      } catch (e) {
+        await discard(realRoot, renames).catch(() => undefined);
+        throw writeError(e, JOURNAL_NAME, 'nothing was written');
+      }
+      crash('committed');
+      for (const [i, t] of targets.entries()) {
+        crash(i);
+        try {
+          await step(rename(join(realRoot, t.entry.temp), t.abs));
+        } catch (e) {
+          await turnBack(realRoot, renames).catch(() => undefined); // a journal left here is turned back later
+          throw writeError(e, t.entry.path, 'every document of the write is as it was');
+        }
+      }
+      crash(targets.length);
+      for (const dir of dirs) await fsyncDir(dir);
+      await finish(realRoot, renames);
+    },
+  };
 }
 
 /**

@@ -28,7 +28,7 @@ import { BackgroundOptimiser } from './optimiser.js';
 import { syncDisk } from './disk-sync.js';
 import { PathError, versionOf } from './documents.js';
 import { Engine, sceneGroups, type FrameReport } from './engine.js';
-import { recoverJournal, writeDocuments } from './journal.js';
+import { prepareWrite, recoverJournal, writeDocuments, type PreparedWrite } from './journal.js';
 import { cacheDir, compileHere, prepareModules } from './modules.js';
 import { traceElement } from './trace.js';
 import { profileFrame } from './profile.js';
@@ -289,6 +289,32 @@ export class Session {
     } finally {
       this.writing--;
     }
+  }
+
+  /**
+   * Steps 1-2 of a write through the journal (journal.ts), leaving every document as it was, for
+   * commit to do while its modules compile; counted in `writing` until committed or abandoned.
+   */
+  async prepareWrite(files: { path: string; text: string }[]): Promise<PreparedWrite> {
+    this.writing++;
+    let prepared: PreparedWrite;
+    try {
+      prepared = await prepareWrite(this.folder.root, files);
+    } catch (e) {
+      this.writing--;
+      throw e;
+    }
+    let ended = false;
+    const end = async (step: () => Promise<void>) => {
+      if (ended) return;
+      ended = true;
+      try {
+        await step();
+      } finally {
+        this.writing--;
+      }
+    };
+    return { commit: () => end(prepared.commit), abandon: () => end(prepared.abandon) };
   }
 
   /**

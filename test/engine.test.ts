@@ -162,7 +162,7 @@ t.test('a worker that dies mid-frame fails the frame, commits nothing, and is re
   t.teardown(() => pool.destroy());
   const engine = new Engine(textScene({ 'scene.esn': SLOW_ROWS }), { memory, pool, poolThreshold: 0, bandRows: 1 });
   t.teardown(() => engine.dispose());
-  const internals = pool as unknown as { loaded: Int32Array; piscina: { threads: { terminate(): Promise<number> }[] } };
+  const internals = pool as unknown as { loaded: Int32Array; piscina: { threads: { threadId: number; terminate(): Promise<number> }[] } };
   await engine.evaluate({ time: 0 });
   // Both workers have loaded (ending one mid-load can crash Node 20; src/workers/loaded.ts).
   while (Atomics.load(internals.loaded, 0) < 2) await new Promise((r) => setImmediate(r));
@@ -172,8 +172,10 @@ t.test('a worker that dies mid-frame fails the frame, commits nothing, and is re
   engine.params.set('slow', [1]);
   const frame = engine.evaluate({ time: 1 });
   // Once the first row is written the frame runs; its last rows spin millions of times longer.
-  while (memory.f32[firstRow] !== 1) await new Promise((r) => setImmediate(r));
-  await internals.piscina.threads[0]!.terminate();
+  // End a thread that is computing a band of it (the other may not have woken yet).
+  while (memory.f32[firstRow] !== 1 || pool.computing.length === 0) await new Promise((r) => setImmediate(r));
+  const [inFrame] = pool.computing;
+  await internals.piscina.threads.find((w) => w.threadId === inFrame)!.terminate();
   const err = await frame.then(() => undefined, (e: unknown) => e);
   t.ok(err instanceof EvaluationError, `the frame fails with an evaluation error (${err})`);
   t.equal(engine.frame, 1, 'the frame counter did not advance');

@@ -134,6 +134,15 @@ export class EvalPool {
     return this.made?.threads.length ?? 0;
   }
 
+  /** The threadIds of the threads computing a run's bands now (a loop between runs is in none). */
+  get computing(): number[] {
+    const ids: number[] = [];
+    for (let w = 0; w < this.workers; w++) {
+      if (this.loops[w] && Atomics.load(this.control, this.at.loop(w, LOOP.busy)) !== 0) ids.push(Atomics.load(this.control, this.at.loop(w, LOOP.thread)));
+    }
+    return ids;
+  }
+
   /**
    * Run rows [first, first + rows) of `module` (which imports the shared memory and exports
    * `run(args, r0, r1)`). Resolves once every band is done; rejects once, with the first error,
@@ -342,7 +351,9 @@ export class EvalPool {
     const message = error instanceof Error ? error.message : String(error);
     if (busy && !loop.terminated) this.fail(busy - 1, message);
     const thread = Atomics.load(this.control, this.at.loop(w, LOOP.thread));
-    const exited = this.exits.get(thread);
+    // A thread piscina still holds is alive and out of the loop (the loop threw): nothing to wait for.
+    const alive = this.made?.threads.some((t) => t.threadId === thread);
+    const exited = alive ? undefined : this.exits.get(thread);
     if (exited) {
       await exited;
       this.exits.delete(thread);

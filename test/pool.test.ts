@@ -85,11 +85,11 @@ function setup(mem: FieldMemory, width: number, rows: number, trapRow = -1) {
   const args = mem.alloc(ARGS.size(1, 0));
   const base = mem.alloc(width * rows * 4);
   const i32 = mem.i32;
-  i32[(args + ARGS.trap) >> 2] = -1;
-  i32[(args + TRAP_ROW) >> 2] = trapRow;
-  i32[(args + ARGS.field(0)) >> 2] = base;
-  i32[(args + ARGS.field(0) + 4) >> 2] = width;
-  mem.f32.fill(NaN, base >> 2, (base >> 2) + width * rows);
+  i32[(args + ARGS.trap) >>> 2] = -1;
+  i32[(args + TRAP_ROW) >>> 2] = trapRow;
+  i32[(args + ARGS.field(0)) >>> 2] = base;
+  i32[(args + ARGS.field(0) + 4) >>> 2] = width;
+  mem.f32.fill(NaN, base >>> 2, (base >>> 2) + width * rows);
   return { args, base };
 }
 
@@ -97,7 +97,7 @@ function check(t: Test, mem: FieldMemory, base: number, width: number, rows: num
   const f = mem.f32;
   let bad = 0;
   for (let r = 0; r < rows; r++)
-    for (let x = 0; x < width; x++) if (f[(base >> 2) + r * width + x] !== r * 1000 + x) bad++;
+    for (let x = 0; x < width; x++) if (f[(base >>> 2) + r * width + x] !== r * 1000 + x) bad++;
   t.equal(bad, 0, `${what}: every element written as expected`);
 }
 
@@ -278,6 +278,22 @@ t.test('past the modules the loops keep, the least recently run are dropped and 
       (e: unknown) => e,
     );
     t.ok(err instanceof PoolTrap, 'a digest dropped and sent again runs the module it is sent with');
+  } finally {
+    await pool.destroy();
+  }
+});
+
+t.test('an argument block and a field past 2 GiB (addresses that do not fit a signed 32-bit integer)', async (t) => {
+  const mem = new FieldMemory();
+  mem.alloc(2 ** 31, 'the 2 GiB before'); // never touched: its pages cost nothing
+  const pool = new EvalPool(mem.memory, { workers: 2 });
+  try {
+    const { args, base } = setup(mem, 24, 40);
+    t.ok(args >= 2 ** 31 && base >= 2 ** 31, 'both past 2 GiB');
+    await pool.run(plain, 'plain', args, 40, 3);
+    check(t, mem, base, 24, 40, 'past 2 GiB');
+    const trap = setup(mem, 24, 40, 17);
+    await t.rejects(pool.run(trapping, 'trapping', trap.args, 40, 3), { name: 'PoolTrap', trap: TRAP_NODE }, 'a trap there names its node');
   } finally {
     await pool.destroy();
   }

@@ -14,6 +14,7 @@
 // Liftoff; V8 shares a module's code with the threads it is passed to, so the pool's first call
 // runs optimised code.
 
+import { uleb } from './wasm-asm.js';
 import { setFlagsFromString } from 'node:v8';
 
 setFlagsFromString('--experimental-wasm-compilation-hints');
@@ -27,17 +28,6 @@ const HINTS_SECTION = 'compilationHints';
 const TURBOFAN = 2 | (2 << 2) | (2 << 4);
 const CODE_SECTION = 10;
 const FUNCTION_SECTION = 3;
-
-function leb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-}
 
 function readLeb(bytes: Uint8Array, at: number): { value: number; next: number } {
   let value = 0;
@@ -63,8 +53,8 @@ export function withCompileHints(bytes: Uint8Array<ArrayBuffer>): Uint8Array<Arr
   }
   if (at >= bytes.length || functions === 0) return bytes;
   const name = [...new TextEncoder().encode(HINTS_SECTION)];
-  const payload = [...leb(name.length), ...name, ...leb(functions), ...new Array<number>(functions).fill(TURBOFAN)];
-  const section = [0, ...leb(payload.length), ...payload];
+  const payload = [...uleb(name.length), ...name, ...uleb(functions), ...new Array<number>(functions).fill(TURBOFAN)];
+  const section = [0, ...uleb(payload.length), ...payload];
   const out = new Uint8Array(bytes.length + section.length);
   out.set(bytes.subarray(0, at));
   out.set(section, at);

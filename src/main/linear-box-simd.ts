@@ -23,7 +23,7 @@ import type { FieldMemory } from './memory.js';
 import { footprints, type PlaneRows } from './linear-box.js';
 import { across, down } from './resample-wasm.js';
 import { topBitsTable, TOP_INDICES } from './srgb.js';
-import { f32, f64, get, i32, I32, memarg, moduleBytes, op, set, tee, v, V128, VOID, type Func } from './wasm-asm.js';
+import { f32, f64, get, i32, I32, memarg, moduleBytes, op, set, tee, v, V128, VOID, type Func } from '../codegen/wasm-asm.js';
 
 /** f32 lanes [a, b] of a vector shuffled with itself, into lanes 0 and 1. */
 const lanes = (a: number, b: number) => [...v.shuffle, ...[a, b, a, b].flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3])];

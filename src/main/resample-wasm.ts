@@ -5,7 +5,7 @@
 // cell's taps are a run of its own), `down` sums those rows into the cells, two cells at a time
 // (f64x2), and divides by the cell's area.
 
-import { f32, f64, get, i32, I32, memarg, op, set, tee, v, V128, VOID, type Func } from './wasm-asm.js';
+import { f32, f64, get, i32, I32, memarg, op, set, tee, v, V128, VOID, type Func } from '../codegen/wasm-asm.js';
 
 /**
  * across(src, stride, height, outWidth, start, count, at, weights, out): for each of the height

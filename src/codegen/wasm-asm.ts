@@ -1,6 +1,7 @@
-// A minimal WebAssembly binary encoder: what the small modules the coordinator assembles itself
-// need (linear-box-simd.ts), no more. binaryen, which compiles the kernels, is loaded on the
-// compiler's thread only; these modules are a few dozen instructions, written out here by name.
+// A minimal WebAssembly binary encoder: what the small modules assembled outside binaryen need
+// (src/main/linear-box-simd.ts and resample-wasm.ts; turbofan.ts's custom section), no more.
+// binaryen, which compiles the kernels, is loaded on the compiler's thread only; these modules are
+// a few dozen instructions, written out here by name.
 
 /** Unsigned LEB128. */
 export function uleb(n: number): number[] {

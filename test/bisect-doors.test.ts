@@ -8,11 +8,9 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { versionOf } from '../src/main/documents.js';
 import { ROOT } from './helpers.js';
-import { serveDoors, type Ask } from './serve-process.js';
+import { mcpDoor, serveDoors, type Ask } from './serve-process.js';
 import { badKernel, buildHistory, FAILING_LINE, historyDir, versionText } from './bisect-fixtures.js';
 
 const PLANTED = 4;
@@ -108,14 +106,7 @@ t.test('entelechy serve (stdin and TCP) and entelechy bisect as a process', asyn
 
 t.test('entelechy mcp: bisect is a tool', async (t) => {
   const dir = historyDir(t, PLANTED);
-  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', join(dir, 'scene.esn'), '--workers', '1'], cwd: ROOT, stderr: 'pipe' });
-  const client = new Client({ name: 'entelechy-test', version: '1' });
-  await client.connect(transport);
-  t.teardown(() => client.close());
-  const ask: Ask = async ({ op, ...args }) => {
-    const r = (await client.callTool({ name: String(op), arguments: args })) as any;
-    return r.isError ? { error: r.structuredContent?.error ?? r.content } : { ok: r.structuredContent };
-  };
+  const { ask, client } = await mcpDoor(t, join(dir, 'scene.esn'));
   await buildHistory(ask, dir, PLANTED);
   const before = await fingerprint(ask, dir);
   const a = await ask({ op: 'bisect', good: '0', bad: 'running', test: 'check.replay' });

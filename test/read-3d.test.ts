@@ -7,11 +7,8 @@
 import t, { type Test } from 'tap';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { decodePng } from '../src/main/image.js';
-import { ROOT } from './helpers.js';
-import { serveDoors, type Ask } from './serve-process.js';
+import { mcpDoor, serveDoors, type Ask } from './serve-process.js';
 import { scratchDir } from './scratch.js';
 
 const [W, H, D] = [4, 3, 5];
@@ -76,13 +73,6 @@ t.test('through entelechy serve: stdin and TCP', async (t) => {
 
 t.test('through entelechy mcp', async (t) => {
   const dir = sceneDir();
-  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', join(dir, 'scene.esn'), '--workers', '1'], cwd: ROOT, stderr: 'pipe' });
-  const client = new Client({ name: 'entelechy-test', version: '1' });
-  await client.connect(transport);
-  t.teardown(() => client.close());
-  const ask: Ask = async ({ op, ...args }) => {
-    const r = (await client.callTool({ name: String(op), arguments: args })) as any;
-    return r.isError ? { error: r.structuredContent?.error } : { ok: r.structuredContent };
-  };
+  const { ask } = await mcpDoor(t, join(dir, 'scene.esn'));
   await reads(t, ask, 'mcp');
 });

@@ -4,6 +4,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import net from 'node:net';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ROOT } from './helpers.js';
 import { Lines } from './fixtures.js';
 
@@ -80,4 +82,17 @@ export async function serveDoors(t: Teardown, dir: string): Promise<{ stdin: Ask
     socket.destroy();
   });
   return { stdin: asker((l) => child.stdin.write(l + '\n'), stdout), tcp: asker((l) => socket.write(l + '\n'), new Lines(socket)), port };
+}
+
+/** `entelechy mcp SCENE --workers 1` over stdio, asked as the other doors are (a tool per operation). */
+export async function mcpDoor(t: Teardown, scene: string): Promise<{ ask: Ask; client: Client }> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'entelechy.js'), 'mcp', scene, '--workers', '1'], cwd: ROOT, stderr: 'pipe' });
+  const client = new Client({ name: 'entelechy-test', version: '1' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  const ask: Ask = async ({ op, ...args }) => {
+    const r = (await client.callTool({ name: String(op), arguments: args })) as any;
+    return r.isError ? { error: r.structuredContent?.error ?? r.content } : { ok: r.structuredContent };
+  };
+  return { ask, client };
 }

@@ -29,7 +29,9 @@ import { lane, scalarCondition, scalarI32, vector } from './lanes.js';
 import { anyLane, getMask, type Level } from './mask.js';
 import { gathers, scoped } from './interior.js';
 import { lockstepCode, shadowSet, varyingExit, withShadows, type Lockstep } from './shadows.js';
+import { sampleAt, sampleCode } from './sample.js';
 import { constValue, type LoopUnroll } from './unroll.js';
+import type { SampleRun } from '../ir/sample.js';
 
 const v128 = binaryen.v128;
 const i32 = binaryen.i32;
@@ -48,6 +50,13 @@ export function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
     }
     // Anything but a set may hold code that does not run (interior.ts: `scoped`). The copies of
     // an unrolled loop run in order, so they share the aligned blocks they load.
+    // The corners of a sample, loaded together (sample.ts).
+    const run = s.k === 'set' ? sampleAt(g, stmts, i) : null;
+    if (run) {
+      out.push(...sampleSets(g, run, lvl));
+      i += run.sets.length - 1;
+      continue;
+    }
     if (s.k === 'loop') {
       const unroll = g.unroll.loops.get(s);
       if (unroll?.unrolled) {
@@ -94,19 +103,20 @@ function restore(g: Gen, lvl: Level): Ref[] {
 /**
  * local = e under the mask. A plain set at the top level, or when no lane outside the mask reads
  * the local again (`blend` false, from the liveness analysis). Uniform i32 locals are computed as
- * scalars and splatted (they are only set at the top level: see analysis.ts).
+ * scalars and splatted (they are only set at the top level: see analysis.ts). `computed`: e's
+ * value, compiled already (a sample's corner, sample.ts; never a uniform i32 local's).
  */
-function setLocal(g: Gen, lvl: Level, local: number, e: Expr, blend: boolean): Ref[] {
+function setLocal(g: Gen, lvl: Level, local: number, e: Expr, blend: boolean, computed?: Ref): Ref[] {
   const m = g.m;
   const pre: Ref[] = [];
   const wasm = g.irLocal[local];
   const scalar = g.scalarLocal[local];
-  if (scalar !== undefined && lvl.mask === g.top) {
+  if (scalar !== undefined && lvl.mask === g.top && computed === undefined) {
     const value = scalarI32(g, e, pre); // (fills `pre` first)
     return [...pre, g.set(scalar, value), g.set(wasm, m.i32x4.splat(g.get(scalar, i32)))];
   }
-  const step = blend && lvl.mask !== g.top ? maskedStep(g, local, e) : undefined;
-  const value = step === undefined ? vector(g, e, pre) : g.zero();
+  const step = blend && lvl.mask !== g.top && computed === undefined ? maskedStep(g, local, e) : undefined;
+  const value = step === undefined ? computed ?? vector(g, e, pre) : g.zero();
   const code = step !== undefined
     ? g.set(wasm, step === 1
       ? m.i32x4.sub(g.get(wasm), g.get(lvl.mask)) // mask lanes are -1
@@ -132,6 +142,12 @@ function maskedStep(g: Gen, local: number, e: Expr): number | undefined {
   if (e.op === 'i32.add' && self(b) && k(a) !== undefined) return k(a);
   if (e.op === 'i32.sub' && self(a) && k(b) !== undefined) return -k(b)! | 0;
   return undefined;
+}
+
+/** The sets of a sample's corners (sample.ts): each writes its corner as setLocal does. */
+function sampleSets(g: Gen, run: SampleRun, lvl: Level): Ref[] {
+  const write = (s: SetStmt, value: Ref) => setLocal(g, lvl, s.local, s.e, g.analysis.blends(s), value);
+  return sampleCode(g, run, lvl.mask, write);
 }
 
 /** `before`: the statements before `s` in its list (what a loop's lockstep counters start from). */

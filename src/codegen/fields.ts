@@ -34,7 +34,7 @@ function elementAddress(g: Gen, f: number, c: number): Ref {
 }
 
 /** Raw 32-bit lanes as the IR type: bool fields hold 0/1, bool values are lane masks. */
-function fromMemory(g: Gen, t: Scalar, raw: Ref): Ref {
+export function fromMemory(g: Gen, t: Scalar, raw: Ref): Ref {
   return t === 'bool' ? g.m.i32x4.ne(raw, g.zero()) : raw;
 }
 
@@ -57,7 +57,7 @@ export function compileLoad(g: Gen, e: Load, pre: Ref[]): Ref {
 // Gathers
 
 /** Elements per step along an axis of field f (1, stride, stride * height). */
-function axisStep(g: Gen, f: number, axis: number): number | null {
+export function axisStep(g: Gen, f: number, axis: number): number | null {
   if (axis === 0) return null;
   return axis === 1 ? g.fieldWord(f, 'stride') : g.fieldSlice(f);
 }
@@ -70,7 +70,7 @@ function extentAtLeast1(g: Gen, f: number, axis: 0 | 1 | 2): number {
   });
 }
 
-function lastIndex(g: Gen, f: number, axis: 0 | 1 | 2): number {
+export function lastIndex(g: Gen, f: number, axis: 0 | 1 | 2): number {
   return g.callValue(`hi${f}.${axis}`, i32, () => g.m.i32.sub(g.get(extentAtLeast1(g, f, axis), i32), g.i32(1)));
 }
 
@@ -97,13 +97,15 @@ function wrapSlow(g: Gen, v: Ref, n: number): Ref {
   ], i32);
 }
 
+/** Clamp a vector of coordinates into [0, hi] (hi >= 0, an i32 call value). */
+export function clampVector(g: Gen, value: Ref, hi: number): Ref {
+  return g.m.i32x4.max_s(g.m.i32x4.min_s(value, g.get(g.splatOf(hi))), g.zero());
+}
+
 /** Clamp or wrap a vector of coordinates into [0, n). */
 function fixVector(g: Gen, f: number, axis: 0 | 1 | 2, mode: 'clamp' | 'wrap', value: Ref, pre: Ref[]): Ref {
   const m = g.m;
-  if (mode === 'clamp') {
-    const hi = g.splatOf(lastIndex(g, f, axis));
-    return m.i32x4.max_s(m.i32x4.min_s(value, g.get(hi)), g.zero());
-  }
+  if (mode === 'clamp') return clampVector(g, value, lastIndex(g, f, axis));
   const n = extentAtLeast1(g, f, axis);
   const v = g.temp(v128, value, pre);
   const allInside = m.i32x4.all_true(m.i32x4.lt_u(g.get(v), g.get(g.splatOf(n))));

@@ -4,6 +4,7 @@ import type { Node as AcornNode } from 'acorn';
 import { BUILTIN_CONSTANTS, BUILTIN_FUNCTIONS, BuiltinError, findBuiltin } from '../builtins.js';
 import type { Grant } from '../grants.js';
 import type { Expr, Op, Scalar } from '../ir.js';
+import { cornerLoads } from '../sample.js';
 import { closest } from '../suggest.js';
 import { BOOL, F32, I32, SWIZZLE, sameType, vec, type ElemType } from '../types.js';
 import { convert, cst, op, scalarValue, select, type Value } from './build.js';
@@ -277,6 +278,7 @@ function gather(ctx: BodyContext, port: PortView, method: string, args: N[], nod
     const at = { mode: method === 'at' ? 'clamp' : 'wrap', coords: ints } as const;
     return { type: port.type, comps: comps.map((t, comp) => ({ k: 'load', t, field, comp, at } as Expr)) };
   }
+  if (port.type.kind === 'struct') fail(node, 'sample filters numbers and vectors, not structs: use at()');
   // Bilinear (trilinear) filtering at normalised coordinates, clamped at the edges.
   const base: Expr[] = [];
   const frac: Expr[] = [];
@@ -287,22 +289,17 @@ function gather(ctx: BodyContext, port: PortView, method: string, args: N[], nod
     base.push(ctx.materialize(scalarValue(op('f32.to_i32', fl))).comps[0]);
     frac.push(ctx.materialize(scalarValue(op('f32.sub', p, fl))).comps[0]);
   });
-  const corner = (bits: number) =>
-    comps.map((t, comp) => {
-      const at = { mode: 'clamp' as const, coords: base.map((b, i) => ((bits >> i) & 1 ? op('i32.add', b, cst('i32', 1)) : b)) };
-      const e: Expr = { k: 'load', t, field, comp, at };
-      return convert(e, 'f32');
-    });
+  // Each corner's components in locals of their own, set in one run (src/ir/sample.ts): codegen
+  // loads the run's x pairs at once.
+  const loads = ctx.materialize({ type: port.type, comps: cornerLoads(field, comps, base) }).comps;
+  const corner = (bits: number) => loads.slice(bits * comps.length, (bits + 1) * comps.length).map((e) => convert(e, 'f32'));
   const blend = (axis: number, bits: number): Expr[] => {
     if (axis < 0) return corner(bits);
     const a = blend(axis - 1, bits);
     const b = blend(axis - 1, bits | (1 << axis));
     return a.map((e, i) => op('f32.add', e, op('f32.mul', op('f32.sub', b[i], e), frac[axis])));
   };
-  const out = blend(dims - 1, 0);
-  const type = port.type.kind === 'scalar' ? F32 : port.type;
-  if (port.type.kind === 'struct') fail(node, 'sample filters numbers and vectors, not structs: use at()');
-  return { type, comps: out };
+  return { type: port.type.kind === 'scalar' ? F32 : port.type, comps: blend(dims - 1, 0) };
 }
 
 function unary(ctx: BodyContext, node: N): Value {

@@ -47,10 +47,11 @@ export function sampleCode(g: Gen, run: SampleRun, mask: number, write: (s: Set,
   const f = run.field;
   const base = (axis: number): Ref => g.get(g.irLocal[run.base[axis]]);
   const pre: Ref[] = [];
-  // base <u n - 1 on every axis: base in [0, n - 2].
-  let inside = m.i32x4.lt_u(base(0), g.get(g.splatOf(lastIndex(g, f, 0))));
-  for (let axis = 1; axis < run.base.length; axis++)
-    inside = m.v128.and(inside, m.i32x4.lt_u(base(axis), g.get(g.splatOf(lastIndex(g, f, axis as 1 | 2)))));
+  // min_u(base, n - 2) = base on every axis: base in [0, n - 2] when n >= 2 (`wide`). (2 SSE
+  // instructions where x64 has no unsigned compare: lt_u was 4.)
+  const insideAxis = (axis: number) => m.i32x4.eq(m.i32x4.min_u(base(axis), g.get(g.splatOf(pairStart(g, f, axis)))), base(axis));
+  let inside = insideAxis(0);
+  for (let axis = 1; axis < run.base.length; axis++) inside = m.v128.and(inside, insideAxis(axis));
   const ok = g.temp(v128, inside, pre);
   // The lanes outside the mask may be anywhere (finished rays, the other branch of an `if`).
   // (With no lane in the mask, in a fused loop, the field must be 2 wide for element 0's pairs.)
@@ -90,7 +91,7 @@ function clampedCorners(g: Gen, run: SampleRun): { code: Ref[]; values: Ref[] } 
   const f = run.field;
   const code: Ref[] = [];
   const b0 = g.irLocal[run.base[0]];
-  const x = g.temp(v128, clampVector(g, g.get(b0), pairStart(g, f)), code);
+  const x = g.temp(v128, clampVector(g, g.get(b0), pairStart(g, f, 0)), code);
   // The corner at clamp(b) (clamp(b + 1)) is the pair's second element when it lies past x.
   const hi0 = lastIndex(g, f, 0);
   const second0 = g.temp(v128, m.i32x4.gt_s(clampVector(g, g.get(b0), hi0), g.get(x)), code);
@@ -158,12 +159,12 @@ function wide(g: Gen, f: number, dims: number): number {
   });
 }
 
-/** max(n - 2, 0) along x: the last start of an (x, x + 1) pair (x + 1 may be the row's padding). */
-function pairStart(g: Gen, f: number): number {
-  return g.callValue(`pairStart${f}`, i32, () => {
-    const hi = g.get(lastIndex(g, f, 0), i32);
-    return g.m.select(g.m.i32.gt_s(hi, g.i32(0)), g.m.i32.sub(g.get(lastIndex(g, f, 0), i32), g.i32(1)), g.i32(0));
-  });
+/** max(n - 2, 0) along an axis: the last start of a pair (along x, x + 1 may be the row's padding). */
+function pairStart(g: Gen, f: number, axis: number): number {
+  const hi = lastIndex(g, f, axis as 0 | 1 | 2);
+  return g.callValue(`pairStart${f}.${axis}`, i32, () =>
+    g.m.select(g.m.i32.gt_s(g.get(hi, i32), g.i32(0)), g.m.i32.sub(g.get(hi, i32), g.i32(1)), g.i32(0)),
+  );
 }
 
 /** Bytes from a lane's element in plane 0 to its row `row` (bit 0: y + 1, bit 1: z + 1) in plane c; null for 0. */

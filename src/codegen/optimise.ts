@@ -18,7 +18,7 @@ export function optimise(m: binaryen.Module, optimize: boolean, passes: readonly
       // -O3 does not hoist loop-invariant code; uniform loops (blur with a uniform radius)
       // recompute row addresses otherwise.
       m.runPasses(['licm']);
-      m.optimize();
+      withoutInlining(() => m.optimize());
     } else if (passes.length) {
       m.runPasses(passes);
     }
@@ -28,6 +28,27 @@ export function optimise(m: binaryen.Module, optimize: boolean, passes: readonly
     return withCompileHints(m.emitBinary() as Uint8Array<ArrayBuffer>);
   } finally {
     m.dispose();
+  }
+}
+
+/**
+ * Run binaryen's optimiser without its inliner. Inlining the math functions into `run` made V8's
+ * code for the corpus's ray marcher slower (sin and cos, called once per vector for the camera
+ * before the marching loop: 145 ms of CPU per frame against 110 without, the fast tier's figure);
+ * kept as calls, no corpus kernel that calls them in a loop (mandelbrot, P1, P2, stencil,
+ * straight, inline) ran measurably slower. The sizes are global: restored after.
+ */
+function withoutInlining(run: () => void): void {
+  const sizes = [binaryen.getAlwaysInlineMaxSize(), binaryen.getFlexibleInlineMaxSize(), binaryen.getOneCallerInlineMaxSize()];
+  binaryen.setAlwaysInlineMaxSize(0);
+  binaryen.setFlexibleInlineMaxSize(0);
+  binaryen.setOneCallerInlineMaxSize(0);
+  try {
+    run();
+  } finally {
+    binaryen.setAlwaysInlineMaxSize(sizes[0]);
+    binaryen.setFlexibleInlineMaxSize(sizes[1]);
+    binaryen.setOneCallerInlineMaxSize(sizes[2]);
   }
 }
 

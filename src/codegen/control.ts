@@ -48,8 +48,6 @@ export function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
       out.push(...breakCode(g, s.depth, lvl));
       return out; // the rest of the list is unreachable
     }
-    // Anything but a set may hold code that does not run (interior.ts: `scoped`). The copies of
-    // an unrolled loop run in order, so they share the aligned blocks they load.
     // The corners of a sample, loaded together (sample.ts).
     const run = s.k === 'set' ? sampleAt(g, stmts, i) : null;
     if (run) {
@@ -57,6 +55,8 @@ export function list(g: Gen, stmts: Stmt[], lvl: Level): Ref[] {
       i += run.sets.length - 1;
       continue;
     }
+    // Anything but a set may hold code that does not run (interior.ts: `scoped`). The copies of
+    // an unrolled loop run in order, so they share the aligned blocks they load.
     if (s.k === 'loop') {
       const unroll = g.unroll.loops.get(s);
       if (unroll?.unrolled) {

@@ -92,9 +92,9 @@ for (const backend of ['jit', 'interp'] as Backend[]) {
 // The corners of a sample load as (x, x + 1) pairs (src/codegen/sample.ts): inside the field by one
 // test per sample, else clamped. Both compiled tiers against the interpreter, bit for bit, over
 // fields 1, 2 and 3 wide along each axis (and a larger one), with coordinates from -0.3 to 1.3
-// that vary along x and y in every vector (near 0, near 1, outside), in scalar, vector and i32
-// fields; under a mask whose other lanes lie outside (an `if`), and in a loop whose finished
-// lanes keep their last coordinates. A corner loaded from the wrong place, or the inside path
+// that vary along x and y in every vector (near 0, near 1, outside), in scalar, vector, i32 and
+// bool fields; under a mask whose other lanes lie outside (an `if`), in an unrolled loop, and in a
+// loop whose finished lanes keep their last coordinates. A corner loaded from the wrong place, or the inside path
 // taken at an edge, changes bits.
 
 const SIZES2 = [[1, 1], [1, 2], [2, 1], [2, 2], [2, 3], [3, 2], [3, 3], [1, 3], [3, 1], [7, 5]];
@@ -122,6 +122,9 @@ function sampler(name: string, dims: 2 | 3, port: string, out: string): string {
       m = f.sample(${uvw(' + 5.0')});
     }
     l = r * 0.0;
+    for (let k = 0; k < 2; k++) {
+      l += f.sample(${uvw(' + f32(k) * 0.7 - 0.35')});
+    }
     let t = 0.0;
     while (t < f32(x % 5)) {
       l += f.sample(${uvw(' + t * 0.3 - 0.6')});
@@ -138,10 +141,12 @@ function samplers(sizes2: number[][], sizes3: number[][]): string {
   out s: field2<f32>;
   out v: field2<vec3>;
   out i: field2<i32>;
+  out b: field2<bool>;
   each (x, y) {
     s = f32((x * 73 + y * 151) % 101) / 101.0;
     v = vec3(s, s * 2.0 + 1.0, 0.5 - s);
     i = (x * 37 + y * 11) % 23 - 7;
+    b = (x + 2 * y) % 3 == 0;
   }
 }
 kernel t.src3@1 {
@@ -155,13 +160,15 @@ kernel t.src3@1 {
 ${sampler('s2', 2, 'field2<f32>', 'field2<f32>')}
 ${sampler('v2', 2, 'field2<vec3>', 'field2<vec3>')}
 ${sampler('i2', 2, 'field2<i32>', 'field2<f32>')}
+${sampler('b2', 2, 'field2<bool>', 'field2<f32>')}
 ${sampler('s3', 3, 'field3<f32>', 'field3<f32>')}
 ${sampler('v3', 3, 'field3<vec2>', 'field3<vec2>')}
 ${sizes2.map(([w, h], k) => `node a${k}: t.src2@1 { size = ${w} x ${h}; }
 node s2_${k}: t.s2@1 { size = 13 x 11; f <- a${k}.s; }
 node v2_${k}: t.v2@1 { size = 13 x 11; f <- a${k}.v; }
 node i2_${k}: t.i2@1 { size = 13 x 11; f <- a${k}.i; }
-${['s2', 'v2', 'i2'].flatMap((n) => ['r', 'm', 'l'].map((p) => `output ${n}_${k}_${p} <- ${n}_${k}.${p};`)).join('\n')}`).join('\n')}
+node b2_${k}: t.b2@1 { size = 13 x 11; f <- a${k}.b; }
+${['s2', 'v2', 'i2', 'b2'].flatMap((n) => ['r', 'm', 'l'].map((p) => `output ${n}_${k}_${p} <- ${n}_${k}.${p};`)).join('\n')}`).join('\n')}
 ${sizes3.map(([w, h, d], k) => `node b${k}: t.src3@1 { size = ${w} x ${h} x ${d}; }
 node s3_${k}: t.s3@1 { size = 9 x 5 x 4; f <- b${k}.s; }
 node v3_${k}: t.v3@1 { size = 9 x 5 x 4; f <- b${k}.v; }

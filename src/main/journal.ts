@@ -12,8 +12,9 @@
 //   4. each temp file is renamed over its document (atomic on one file system);
 //   5. the backups, then the journal, are removed (not fsync'd: a finished set's journal that
 //      comes back after a crash finds every temp gone, and recovery only finishes it again).
-// A set of one document skips step 3, and keeps no backup: its rename, atomic, decides it, and
-// nothing is ever turned back after it. A crash after it leaves a "prepared" journal whose
+// A set of one document skips step 3, keeps no backup and fsyncs no folder in step 2 (its temp's
+// data is fsync'd; its name becomes durable as the document, by step 4's fsync): its rename,
+// atomic, decides it, and nothing is ever turned back after it. A crash after it leaves a "prepared" journal whose
 // document holds the new text, which recovery tells as written. (The journal's rewrite and its
 // fsyncs took 1-3 ms of each compose, after its compile and before its frame.)
 // A failure before step 3 removes what was written: the documents were never touched. A rename
@@ -296,7 +297,9 @@ export async function prepareWrite(root: string, files: { path: string; text: st
       dirs.add(dir);
     }
     doing = undefined;
-    for (const dir of dirs) await fsyncDir(dir);
+    // The temps' names must be durable before a commit record that recovery rolls forward by;
+    // one document has none: its rename, then its folder's fsync, make its temp the document.
+    if (targets.length > 1) for (const dir of dirs) await fsyncDir(dir);
     crash('temps');
   } catch (e) {
     if (e instanceof SimulatedCrash) throw e;

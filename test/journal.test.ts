@@ -125,10 +125,50 @@ t.test('a rollback journal puts back only the documents that hold its text', asy
 t.test('a crash before any temp is written, of a text equal to the old one, leaves the document', async (t) => {
   const root = folder();
   writeFileSync(join(root, 'scene.esn'), 'same');
-  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'same' }], { crashAfter: 'prepared' }), SimulatedCrash);
+  writeFileSync(join(root, 'b.esn'), 'old b');
+  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'same' }, { path: 'b.esn', text: 'new b' }], { crashAfter: 'prepared' }), SimulatedCrash);
   // The document already holds the journal's version, but the set was never decided: nothing to undo.
-  t.same(await recoverJournal(root), { recovered: [], rolledBack: ['scene.esn'] });
-  t.same(disk(root), { 'scene.esn': 'same' });
+  t.same(await recoverJournal(root), { recovered: [], rolledBack: ['scene.esn', 'b.esn'] });
+  t.same(disk(root), { 'b.esn': 'old b', 'scene.esn': 'same' });
+  // A set of one document is decided by its rename, which a document already holding the text cannot show: told written.
+  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'same' }], { crashAfter: 'prepared' }), SimulatedCrash);
+  t.same(await recoverJournal(root), { recovered: ['scene.esn'], rolledBack: [] });
+  t.same(disk(root), { 'b.esn': 'old b', 'scene.esn': 'same' });
+});
+
+t.test('a set of one document is decided by its rename: a crash before it turns the set back, after it the set was written', async (t) => {
+  for (const old of ['old scene', undefined]) {
+    for (const crashAfter of ['prepared', 'temps', 0, 1] as const) {
+      const root = folder();
+      if (old !== undefined) writeFileSync(join(root, 'scene.esn'), old);
+      const what = `${old === undefined ? 'a new document' : 'a document'}, ${crashAfter}`;
+      await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'new scene' }], { crashAfter }), SimulatedCrash);
+      t.equal(JSON.parse(readFileSync(join(root, JOURNAL_NAME), 'utf8')).state, 'prepared', `${what}: no commit record`);
+      const renamed = crashAfter === 1;
+      t.same(await recoverJournal(root), renamed ? { recovered: ['scene.esn'], rolledBack: [] } : { recovered: [], rolledBack: ['scene.esn'] }, what);
+      t.same(disk(root), renamed ? { 'scene.esn': 'new scene' } : old === undefined ? {} : { 'scene.esn': old }, `${what}: the document, and nothing beside it`);
+    }
+  }
+});
+
+t.test('a process killed at any step of a one-document write leaves the old or the new text, and recovery says which', async (t) => {
+  const states = new Set<string>();
+  let step = 1;
+  for (; step < 60; step++) {
+    const root = folder();
+    writeFileSync(join(root, 'scene.esn'), 'old');
+    const child = writeKilledAt(root, [{ path: 'scene.esn', text: 'new' }], step);
+    if (child.signal !== 'SIGKILL') break; // past the write's last step
+    if (existsSync(join(root, JOURNAL_NAME))) states.add(JSON.parse(readFileSync(join(root, JOURNAL_NAME), 'utf8')).state);
+    const r = await recoverJournal(root);
+    const text = readFileSync(join(root, 'scene.esn'), 'utf8');
+    t.ok(text === 'old' || text === 'new', `step ${step}: whole`);
+    if (r.recovered.length) t.equal(text, 'new', `step ${step}: told written, and it is`);
+    if (r.rolledBack.length) t.equal(text, 'old', `step ${step}: told turned back, and it is`);
+    t.same(Object.keys(disk(root)), ['scene.esn'], `step ${step}: nothing beside it`);
+  }
+  t.ok(step > 10 && step < 60, `the write ended after ${step - 1} steps`);
+  t.same([...states], ['prepared'], 'the journal is never rewritten');
 });
 
 t.test('a rename the file system refuses mid-set turns the whole set back', { skip: can.immutable }, async (t) => {
@@ -291,7 +331,7 @@ t.test('journals recovery never follows, and what each says is wrong', async (t)
 t.test('an empty set touches nothing, not even a journal a crash left', async (t) => {
   const root = folder();
   writeFileSync(join(root, 'scene.esn'), 'old');
-  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'new' }], { crashAfter: 'committed' }), SimulatedCrash);
+  await t.rejects(writeDocuments(root, [{ path: 'scene.esn', text: 'new' }], { crashAfter: 1 }), SimulatedCrash);
   const before = disk(root);
   await writeDocuments(root, []);
   t.same(disk(root), before, 'the interrupted set waits for the next write or session');

@@ -176,16 +176,28 @@ function needsBlend(fn: IrFunction, uniformExpr: (e: Expr) => boolean, uniformCo
 
   const listIn = (stmts: Stmt[], out: Live, targets: Live[]): Live => {
     let live = out;
-    for (let i = stmts.length - 1; i >= 0; i--) live = stmtIn(stmts[i], live, targets);
+    // A run of sets changes one copy in place (a copy per set made this pass quadratic in a long
+    // body: ~10% of the inline corpus kernel's codegen). `out` and what stmtIn returns may be
+    // held elsewhere (targets, a loop's head), so the first set of a run copies.
+    let owned = false;
+    for (let i = stmts.length - 1; i >= 0; i--) {
+      const s = stmts[i];
+      if (s.k !== 'set') {
+        live = stmtIn(s, live, targets);
+        owned = false;
+        continue;
+      }
+      if (!owned) live = new Set(live);
+      owned = true;
+      live.delete(s.local);
+      usesOf(s.e, live);
+    }
     return live;
   };
   const stmtIn = (s: Stmt, out: Live, targets: Live[]): Live => {
     switch (s.k) {
-      case 'set': {
-        const live = new Set(out);
-        live.delete(s.local);
-        return usesOf(s.e, live);
-      }
+      case 'set':
+        return listIn([s], out, targets);
       case 'if': {
         record(after, s, out);
         const a = listIn(s.then, out, targets);

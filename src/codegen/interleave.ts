@@ -143,9 +143,10 @@ export function interleavedStep(g: Gen, k: number, at: number): Step {
     return code.length ? [m.if(anyLane(v, v.top), m.block(null, code))] : [];
   });
   const stores = views.map((v) => storeCode(v));
-  // The uses pass, on all the vectors' code at once (each reads only its own locals).
-  const read = localsRead([...before.flat(), ...loop, ...after.flat(), ...stores.flat()]);
-  const uses = views.map((v) => vectorUses(v, read));
+  // The uses pass, on all the vectors' code at once (each reads only its own locals), read once if at all.
+  let read: ReadonlySet<number> | undefined;
+  const reads = () => (read ??= localsRead([...before.flat(), ...loop, ...after.flat(), ...stores.flat()]));
+  const uses = views.map((v) => vectorUses(v, reads));
   const starts = views.map((v, j) => {
     const start = v.vectorStart(uses[j]);
     return [

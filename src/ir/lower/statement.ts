@@ -237,8 +237,17 @@ function returnStatement(ctx: BodyContext, node: N): void {
   if (depth >= 0) ctx.emit({ k: 'break', depth });
 }
 
+/** needsReturnBlock's answers by body: a fn's body is walked once, not at each of its calls (a parsed body never changes). */
+const returnBlocks = new WeakMap<N[], boolean>();
+
 /** Does a body hold a `return` anywhere but as its last top-level statement? */
 export function needsReturnBlock(body: N[]): boolean {
+  let needs = returnBlocks.get(body);
+  if (needs === undefined) returnBlocks.set(body, (needs = walkReturns(body)));
+  return needs;
+}
+
+function walkReturns(body: N[]): boolean {
   const found = (n: any, top: boolean): boolean => {
     if (!n || typeof n !== 'object') return false;
     if (Array.isArray(n)) return n.some((x, i) => found(x, top && i === n.length - 1));

@@ -115,8 +115,8 @@ t.test('within an engine: only the groups whose inputs changed run, and the byte
   t.same(ran(second), [['count', 'anim', 'mix'], ['src', 'wide', 'tail']], 'the clock moved: what reads it and the state run');
   t.same(
     second.placements.filter((x) => x.reused).map((x) => [x.node, x.group, x.tiles]),
-    [['src', 0, 1], ['wide', 1, 1], ['tail', 4, 1]],
-    'a reused node is placed where it ran, flagged reused',
+    [['src', 0, 0], ['wide', 1, 0], ['tail', 4, 0]],
+    'a reused node is placed in its group, in no tile, flagged reused',
   );
   t.same(second.timings.map((x) => x.node), ['count', 'mix'], 'timings are of the groups that ran');
   p.step((e) => e.params.set('gain', [2]));

@@ -77,7 +77,7 @@ t.test('a session runs the fast tier first, then swaps in the optimised one betw
   t.equal((await ask(s, { op: 'read', format: 'f32' })).frame, first.frame, 'read answers it (not "nothing computed yet")');
   // Nothing the fractal reads changed (it reads no clock): the next frame keeps what the fast tier computed (reuse.ts).
   const second = await ask(s, { op: 'evaluate', time: 0.5 });
-  t.same([second.executed, second.reused, second.placements.map((p: any) => [p.tier, p.reused])], [[], ['fractal'], [['fast', true]]], 'the next frame keeps the fast tier\'s picture');
+  t.same([second.executed, second.reused, second.placements.map((p: any) => [p.tier, p.reused, p.tiles])], [[], ['fractal'], [['optimised', true, 0]]], 'the next frame keeps the fast tier\'s picture (the optimised module would run it)');
   // A frame that runs it runs the optimised module: with the zoom moved and back, the picture the fast tier computed, bit for bit.
   await ask(s, { op: 'param', name: 'zoom', value: 7 });
   await ask(s, { op: 'evaluate', time: 0.5 });

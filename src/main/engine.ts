@@ -80,7 +80,7 @@ export interface Placement {
   fused: string[];
   tiles: number;
   workers: number;
-  /** Not run this frame: its value is the one computed earlier (then, placed as this says: reuse.ts). */
+  /** Not run this frame (tiles and workers 0): its value is the one computed earlier (reuse.ts); `tier` is the module that runs it when it runs. */
   reused?: true;
 }
 
@@ -312,7 +312,7 @@ export class Engine {
       const key = this.reuse.key(gi, values, this.version);
       if (this.reuse.reusable(gi, key)) {
         reused.push(...g.nodes.map((n) => n.name));
-        placements.push(...this.reuse.placements(gi).map((p) => ({ ...p, reused: true as const })));
+        placements.push(...this.placements(gi, 0, 0).map((p) => ({ ...p, reused: true as const })));
         continue;
       }
       this.writeArgs(gi, values);
@@ -351,10 +351,9 @@ export class Engine {
       }
       const millis = performance.now() - t0;
       const fused = g.nodes.map((n) => n.name);
-      const placed = fused.map((node) => ({ node, backend: this.backend, ...(this.modules[gi] ? { tier: this.modules[gi].tier } : {}), group: gi, fused, tiles, workers }));
-      this.reuse.ran(gi, key, placed);
+      this.reuse.ran(gi, key);
       executed.push(...fused);
-      placements.push(...placed);
+      placements.push(...this.placements(gi, tiles, workers));
       timings.push({ node: fused[fused.length - 1], ...(fused.length > 1 ? { fused } : {}), millis: Math.round(millis * 1000) / 1000 });
     }
     // Every group succeeded: the next state becomes current.
@@ -366,6 +365,12 @@ export class Engine {
     this.lastInputs = signature;
     this.lastReport = report;
     return report;
+  }
+
+  /** Where group `gi`'s nodes ran this frame. */
+  private placements(gi: number, tiles: number, workers: number): Placement[] {
+    const fused = this.groups[gi].nodes.map((n) => n.name);
+    return fused.map((node) => ({ node, backend: this.backend, ...(this.modules[gi] ? { tier: this.modules[gi].tier } : {}), group: gi, fused, tiles, workers }));
   }
 
   private failure(g: Group, gi: number, e: unknown): EvaluationError | Cancelled {

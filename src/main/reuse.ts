@@ -9,7 +9,6 @@
 // its uniform values and its reads' stamps, is exactly what its outputs were computed from.
 
 import type { Group } from '../ir/fuse.js';
-import type { Placement } from './engine.js';
 
 let lastStamp = 0;
 const fresh = () => ++lastStamp;
@@ -22,8 +21,6 @@ export class GroupReuse {
   private readonly stamps: (number | undefined)[] = [];
   /** Per group: what its outputs were computed from (undefined: not reusable). */
   private readonly keys: (number[] | undefined)[] = [];
-  /** Per group: where the run that computed its outputs ran. */
-  private readonly placed: Placement[][] = [];
   private readonly inputStamps = new Map<string, number>();
   /** The engine's `version` the input stamps are of. */
   private inputsAt: number;
@@ -80,21 +77,15 @@ export class GroupReuse {
     return this.enabled && !!key && !!was && was.length === key.length && was.every((v, i) => Object.is(v, key[i]));
   }
 
-  /** Where the run that computed group `gi`'s outputs ran. */
-  placements(gi: number): Placement[] {
-    return this.placed[gi] ?? [];
-  }
-
   /** Group `gi` is about to run: its outputs change, and hold nothing reusable until it has run. */
   running(gi: number): void {
     this.stamps[gi] = fresh();
     this.keys[gi] = undefined;
   }
 
-  /** Group `gi` ran from `key`, placed as `placements`. */
-  ran(gi: number, key: number[] | undefined, placements: Placement[]): void {
+  /** Group `gi` ran from `key`. */
+  ran(gi: number, key: number[] | undefined): void {
     if (!this.stateful[gi]) this.keys[gi] = key;
-    this.placed[gi] = placements;
   }
 
   /** Whether group `gi`'s outputs hold something computed (`reusable`: and what from). */
@@ -102,11 +93,10 @@ export class GroupReuse {
     return this.stamps[gi] !== undefined && (!reusable || this.keys[gi] !== undefined);
   }
 
-  /** Group `gi` now holds a copy of group `gj` of `from` (another engine's): the same stamp, key and placements. */
+  /** Group `gi` now holds a copy of group `gj` of `from` (another engine's): the same stamp and key. */
   takeOver(gi: number, from: GroupReuse, gj: number): void {
     this.stamps[gi] = from.stamps[gj];
     this.keys[gi] = from.keys[gj];
-    this.placed[gi] = from.placements(gj).map((p) => ({ ...p, group: gi }));
   }
 
   /** Input `name` now holds a copy of `from`'s (its engine at `fromVersion`); this engine is at `version`. */

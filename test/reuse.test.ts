@@ -4,12 +4,17 @@
 // must say which nodes ran and which were kept.
 
 import t, { type Test } from 'tap';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { carryWorld } from '../src/main/carry.js';
 import { Engine, EvaluationError, type FrameReport } from '../src/main/engine.js';
 import { fillField, readField } from '../src/main/field.js';
 import type { FrameInput } from '../src/main/uniforms.js';
+import { Session } from '../src/main/session.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 import { scene } from './engine-fixtures.js';
-import { bits, sameBytes } from './helpers.js';
+import { bits, ROOT, sameBytes } from './helpers.js';
+import { scratchDir } from './scratch.js';
 
 // src reads the input, wide gathers src, count keeps state, anim (fused into mix) reads the
 // clock, mix reads them all with the params gain and spin (spin set: out of fuel), tail after it
@@ -235,4 +240,46 @@ t.test('a tier swap (keepFrame) keeps every output readable and what each was co
   await full.evaluate({ time: 1 });
   t.same(ran(report), [['count', 'anim', 'mix'], ['src', 'wide', 'tail']]);
   sameOutputs(t, swapped, full, 'the frame after the swap');
+});
+
+t.test('a session on compiled code: an edit of the last node runs it alone, and the picture is the interpreter\'s', async (t) => {
+  const dir = scratchDir('entelechy-reuse-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // The stencil corpus scene, small: the interpreter recomputes it whole to compare.
+  const text = readFileSync(join(ROOT, 'bench', 'corpus', 'stencil.esn'), 'utf8').replaceAll('512 x 512', '48 x 40');
+  writeFileSync(join(dir, 'scene.esn'), text);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 2, cacheDir: null, bandRows: 8 });
+  t.teardown(() => s.close());
+  const ask = async (req: object): Promise<any> => {
+    const answer = JSON.parse(await dispatch(s, JSON.stringify(req)));
+    if (!answer.ok) throw new Error(answer.error.message);
+    return answer.ok;
+  };
+  const interpreted = async () => {
+    const e = new Engine(s.scene, { backend: 'interp' });
+    try {
+      await e.evaluate({ time: s.engine.time });
+      sameOutputs(t, s.engine, e, `revision ${s.revision}`);
+    } finally {
+      e.dispose();
+    }
+  };
+  t.same([(await ask({ op: 'evaluate', time: 0.5 })).executed], [['source', 'wide', 'sharpen']]);
+  await interpreted();
+  const sharpen = (k: string) => text.slice(text.indexOf('kernel corpus.sharpen@1'), text.indexOf('\nnode')).trim().replace('* 2.0', k);
+  for (const [i, k] of ['* 2.25', '* 1.75'].entries()) {
+    await ask({ op: 'compose', edits: [{ kernel: 'corpus.sharpen@1', text: sharpen(k) }] });
+    const frame = await ask({ op: 'evaluate', time: 1 + i });
+    t.same([frame.executed, frame.reused], [['sharpen'], ['source', 'wide']], `edit ${i + 1} of sharpen: it runs alone`);
+    await interpreted();
+  }
+  // The optimised tier swapped in (or not yet): the frames keep the same bits.
+  await s.optimiser!.idle();
+  t.same((await ask({ op: 'evaluate', time: 5 })).executed, [], 'nothing read changed: every node kept');
+  await interpreted();
+  const wide = text.slice(text.indexOf('kernel corpus.wide@1'), text.indexOf('kernel corpus.sharpen@1')).trim().replace('0.08', '0.09');
+  await ask({ op: 'compose', edits: [{ kernel: 'corpus.wide@1', text: wide }] });
+  const upstream = await ask({ op: 'evaluate', time: 6 });
+  t.same([upstream.executed, upstream.reused], [['wide', 'sharpen'], ['source']], 'an edit of wide: it and sharpen run');
+  await interpreted();
 });

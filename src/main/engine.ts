@@ -21,9 +21,8 @@ import { allocField, copyField, fieldBytes, fillField, placement, type Field } f
 import { mib } from './budget.js';
 import { FieldMemory, MemoryLimitError } from './memory.js';
 import { compileModule, irDigest, type Tier } from './modules.js';
-import { FieldSlots } from './slots.js';
+import { FieldSlots, ownedFields } from './slots.js';
 import { GroupReuse } from './reuse.js';
-import { ownedFields } from './slots.js';
 import { provablyShort } from './work.js';
 import { uniformValues, type FrameInput } from './uniforms.js';
 import { UserError } from './user-error.js';
@@ -433,16 +432,12 @@ export class Engine {
       if (gj === undefined || this.reuse.holds(gi, false) || !old.reuse.holds(gj, !all)) return;
       const was = old.groups[gj];
       if (irDigest(was.ir) !== irDigest(g.ir) || was.domain.join() !== g.domain.join()) return;
-      // The same IR writes the same fields, in the same order.
-      const from = ownedFields(was).filter((o) => !o.state);
-      const to = ownedFields(g).filter((o) => !o.state);
-      if (from.length !== to.length) return;
-      for (let i = 0; i < to.length; i++) {
-        const a = old.fields.out(from[i].node, from[i].port)!;
-        const b = this.fields.out(to[i].node, to[i].port)!;
-        if (a.planeBytes !== b.planeBytes || a.comps.join() !== b.comps.join()) return;
-      }
-      from.forEach((o, i) => copyField(old.memory, old.fields.out(o.node, o.port)!, this.fields.out(to[i].node, to[i].port)!, this.memory));
+      // The same IR writes the same out ports, in the same order (state is carried apart: carry.ts).
+      const outs = (e: Engine, group: Group) => ownedFields(group).filter((o) => !o.state).map((o) => e.fields.out(o.node, o.port)!);
+      const from = outs(old, was);
+      const to = outs(this, g);
+      if (from.length !== to.length || from.some((f, i) => f.planeBytes !== to[i].planeBytes || f.comps.join() !== to[i].comps.join())) return;
+      from.forEach((f, i) => copyField(old.memory, f, to[i], this.memory));
       this.reuse.takeOver(gi, old.reuse, gj);
     });
   }

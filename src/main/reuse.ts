@@ -5,7 +5,7 @@
 // Each group's outputs and each input carry a stamp: a number no other content ever had (counted
 // across every engine), renewed whenever the content may change: a group's before it runs (a run
 // that fails leaves part of it written), the inputs' whenever the engine's `version` moves (a
-// write; coarse: every input). A group is reused when it has no state and what it would read now,
+// write; coarse: every input; a reset moves it without renewing them). A group is reused when it has no state and what it would read now,
 // its uniform values and its reads' stamps, is exactly what its outputs were computed from.
 
 import type { Group } from '../ir/fuse.js';
@@ -14,7 +14,7 @@ let lastStamp = 0;
 const fresh = () => ++lastStamp;
 
 /** Whether a group keeps state (double-buffered): its result depends on every frame before, so it always runs. */
-export const keepsState = (g: Group) => g.fields.some((b) => b.kind === 'state' || (b.kind === 'write' && b.state));
+const keepsState = (g: Group) => g.fields.some((b) => b.kind === 'state' || (b.kind === 'write' && b.state));
 
 export class GroupReuse {
   /** Per group: the stamp of what its outputs hold (undefined: nothing computed). */
@@ -32,7 +32,7 @@ export class GroupReuse {
     private readonly groups: Group[],
     inputs: Iterable<string>,
     version: number,
-    /** Off: every group runs every frame (stamps are still kept, so another engine can take nothing stale). */
+    /** Off: every group runs every frame (stamps and keys are kept all the same). */
     readonly enabled: boolean,
   ) {
     for (const name of inputs) this.inputStamps.set(name, fresh());

@@ -67,9 +67,9 @@ export function editedKernel(scene: Scene, i: number): { id: string; text: strin
 
 type Answer = { [k: string]: any };
 
-/** The milliseconds of a frame's groups, and whether any ran a fast module. */
+/** The milliseconds of a frame's groups, and whether any ran a fast module (a node reused ran nothing: reuse.ts). */
 function frameOf(answer: Answer): { ms: number; fast: boolean } {
-  return { ms: (answer.timings as { millis: number }[]).reduce((n, t) => n + t.millis, 0), fast: (answer.placements as { tier?: string }[]).some((p) => p.tier === 'fast') };
+  return { ms: (answer.timings as { millis: number }[]).reduce((n, t) => n + t.millis, 0), fast: (answer.placements as { tier?: string; reused?: boolean }[]).some((p) => p.tier === 'fast' && !p.reused) };
 }
 
 const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
@@ -113,7 +113,7 @@ export async function editToFrame(c: CorpusScene, edits: number): Promise<EditTo
       const { ms } = frameOf(frame);
       parts.frame.push(ms);
       parts.around.push(total - (e - s) - ms);
-      for (const p of frame.placements ?? []) if (p.tier) tiers.add(p.tier);
+      for (const p of frame.placements ?? []) if (p.tier && !p.reused) tiers.add(p.tier);
       // The next frame: on the fast tier still, unless the optimised one came first.
       const next = frameOf(await ask({ op: 'evaluate', time: (time += 1) }));
       if (next.fast) parts.fastNext.push(next.ms);

@@ -75,8 +75,15 @@ t.test('a session runs the fast tier first, then swaps in the optimised one betw
   const kept = output(s);
   t.ok(before.every((plane, i) => sameBytes(plane, kept[i])), 'after the swap, before any frame: the last frame\'s picture, bit for bit');
   t.equal((await ask(s, { op: 'read', format: 'f32' })).frame, first.frame, 'read answers it (not "nothing computed yet")');
+  // Nothing the fractal reads changed (it reads no clock): the next frame keeps what the fast tier computed (reuse.ts).
   const second = await ask(s, { op: 'evaluate', time: 0.5 });
-  t.same(second.placements.map((p: any) => p.tier), ['optimised'], 'the next frame runs the optimised module');
+  t.same([second.executed, second.reused, second.placements.map((p: any) => [p.tier, p.reused, p.tiles])], [[], ['fractal'], [['optimised', true, 0]]], 'the next frame keeps the fast tier\'s picture (the optimised module would run it)');
+  // A frame that runs it runs the optimised module: with the zoom moved and back, the picture the fast tier computed, bit for bit.
+  await ask(s, { op: 'param', name: 'zoom', value: 7 });
+  await ask(s, { op: 'evaluate', time: 0.5 });
+  await ask(s, { op: 'param', name: 'zoom', value: 6 });
+  const third = await ask(s, { op: 'evaluate', time: 0.5 });
+  t.same(third.placements.map((p: any) => [p.tier, p.reused]), [['optimised', undefined]], 'a frame that runs it runs the optimised module');
   const after = output(s);
   t.ok(before.every((plane, i) => sameBytes(plane, after[i])), 'the same picture, bit for bit');
 
@@ -108,6 +115,7 @@ t.test('the optimised compile waits for the change\'s first frame (or starts any
   t.same(frame.placements.map((p: any) => p.tier), ['fast'], 'that frame runs the fast tier');
   await s.optimiser!.idle();
   t.equal(s.optimiser!.started, 2, 'once it ended, the optimised compile');
+  await ask(s, { op: 'param', name: 'zoom', value: 7 }); // so that the frame runs the fractal (it reads no clock)
   t.same((await ask(s, { op: 'evaluate', time: 1.5 })).placements.map((p: any) => p.tier), ['optimised']);
 });
 

@@ -34,7 +34,8 @@ export interface MigrationRun {
 /**
  * Start `engine` where `old` is: its frame counter, clock, params (param-defaults.ts: running
  * values kept, a default changed on disk moved to; the events say which),
- * the inputs whose declaration is unchanged, and each node's state (carryState). Every change
+ * the inputs whose declaration is unchanged, the outputs of the groups that run unchanged
+ * (Engine.keepOutputs: a frame does not recompute them), and each node's state (carryState). Every change
  * of the scene does this (commit.ts), and so does a fork of the world (fork.ts).
  */
 export async function carryWorld(published: Published, old: Engine, engine: Engine, run: MigrationRun = {}): Promise<SessionEvent[]> {
@@ -42,6 +43,7 @@ export async function carryWorld(published: Published, old: Engine, engine: Engi
   engine.time = old.time;
   const params = carryParams({ scene: old.scene, engine: old }, engine.scene, engine);
   engine.keepInputs(old);
+  engine.keepOutputs(old);
   return [...params, ...(await carryState(published, old, engine, run))];
 }
 

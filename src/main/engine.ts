@@ -20,8 +20,9 @@ import { Cancelled, throwIfCancelled } from './cancel.js';
 import { allocField, copyField, fieldBytes, fillField, placement, type Field } from './field.js';
 import { mib } from './budget.js';
 import { FieldMemory, MemoryLimitError } from './memory.js';
-import { compileModule, type Tier } from './modules.js';
-import { FieldSlots } from './slots.js';
+import { compileModule, irDigest, type Tier } from './modules.js';
+import { FieldSlots, ownedFields } from './slots.js';
+import { GroupReuse } from './reuse.js';
 import { provablyShort } from './work.js';
 import { uniformValues, type FrameInput } from './uniforms.js';
 import { UserError } from './user-error.js';
@@ -46,7 +47,10 @@ export interface EngineOptions {
   poolThreshold?: number;
   /** Fields larger than this many bytes raise a `large` event. */
   largeBytes?: number;
-  /** Serve a frame whose inputs did not change from the last one (default true). */
+  /**
+   * Serve a frame whose inputs did not change from the last one, and reuse the outputs of each
+   * group whose inputs did not change (reuse.ts), instead of recomputing them (default true).
+   */
   cacheFrames?: boolean;
   /** Reuse compiled modules of equal IR (default true; the benchmark turns it off to time compiles). */
   cacheModules?: boolean;
@@ -75,6 +79,8 @@ export interface Placement {
   fused: string[];
   tiles: number;
   workers: number;
+  /** Not run this frame (tiles and workers 0): its value is the one computed earlier (reuse.ts); `tier` is the module that runs it when it runs. */
+  reused?: true;
 }
 
 export interface FrameReport {
@@ -82,7 +88,10 @@ export interface FrameReport {
   time: number;
   /** True when nothing the frame depends on changed, so nothing ran. */
   cached: boolean;
+  /** The nodes that ran this frame. */
   executed: string[];
+  /** The nodes whose values were kept from an earlier frame (or the engine before an edit), nothing they read having changed (reuse.ts). */
+  reused: string[];
   placements: Placement[];
   /** One entry per group: `node` is the node whose loop it is (the last), `fused` the nodes computed in it. */
   timings: { node: string; fused?: string[]; millis: number }[];
@@ -146,6 +155,8 @@ export class Engine {
   private here: boolean[] = [];
   private modules: { module: WebAssembly.Module; digest: string; key: string; tier: Tier }[] = [];
   private args: number[] = [];
+  /** What each group's outputs were computed from, so an unchanged group is not run again. */
+  private readonly reuse: GroupReuse;
   private readonly pool?: EvalPool;
   private readonly bandRows: number;
   private readonly poolThreshold: number;
@@ -185,6 +196,7 @@ export class Engine {
     for (const [name, p] of scene.params) this.params.set(name, [...p.value]);
     this.groups = sceneGroups(scene, options.pins ?? [], options.fuse ?? true);
     this.stateful = this.groups.some((g) => g.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state')));
+    this.reuse = new GroupReuse(this.groups, scene.inputs.keys(), this.version, this.cacheFrames);
     this.here = this.groups.map((g) => {
       const elements = g.domain.reduce((n, e) => n * e, 1);
       return !this.pool || (elements < this.poolThreshold && provablyShort(g.ir, elements));
@@ -255,10 +267,9 @@ export class Engine {
     return f;
   }
 
-  private writeArgs(gi: number, input: FrameInput): void {
+  private writeArgs(gi: number, values: number[]): void {
     const g = this.groups[gi];
     const [width, height = 1, depth = 1] = g.domain;
-    const values = uniformValues(g, { time: this.time, frame: this.frame, params: this.params, input });
     writeArgs(this.memory.memory, this.args[gi], g.ir, { width, height, depth }, g.fields.map((b) => placement(this.bound(b))), values);
   }
 
@@ -288,14 +299,23 @@ export class Engine {
   async evaluate(input: FrameInput = {}, signal?: AbortSignal): Promise<FrameReport> {
     const time = input.time ?? this.time;
     const signature = this.signature(input);
-    if (this.cacheFrames && this.repeats(input)) return { ...this.lastReport!, cached: true, executed: [], timings: [] };
+    if (this.cacheFrames && this.repeats(input)) return { ...this.lastReport!, cached: true, executed: [], reused: this.lastReport!.placements.map((p) => p.node), timings: [] };
     this.time = time;
     const executed: string[] = [];
+    const reused: string[] = [];
     const placements: Placement[] = [];
     const timings: FrameReport['timings'] = [];
     for (let gi = 0; gi < this.groups.length; gi++) {
       const g = this.groups[gi];
-      this.writeArgs(gi, input);
+      const values = uniformValues(g, { time: this.time, frame: this.frame, params: this.params, input });
+      const key = this.reuse.key(gi, values, this.version);
+      if (this.reuse.reusable(gi, key)) {
+        reused.push(...g.nodes.map((n) => n.name));
+        placements.push(...this.placements(gi, 0, 0).map((p) => ({ ...p, reused: true as const })));
+        continue;
+      }
+      this.writeArgs(gi, values);
+      this.reuse.running(gi);
       const [w, h = 1, d = 1] = g.domain;
       const rows = h * d;
       const t0 = performance.now();
@@ -330,10 +350,9 @@ export class Engine {
       }
       const millis = performance.now() - t0;
       const fused = g.nodes.map((n) => n.name);
-      for (const n of g.nodes) {
-        executed.push(n.name);
-        placements.push({ node: n.name, backend: this.backend, ...(this.modules[gi] ? { tier: this.modules[gi].tier } : {}), group: gi, fused, tiles, workers });
-      }
+      this.reuse.ran(gi, key);
+      executed.push(...fused);
+      placements.push(...this.placements(gi, tiles, workers));
       timings.push({ node: fused[fused.length - 1], ...(fused.length > 1 ? { fused } : {}), millis: Math.round(millis * 1000) / 1000 });
     }
     // Every group succeeded: the next state becomes current.
@@ -341,10 +360,16 @@ export class Engine {
     this.last = { input: { pointer: input.pointer, keys: [...(input.keys ?? [])] }, time: this.time, frame: this.frame, params: [...this.params].map(([k, v]) => [k, [...v]]) };
     this.frame++;
     this.computed = true;
-    const report: FrameReport = { frame: this.frame, time: this.time, cached: false, executed, placements, timings };
+    const report: FrameReport = { frame: this.frame, time: this.time, cached: false, executed, reused, placements, timings };
     this.lastInputs = signature;
     this.lastReport = report;
     return report;
+  }
+
+  /** Where group `gi`'s nodes ran this frame. */
+  private placements(gi: number, tiles: number, workers: number): Placement[] {
+    const fused = this.groups[gi].nodes.map((n) => n.name);
+    return fused.map((node) => ({ node, backend: this.backend, ...(this.modules[gi] ? { tier: this.modules[gi].tier } : {}), group: gi, fused, tiles, workers }));
   }
 
   private failure(g: Group, gi: number, e: unknown): EvaluationError | Cancelled {
@@ -366,6 +391,7 @@ export class Engine {
       if (f) fillField(this.memory, f, port.value ?? f.comps.map(() => 0));
     }
     this.version++;
+    this.reuse.statesChanged(this.version - 1, this.version);
   }
 
   reset(): void {
@@ -388,7 +414,32 @@ export class Engine {
       const to = this.fields.input(name);
       if (changed.has(name) || !from || !to || from.planeBytes !== to.planeBytes || from.comps.length !== to.comps.length) continue;
       copyField(old.memory, from, to, this.memory);
+      this.reuse.keepInput(name, old.reuse, old.version, this.version);
     }
+  }
+
+  /**
+   * Take over `old`'s outputs of each group this engine runs as it ran there (the same last node,
+   * IR and domain), with what they were computed from, so a frame recomputes only the groups an
+   * edit changed or that read what changed (reuse.ts). Only reusable outputs are copied, or with
+   * `all` (a tier swap: the last frame stays readable) every group's that computed something.
+   */
+  keepOutputs(old: Engine, all = false): void {
+    if (!all && !this.reuse.enabled) return;
+    const before = new Map(old.groups.map((g, gj) => [g.nodes[g.nodes.length - 1].name, gj]));
+    this.groups.forEach((g, gi) => {
+      const gj = before.get(g.nodes[g.nodes.length - 1].name);
+      if (gj === undefined || this.reuse.holds(gi, false) || !old.reuse.holds(gj, !all)) return;
+      const was = old.groups[gj];
+      if (irDigest(was.ir) !== irDigest(g.ir) || was.domain.join() !== g.domain.join()) return;
+      // The same IR writes the same out ports, in the same order (state is carried apart: carry.ts).
+      const outs = (e: Engine, group: Group) => ownedFields(group).filter((o) => !o.state).map((o) => e.fields.out(o.node, o.port)!);
+      const from = outs(old, was);
+      const to = outs(this, g);
+      if (from.length !== to.length || from.some((f, i) => f.planeBytes !== to[i].planeBytes || f.comps.join() !== to[i].comps.join())) return;
+      from.forEach((f, i) => copyField(old.memory, f, to[i], this.memory));
+      this.reuse.takeOver(gi, old.reuse, gj);
+    });
   }
 
   /**
@@ -399,10 +450,7 @@ export class Engine {
    */
   keepFrame(old: Engine): void {
     const same = (a: Field, b: Field | undefined): b is Field => !!b && a.planeBytes === b.planeBytes && a.comps.join() === b.comps.join();
-    for (const { node, port, field } of old.fields.outPorts()) {
-      const mine = this.fields.out(node, port);
-      if (same(field, mine)) copyField(old.memory, field, mine, this.memory);
-    }
+    this.keepOutputs(old, true);
     for (const { node, port, buffers } of old.fields.stateBuffers()) {
       const mine = this.fields.state(node, port);
       if (same(buffers.current, mine?.current)) copyField(old.memory, buffers.current, mine.current, this.memory);

@@ -513,7 +513,7 @@ export class Session {
       if (this.paused) {
         // Paused: nothing runs, not even a first frame; the answer is the last frame (if any).
         const last = this.lastFrame ?? { frame: engine.frame, time: engine.time, placements: [] };
-        return { report: { ...last, executed: [], timings: [], cached: true }, events: [{ kind: 'idle', reason: 'paused' }] };
+        return { report: { ...last, executed: [], reused: last.placements.map((p) => p.node), timings: [], cached: true }, events: [{ kind: 'idle', reason: 'paused' }] };
       }
       // A failed frame commits nothing: the engine keeps state and frame; the clock goes back too.
       const time = engine.time;

@@ -43,6 +43,20 @@ export interface WindowOptions {
 const TIER_EVENTS = ['published', 'optimised', 'optimise_abandoned'];
 type Answer = { report: FrameReport; events: SessionEvent[] };
 
+/**
+ * Each group's timing with its tier (fast until its optimised module is swapped in:
+ * docs/architecture.md, Tiers); a group the frame kept (reuse) as `reused`, without time. A
+ * cached frame ran nothing: none (the page keeps the last).
+ */
+function groupTimings(report: FrameReport): { node: string; fused?: string[]; millis: number; tier?: string; reused?: true }[] {
+  if (report.cached) return [];
+  const last = new Map(report.placements.map((p) => [p.group, p])); // each group under its last node
+  return [...last.values()].map((p) => {
+    const timing = report.timings.find((t) => t.node === p.node) ?? { node: p.node, ...(p.fused.length > 1 ? { fused: p.fused } : {}), millis: 0 };
+    return { ...timing, tier: p.tier, ...(p.reused ? { reused: true as const } : {}) };
+  });
+}
+
 export class PlayerWindow implements FrameSource {
   readonly pages = new Set<WindowPage>();
   /** The person's pointer, in field elements, and the keys held (from the page used last). */
@@ -326,8 +340,7 @@ export class PlayerWindow implements FrameSource {
     const header: FrameHeader & Record<string, unknown> = {
       frame: this.session.engine.frame, time: this.session.engine.time, output: source, width, height,
       ...(depth !== undefined ? { depth, slice } : {}), revision: this.session.revision,
-      // Each group's tier (fast until its optimised module is swapped in: docs/architecture.md, Tiers).
-      timings: report.timings.map((t) => ({ ...t, tier: report.placements.find((p) => p.node === t.node)?.tier })), fps: this.recent.length, paused: this.session.paused,
+      timings: groupTimings(report), fps: this.recent.length, paused: this.session.paused,
     };
     return encodeFrame(header, rgba);
   }

@@ -92,7 +92,8 @@ function showTimings(timings) {
     tier.className = `tier ${t.tier ?? ''}`;
     tier.textContent = t.tier ?? '';
     const ms = document.createElement('td');
-    ms.textContent = t.millis.toFixed(3);
+    // A group nothing it reads changed for was not run: its picture is kept (docs/architecture.md, Reuse).
+    ms.textContent = t.reused ? 'kept' : t.millis.toFixed(3);
     row.append(name, tier, ms);
     return row;
   }));

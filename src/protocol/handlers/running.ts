@@ -68,7 +68,7 @@ export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: R
       return { name: o.name, width: field.width, height: field.height, ...(field.dims === 3 ? { depth: field.depth } : {}) };
     });
   if (f.thumbnail !== undefined) await addThumbnails(s, outputs, f.thumbnail, conn.signal);
-  return { frame: report.frame, time: report.time, executed: report.executed, outputs, placements: report.placements, timings: report.timings, ...(f.frames !== undefined ? { frames_run: frames } : {}), ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...takeEvents(s.world)] };
+  return { frame: report.frame, time: report.time, executed: report.executed, reused: report.reused, outputs, placements: report.placements, timings: report.timings, ...(f.frames !== undefined ? { frames_run: frames } : {}), ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...takeEvents(s.world)] };
 }
 
 /** `evaluate`'s `frames`, checked: 1 to the frames limit, and not with `profile` (which moves nothing). */

@@ -81,6 +81,7 @@ export class EngineRun {
     const engine = new Engine(scene, { memory, pool, poolThreshold: 0, cacheFrames: false, ...tuning });
     const compile_ms = performance.now() - t0;
     try {
+      await pool.started(); // the threads' start is not the pipeline's time
       if (pipeline === 'P3') await engine.evaluate({ time: 0.5 }); // the seeding frame
       await EngineRun.one(engine, pipeline); // the warm-up (P3: seed + P3_STEPS steps, what the references checksum)
       return new EngineRun(pipeline, size, engine, pool, compile_ms, checksum(engine, scene.outputs[0].name));

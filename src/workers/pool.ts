@@ -127,6 +127,16 @@ export class EvalPool {
     return this.made;
   }
 
+  /**
+   * Until every thread has started and loaded (or 10 s). A benchmark waits for it before timing:
+   * a thread's start costs ~35 ms of CPU and ends 130-300 ms after the pool is made, longer than
+   * a 1024 x 1024 life measurement takes, which it overlapped (bench/run.ts).
+   */
+  async started(): Promise<void> {
+    void this.piscina;
+    await untilLoaded(this.loaded, () => this.workers);
+  }
+
   /** Runs and calls in flight (for leak checks, and to see a frame is running). */
   get pending(): number {
     return this.inFlight;

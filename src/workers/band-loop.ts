@@ -55,7 +55,7 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
    */
   let ended = false;
 
-  /** Take bands of slot `s` until none are left; false if it was not open for us. */
+  /** Take bands of slot `s` until none are left; false if it was not open for us (or no seat was left). */
   const serve = (s: number): boolean => {
     const word = (w: number) => at.slot(s, w);
     if (Atomics.load(control, word(SLOT.state)) !== STATE.open) return false;
@@ -80,7 +80,9 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
       const claimed = claimBands(control, at, s, run, (e) => fail(s, e));
       // A calling thread waiting awake for the end needs no core from us.
       if (claimed.last && Atomics.load(control, word(SLOT.awake)) === 0) ended = true;
-      return claimed.bands > 0;
+      // Seated counts as served even when the others took every band: runs are coming, so spin
+      // for the next (at 256 x 256 a loop that missed one step slept and missed every later one).
+      return true;
     } finally {
       Atomics.store(control, busy, 0);
       // A run that stopped is over when no loop is in it any more: tell the pool to look.

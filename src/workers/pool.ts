@@ -259,7 +259,9 @@ export class EvalPool {
     const t1 = performance.now();
     const until = t1 + Math.max(JOIN_WAIT, bands ? (2 * (t1 - t0)) / bands : 0);
     while (!this.over(s) && performance.now() < until);
-    Atomics.store(this.control, this.at.slot(s, SLOT.awake), 0);
+    // Only when it gives up: a loop that finished the last band reads this after it counted the
+    // band done, and must not sleep for a coordinator that saw that and is already on its way.
+    if (!this.over(s)) Atomics.store(this.control, this.at.slot(s, SLOT.awake), 0);
   }
 
   /** Until every band is done, or the run stopped and no loop is in it; a cancel stops it. */

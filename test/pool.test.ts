@@ -15,12 +15,20 @@ import type { DeflatedStrip } from '../src/main/png.js';
 const TRAP_ROW = 16;
 const TRAP_NODE = 5;
 
+/** Words of the ARGS block's header no module reads: the counting module's run number and count of instances that ran. */
+const EPOCH = 24;
+const COUNT = 28;
+const SLOW_ROW = 200_000;
+
 /**
  * run(args, r0, r1): for r in [r0, r1), x in [0, width): f32[base + 4 (r * width + x)] =
  * r * 1000 + x, with base and width the ARGS block's field 0 base and width. With `trap`, row
- * `i32[args + 16]` writes TRAP_NODE into the trap word and executes `unreachable`.
+ * `i32[args + 16]` writes TRAP_NODE into the trap word and executes `unreachable`. With `count`,
+ * an instance's first call in a run (a new `i32[args + EPOCH]`) adds 1 to `i32[args + COUNT]`:
+ * every thread has its own instance, so that is how many threads computed bands of the run; and
+ * each row first counts to SLOW_ROW (~0.1 ms), so that a run lasts a few of the OS's time slices.
  */
-function buildModule(trap: boolean): WebAssembly.Module {
+function buildModule(trap: boolean, count = false): WebAssembly.Module {
   const m = new binaryen.Module();
   m.setFeatures(binaryen.Features.Atomics | binaryen.Features.BulkMemory | binaryen.Features.MutableGlobals);
   m.setMemory(1, 65536, null, [], true, false, 'mem');
@@ -30,6 +38,21 @@ function buildModule(trap: boolean): WebAssembly.Module {
   const get = (i: number) => m.local.get(i, i32);
   const c = (v: number) => m.i32.const(v);
   const rowBody: binaryen.ExpressionRef[] = [];
+  const prologue: binaryen.ExpressionRef[] = [];
+  if (count) {
+    m.addGlobal('epoch', i32, true, c(0));
+    const epoch = m.i32.load(EPOCH, 4, get(ARG), 'mem');
+    prologue.push(
+      m.if(
+        m.i32.ne(m.global.get('epoch', i32), epoch),
+        m.block(null, [m.global.set('epoch', epoch), m.drop(m.i32.atomic.rmw.add(COUNT, get(ARG), c(1), 'mem'))]),
+      ),
+    );
+    rowBody.push(
+      m.local.set(X, c(0)),
+      m.loop('slow', m.block(null, [m.local.set(X, m.i32.add(get(X), c(1))), m.br('slow', m.i32.lt_s(get(X), c(SLOW_ROW)))])),
+    );
+  }
   if (trap)
     rowBody.push(
       m.if(
@@ -65,6 +88,7 @@ function buildModule(trap: boolean): WebAssembly.Module {
     binaryen.none,
     [i32, i32, i32, i32],
     m.block(null, [
+      ...prologue,
       m.local.set(BASE, m.i32.load(ARGS.field(0), 4, get(ARG), 'mem')),
       m.local.set(W, m.i32.load(ARGS.field(0) + 4, 4, get(ARG), 'mem')),
       m.local.set(R, get(1)),
@@ -80,6 +104,7 @@ function buildModule(trap: boolean): WebAssembly.Module {
 
 const plain = buildModule(false);
 const trapping = buildModule(true);
+const counting = buildModule(false, true);
 
 function setup(mem: FieldMemory, width: number, rows: number, trapRow = -1) {
   const args = mem.alloc(ARGS.size(1, 0));
@@ -118,6 +143,76 @@ t.test('bit-identical with 1, 2, 3 workers and bands of 1, 7, 64 rows', async (t
     } finally {
       await pool.destroy();
     }
+  }
+});
+
+t.test('the calling thread taking part: every row once, never more threads computing than workers, traps reported', async (t) => {
+  const width = 37;
+  const rows = 301;
+  for (const workers of [1, 2, 3]) {
+    const mem = new FieldMemory();
+    // With 1 worker, lazy: no thread should start. Else the loops are up first (a run without the
+    // calling thread waits for them), and every loop spins between runs (20 ms): all are awake for the next.
+    const pool = new EvalPool(mem.memory, { workers, lazy: workers === 1, spinners: workers, spinMicros: 20_000 });
+    if (workers > 1) await pool.run(plain, 'plain', setup(mem, 8, 8).args, 8, 1);
+    const instance = new WebAssembly.Instance(counting, { env: { memory: mem.memory } });
+    const run = instance.exports.run as (args: number, r0: number, r1: number) => void;
+    let mine = 0;
+    const here = (args: number, r0: number, r1: number) => {
+      mine += r1 - r0;
+      run(args, r0, r1);
+    };
+    try {
+      let most = 0;
+      let over = 0;
+      for (let i = 1; i <= 20; i++) {
+        const band = [1, 7, 64][i % 3];
+        const { args, base } = setup(mem, width, rows);
+        mem.i32[(args + EPOCH) >>> 2] = i;
+        mem.i32[(args + COUNT) >>> 2] = 0;
+        mine = 0;
+        const r = await pool.run(counting, 'counting', args, rows, band, undefined, 0, here);
+        t.same(r, { tasks: Math.min(workers, Math.ceil(rows / band)), bands: Math.ceil(rows / band) });
+        if (i <= 3) check(t, mem, base, width, rows, `${workers} workers with the calling thread, bands of ${band}`);
+        const threads = mem.i32[(args + COUNT) >>> 2];
+        if (threads > workers) over++;
+        most = Math.max(most, threads);
+        if (workers === 1) t.equal(mine, rows, 'with 1 worker the calling thread computes every row');
+      }
+      t.equal(over, 0, `${workers} workers: no run computed on more than ${workers} threads (at most ${most})`);
+      if (workers === 1) t.equal(pool.threads, 0, 'and no thread was started');
+      else t.ok(most >= 2, `${workers} workers: the loops took part too (up to ${most} threads)`);
+
+      // A trap in a band, wherever it runs, rejects with the node index; the next run succeeds.
+      const { args, base } = setup(mem, width, rows);
+      const trapRun = new WebAssembly.Instance(trapping, { env: { memory: mem.memory } }).exports.run as (args: number, r0: number, r1: number) => void;
+      mem.i32[(args + TRAP_ROW) >>> 2] = 150;
+      const err = await pool.run(trapping, 'trapping', args, rows, 7, undefined, 0, trapRun).catch((e: unknown) => e);
+      t.ok(err instanceof PoolTrap && err.trap === TRAP_NODE, `${workers} workers: the trap names the node`);
+      mem.i32[(args + TRAP_ROW) >>> 2] = -1;
+      mem.i32[(args + ARGS.trap) >>> 2] = -1;
+      await pool.run(trapping, 'trapping', args, rows, 7, undefined, 0, trapRun);
+      check(t, mem, base, width, rows, `${workers} workers: the run after the trap`);
+    } finally {
+      await pool.destroy();
+    }
+  }
+});
+
+t.test('an idle pool burns no CPU: its loops sleep after a run', async (t) => {
+  const mem = new FieldMemory();
+  const pool = new EvalPool(mem.memory, { workers: 2 });
+  try {
+    const { args } = setup(mem, 64, 64);
+    for (let i = 0; i < 100; i++) await pool.run(plain, 'plain', args, 64, 4);
+    await new Promise((r) => setTimeout(r, 50)); // past the loops' spin, before they leave (idleMillis)
+    const before = process.cpuUsage();
+    await new Promise((r) => setTimeout(r, 500));
+    const used = process.cpuUsage(before);
+    // A thread spinning meanwhile would use the whole 500 ms.
+    t.ok(used.user + used.system < 100_000, `CPU of the whole process over 500 ms idle: ${((used.user + used.system) / 1000).toFixed(1)} ms`);
+  } finally {
+    await pool.destroy();
   }
 });
 

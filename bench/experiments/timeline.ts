@@ -136,6 +136,7 @@ async function measure(name: string): Promise<void> {
     : new TimedPool(memory.memory, Number(workers), variant);
   const engine = new Engine(benchScene(pipeline as 'P1', Number(size)), { memory, cacheFrames: false, poolThreshold: 0, ...(pool ? { pool: pool as unknown as EvalPool } : {}) });
   try {
+    if (pool instanceof EvalPool) await pool.started(); // not the threads' start (~130-300 ms)
     for (let i = 0; i < 20; i++) await engine.evaluate({ time: 0.5 });
     if (pool instanceof TimedPool) pool.frames.splice(0);
     const times: number[] = [];

@@ -23,7 +23,7 @@ import { FieldMemory, MemoryLimitError } from './memory.js';
 import { compileModule, irDigest, type Tier } from './modules.js';
 import { FieldSlots, ownedFields } from './slots.js';
 import { GroupReuse } from './reuse.js';
-import { provablyShort } from './work.js';
+import { joinable, provablyShort } from './work.js';
 import { uniformValues, type FrameInput } from './uniforms.js';
 import { UserError } from './user-error.js';
 
@@ -153,6 +153,8 @@ export class Engine {
   private runners: Runner[] = [];
   /** Per group: whether it runs on the calling thread even with a pool (small and provably short). */
   private here: boolean[] = [];
+  /** Per group run on the pool: whether the calling thread takes part in its runs (short enough, work.ts). */
+  private joins: boolean[] = [];
   private modules: { module: WebAssembly.Module; digest: string; key: string; tier: Tier }[] = [];
   private args: number[] = [];
   /** What each group's outputs were computed from, so an unchanged group is not run again. */
@@ -201,6 +203,7 @@ export class Engine {
       const elements = g.domain.reduce((n, e) => n * e, 1);
       return !this.pool || (elements < this.poolThreshold && provablyShort(g.ir, elements));
     });
+    this.joins = this.groups.map((g) => joinable(g.ir, g.domain.reduce((n, e) => n * e, 1)));
     this.checkBudget();
     try {
       this.allocate();
@@ -325,7 +328,7 @@ export class Engine {
         throwIfCancelled(signal);
         if (this.pool && !this.here[gi]) {
           const { module, key } = this.modules[gi];
-          const ran = await this.pool.run(module, key, this.args[gi], rows, this.bandRows, signal);
+          const ran = await this.pool.run(module, key, this.args[gi], rows, this.bandRows, signal, 0, this.joins[gi] ? this.runners[gi] : undefined);
           tiles = ran.bands;
           workers = ran.tasks;
         } else if (this.backend === 'jit' && w * rows >= this.poolThreshold) {

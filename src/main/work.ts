@@ -59,3 +59,15 @@ function exprCost(e: Expr): number {
 export function provablyShort(fn: IrFunction, elements: number): boolean {
   return workBound(fn, elements) <= SHORT_WORK;
 }
+
+/**
+ * Work of a pool run the coordinator may take part in (pool.ts, `here`): it is held for its share
+ * of the run, the whole run with one worker, so a few milliseconds at most (P1 at 1024 x 1024,
+ * 2^26.6, takes ~2.3 ms on one thread; a life step 2^27, ~0.5 ms).
+ */
+export const JOIN_WORK = 8 * SHORT_WORK;
+
+/** Whether the coordinator may compute bands of a pool run of `fn` over `elements` elements. */
+export function joinable(fn: IrFunction, elements: number): boolean {
+  return workBound(fn, elements) <= JOIN_WORK;
+}

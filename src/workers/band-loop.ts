@@ -6,9 +6,8 @@
 // spinning never takes the core the coordinator needs to take a run's end and post the next.
 
 import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
-import { BELL, ERROR, LIVE, LOOP, SLOT, SPINNERS, STATE, YIELD, layout, ring, type LoopError, type LoopMessage } from './doorbell.js';
-
-type Run = (args: number, r0: number, r1: number) => void;
+import { claimBands, failBand, type BandRun as Run } from './bands.js';
+import { BELL, LIVE, LOOP, SLOT, SPINNERS, STATE, YIELD, layout, ring, type LoopError, type LoopMessage } from './doorbell.js';
 
 export interface LoopTask {
   control: Int32Array;
@@ -43,13 +42,10 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
     }
   };
   const fail = (s: number, e: unknown) => {
-    const kind = e instanceof WebAssembly.RuntimeError ? ERROR.wasmTrap : ERROR.error;
     // The first error of the run is the one reported; the others stop at the abort.
-    if (Atomics.compareExchange(control, at.slot(s, SLOT.error), ERROR.none, kind) === ERROR.none) {
-      const report: LoopError = { slot: s, seq: Atomics.load(control, at.slot(s, SLOT.seq)), message: e instanceof Error ? e.message : String(e) };
-      port.postMessage(report);
-    }
-    Atomics.store(control, at.slot(s, SLOT.abort), 1);
+    if (!failBand(control, at, s, e)) return;
+    const report: LoopError = { slot: s, seq: Atomics.load(control, at.slot(s, SLOT.seq)), message: e instanceof Error ? e.message : String(e) };
+    port.postMessage(report);
   };
 
   /**
@@ -59,7 +55,7 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
    */
   let ended = false;
 
-  /** Take bands of slot `s` until none are left; false if it was not open for us. */
+  /** Take bands of slot `s` until none are left; false if it was not open for us (or no seat was left). */
   const serve = (s: number): boolean => {
     const word = (w: number) => at.slot(s, w);
     if (Atomics.load(control, word(SLOT.state)) !== STATE.open) return false;
@@ -68,35 +64,25 @@ export function bandLoop(task: LoopTask, runner: (module: WebAssembly.Module, di
     Atomics.store(control, busy, s + 1);
     try {
       if (Atomics.load(control, word(SLOT.state)) !== STATE.open || Atomics.load(control, word(SLOT.abort)) !== 0) return false;
-      const bands = Atomics.load(control, word(SLOT.bands));
-      const bandRows = Atomics.load(control, word(SLOT.bandRows));
-      const first = Atomics.load(control, word(SLOT.first));
-      const rows = Atomics.load(control, word(SLOT.rows));
-      const args = Atomics.load(control, word(SLOT.args)) >>> 0;
       const id = Atomics.load(control, word(SLOT.module));
       if (!modules.has(id)) receive();
       const m = modules.get(id);
       if (!m) return false; // sent only to loops posted after the run opened: another loop serves it
-      let ran = false;
+      // A run the calling thread takes part in seats fewer loops: `--workers N` is N threads computing.
+      if (Atomics.add(control, word(SLOT.seated), 1) >= Atomics.load(control, word(SLOT.seats))) return false;
+      let run: Run;
       try {
-        const run = runner(m.module, m.digest);
-        for (;;) {
-          if (Atomics.load(control, word(SLOT.abort)) !== 0) break;
-          const b = Atomics.add(control, word(SLOT.next), 1);
-          if (b >= bands) break;
-          ran = true;
-          const r0 = b * bandRows;
-          run(args, first + r0, first + Math.min(rows, r0 + bandRows));
-          if (Atomics.add(control, word(SLOT.done), 1) + 1 === bands) {
-            ring(control, word(SLOT.wake));
-            ended = true;
-          }
-        }
+        run = runner(m.module, m.digest);
       } catch (e) {
-        ran = true;
         fail(s, e);
+        return true;
       }
-      return ran;
+      const claimed = claimBands(control, at, s, run, (e) => fail(s, e));
+      // A calling thread waiting awake for the end needs no core from us.
+      if (claimed.last && Atomics.load(control, word(SLOT.awake)) === 0) ended = true;
+      // Seated counts as served even when the others took every band: runs are coming, so spin
+      // for the next (at 256 x 256 a loop that missed one step slept and missed every later one).
+      return true;
     } finally {
       Atomics.store(control, busy, 0);
       // A run that stopped is over when no loop is in it any more: tell the pool to look.

@@ -47,6 +47,12 @@ export const SLOT = {
   module: 11,
   /** The run's number, so a loop's error report is not taken for a later run's in the same slot. */
   seq: 12,
+  /** How many loops may take part: all of them, or one fewer per calling thread that does (pool.ts, `here`). */
+  seats: 13,
+  /** Loops that took a seat (or were refused one). */
+  seated: 14,
+  /** 1 while the calling thread, taking part, waits awake for the last band: its finisher may spin. */
+  awake: 15,
 } as const;
 export const STATE = { free: 0, open: 1 } as const;
 export const ERROR = { none: 0, error: 1, wasmTrap: 2 } as const;
@@ -69,6 +75,15 @@ export type Layout = ReturnType<typeof layout>;
 export function ring(control: Int32Array, word: number): void {
   Atomics.add(control, word, 1);
   Atomics.notify(control, word);
+}
+
+/**
+ * Ring the bell for a run `seats` loops may take part in, waking no more sleeping loops than that
+ * (a loop spinning, or about to sleep, reads the bell first: SPINNERS counts it).
+ */
+export function ringFor(control: Int32Array, seats: number): void {
+  Atomics.add(control, BELL, 1);
+  Atomics.notify(control, BELL, Math.max(0, seats - Atomics.load(control, SPINNERS)));
 }
 
 type WaitAsync = (a: Int32Array, index: number, value: number) => { async: false; value: string } | { async: true; value: Promise<string> };

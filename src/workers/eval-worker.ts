@@ -25,7 +25,11 @@ function runner(module: WebAssembly.Module, digest: string): Run {
     if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   }
   cache.set(digest, run);
-  return run;
+  // One JavaScript frame more between the loop and the module: where V8's unaligned 16-byte SIMD
+  // spill slots fall against cache lines follows the stack's depth (bench/RESULTS.md), and with
+  // bands.ts's frame P4 on one worker ran 4-6 % slower than before it; with this one, 1-1.5 %.
+  const module_ = run;
+  return (args, r0, r1) => module_(args, r0, r1);
 }
 
 /** Serve runs of bands until idle (band-loop.ts): the pool's one long task per worker. */

@@ -15,7 +15,8 @@ import { MessageChannel, receiveMessageOnPort, type Worker } from 'node:worker_t
 import { Piscina } from 'piscina';
 import { ARGS } from '../ir/ir.js';
 import type { LoopTask } from './band-loop.js';
-import { BELL, ERROR, LIVE, LOOP, SLOT, STATE, YIELD, layout, ring, type Layout, type LoopError, waitAsync } from './doorbell.js';
+import { claimBands, failBand, type BandRun } from './bands.js';
+import { BELL, ERROR, LIVE, LOOP, SLOT, STATE, YIELD, layout, ring, ringFor, type Layout, type LoopError, waitAsync } from './doorbell.js';
 import { loadedCounter, untilLoaded } from './loaded.js';
 import { LoopModules, type LoopPort, type ModuleEntry } from './loop-modules.js';
 import { workerExecArgv } from './exec-argv.js';
@@ -38,6 +39,8 @@ export const DEFAULT_BAND_ROWS = 32;
 const SLOTS = 16;
 /** A loop's thread dying this many times in a row with runs waiting fails them instead of starting another. */
 const CRASH_LIMIT = 3;
+/** How long at least a calling thread that took part in a run waits awake for the loops' last bands, ms. */
+const JOIN_WAIT = 0.05;
 
 /** One band loop as the pool sees it. */
 interface Loop extends LoopPort {
@@ -124,6 +127,16 @@ export class EvalPool {
     return this.made;
   }
 
+  /**
+   * Until every thread has started and loaded (or 10 s). A benchmark waits for it before timing:
+   * a thread's start costs ~35 ms of CPU and ends 130-300 ms after the pool is made, longer than
+   * a 1024 x 1024 life measurement takes, which it overlapped (bench/run.ts).
+   */
+  async started(): Promise<void> {
+    void this.piscina;
+    await untilLoaded(this.loaded, () => this.workers);
+  }
+
   /** Runs and calls in flight (for leak checks, and to see a frame is running). */
   get pending(): number {
     return this.inFlight;
@@ -150,6 +163,12 @@ export class EvalPool {
    * word (args + 12; the caller sets it to -1 beforehand), otherwise an Error with its message.
    * `tasks` is how many workers could take part.
    *
+   * With `here` (the module's run function on the calling thread) the calling thread takes bands
+   * too, as one of the pool's `workers` (one loop fewer is seated): no thread is woken to start
+   * the run nor to take its end, which cost a short run (a 1024 x 1024 life step) a quarter of its
+   * time. It blocks the calling thread for its share of the run and cannot be cancelled meanwhile:
+   * for runs provably short only (the engine decides, work.ts).
+   *
    * When `signal` aborts, the workers running the run's bands are ended (piscina starts others in
    * their place) and, once they are gone and no longer touch the memory, the run rejects with
    * the signal's reason.
@@ -162,6 +181,7 @@ export class EvalPool {
     bandRows = DEFAULT_BAND_ROWS,
     signal?: AbortSignal,
     first = 0,
+    here?: BandRun,
   ): Promise<{ tasks: number; bands: number }> {
     if (this.destroyed) throw new Error('the evaluation pool was destroyed');
     if (signal?.aborted) throw signal.reason;
@@ -174,7 +194,8 @@ export class EvalPool {
       const run: Run = { seq: ++this.seq, module: entry };
       const s = await this.acquire(run);
       try {
-        this.open(s, run, { bands, bandRows, first, rows, args });
+        this.open(s, run, { bands, bandRows, first, rows, args }, here ? this.workers - 1 : this.workers);
+        if (here) this.join(s, run, here);
         await this.finished(s, signal);
         if (signal?.aborted) throw signal.reason;
         this.check(s, run, args, bands);
@@ -191,8 +212,8 @@ export class EvalPool {
     }
   }
 
-  /** Write the run into slot `s`, open it, ring, and make sure every loop runs. */
-  private open(s: number, run: Run, r: { bands: number; bandRows: number; first: number; rows: number; args: number }): void {
+  /** Write the run into slot `s`, open it, ring, and make sure `seats` loops run. */
+  private open(s: number, run: Run, r: { bands: number; bandRows: number; first: number; rows: number; args: number }, seats: number): void {
     const c = this.control;
     const word = (w: number) => this.at.slot(s, w);
     for (const loop of this.loops) if (loop) this.modules.send(loop, run.module);
@@ -207,13 +228,40 @@ export class EvalPool {
     Atomics.store(c, word(SLOT.args), r.args | 0);
     Atomics.store(c, word(SLOT.module), run.module.id);
     Atomics.store(c, word(SLOT.seq), run.seq);
+    Atomics.store(c, word(SLOT.seats), seats);
+    Atomics.store(c, word(SLOT.seated), 0);
+    Atomics.store(c, word(SLOT.awake), seats < this.workers ? 1 : 0);
     Atomics.store(c, word(SLOT.state), STATE.open);
-    ring(c, BELL);
-    // A loop that left (idle) or is leaving gets another in its place; its CAS against ours
-    // decides whether it stays instead (band-loop.ts, leave).
-    for (let w = 0; w < this.workers; w++) {
-      if (!this.loops[w] || Atomics.compareExchange(c, this.at.loop(w, LOOP.live), LIVE.leaving, LIVE.replaced) === LIVE.leaving) this.startLoop(w);
+    if (seats === 0) return;
+    ringFor(c, seats);
+    // Loops enough for the seats: one that left (idle) or is leaving gets another in its place;
+    // its CAS against ours decides whether it stays instead (band-loop.ts, leave).
+    const serving = (w: number) => this.loops[w] && Atomics.load(c, this.at.loop(w, LOOP.live)) !== LIVE.leaving;
+    let missing = seats;
+    for (let w = 0; w < this.workers; w++) if (serving(w)) missing--;
+    for (let w = 0; w < this.workers && missing > 0; w++) {
+      if (this.loops[w] && Atomics.compareExchange(c, this.at.loop(w, LOOP.live), LIVE.leaving, LIVE.replaced) !== LIVE.leaving) continue;
+      this.startLoop(w);
+      missing--;
     }
+  }
+
+  /**
+   * The calling thread takes bands of slot `s` until none are left, then waits awake for the
+   * loops' last ones (each began before its own last claim failed) twice as long as one of its
+   * bands took, before it leaves the rest to `finished` (and the loop finishing the run to wake it).
+   */
+  private join(s: number, run: Run, here: BandRun): void {
+    const t0 = performance.now();
+    const { bands } = claimBands(this.control, this.at, s, here, (e) => {
+      if (failBand(this.control, this.at, s, e)) run.failure = e instanceof Error ? e.message : String(e);
+    });
+    const t1 = performance.now();
+    const until = t1 + Math.max(JOIN_WAIT, bands ? (2 * (t1 - t0)) / bands : 0);
+    while (!this.over(s) && performance.now() < until);
+    // Only when it gives up: a loop that finished the last band reads this after it counted the
+    // band done, and must not sleep for a coordinator that saw that and is already on its way.
+    if (!this.over(s)) Atomics.store(this.control, this.at.slot(s, SLOT.awake), 0);
   }
 
   /** Until every band is done, or the run stopped and no loop is in it; a cancel stops it. */

@@ -327,8 +327,8 @@ export class Engine {
       try {
         throwIfCancelled(signal);
         if (this.pool && !this.here[gi]) {
-          const { module, key } = this.modules[gi];
-          const ran = await this.pool.run(module, key, this.args[gi], rows, this.bandRows, signal, 0, this.joins[gi] ? this.runners[gi] : undefined);
+          const { module, key: moduleKey } = this.modules[gi];
+          const ran = await this.pool.run(module, moduleKey, this.args[gi], rows, this.bandRows, signal, 0, this.joins[gi] ? this.runners[gi] : undefined);
           tiles = ran.bands;
           workers = ran.tasks;
         } else if (this.backend === 'jit' && w * rows >= this.poolThreshold) {

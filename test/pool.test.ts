@@ -259,6 +259,27 @@ t.test('a trap rejects once with the node index; the next run succeeds', async (
   }
 });
 
+t.test("a thread's failure outside any run (piscina's 'error' event) is logged, and the process and pool go on", async (t) => {
+  const mem = new FieldMemory();
+  const pool = new EvalPool(mem.memory, { workers: 2 });
+  const written: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+  try {
+    // What piscina does for a message from a thread with no task: with no listener, emit throws.
+    const piscina = (pool as unknown as { piscina: import('node:events').EventEmitter }).piscina;
+    t.doesNotThrow(() => piscina.emit('error', new Error('Unexpected message from Worker')));
+    process.stderr.write = write;
+    t.match(written.join(''), /one of the evaluation threads failed outside a run \(it is replaced\): Unexpected message from Worker/);
+    const ok = setup(mem, 16, 40);
+    await pool.run(plain, 'plain', ok.args, 40, 8);
+    check(t, mem, ok.base, 16, 40, 'a run after the error');
+  } finally {
+    process.stderr.write = write;
+    await pool.destroy();
+  }
+});
+
 t.test('concurrent runs use separate counters, more of them than the pool has slots', async (t) => {
   const mem = new FieldMemory();
   const pool = new EvalPool(mem.memory, { workers: 2 });

@@ -20,6 +20,7 @@ import { BELL, ERROR, LIVE, LOOP, SLOT, STATE, YIELD, layout, ring, ringFor, typ
 import { loadedCounter, untilLoaded } from './loaded.js';
 import { LoopModules, type LoopPort, type ModuleEntry } from './loop-modules.js';
 import { workerExecArgv } from './exec-argv.js';
+import { logThreadErrors } from './thread-errors.js';
 
 export { workerExecArgv };
 
@@ -115,7 +116,7 @@ export class EvalPool {
   }
 
   private get piscina(): Piscina {
-    this.made ??= new Piscina({
+    this.made ??= logThreadErrors(new Piscina({
       filename: new URL('./eval-worker.js', import.meta.url).href,
       minThreads: this.workers,
       maxThreads: this.workers,
@@ -123,7 +124,7 @@ export class EvalPool {
       idleTimeout: Infinity,
       workerData: { memory: this.memory, loaded: this.loaded },
       execArgv: this.execArgv,
-    });
+    }), 'evaluation');
     return this.made;
   }
 

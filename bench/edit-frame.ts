@@ -68,8 +68,10 @@ export function editedKernel(scene: Scene, i: number): { id: string; text: strin
 type Answer = { [k: string]: any };
 
 /** The milliseconds of a frame's groups, and whether any ran a fast module (a node reused ran nothing: reuse.ts). */
-function frameOf(answer: Answer): { ms: number; fast: boolean } {
-  return { ms: (answer.timings as { millis: number }[]).reduce((n, t) => n + t.millis, 0), fast: (answer.placements as { tier?: string; reused?: boolean }[]).some((p) => p.tier === 'fast' && !p.reused) };
+/** A frame's time on the modules it ran; `ran` false when every node was kept (a scene that reads no clock, frames after the edit's). */
+function frameOf(answer: Answer): { ms: number; fast: boolean; ran: boolean } {
+  const timings = answer.timings as { millis: number }[];
+  return { ms: timings.reduce((n, t) => n + t.millis, 0), fast: (answer.placements as { tier?: string; reused?: boolean }[]).some((p) => p.tier === 'fast' && !p.reused), ran: timings.length > 0 };
 }
 
 const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
@@ -116,12 +118,12 @@ export async function editToFrame(c: CorpusScene, edits: number): Promise<EditTo
       for (const p of frame.placements ?? []) if (p.tier && !p.reused) tiers.add(p.tier);
       // The next frame: on the fast tier still, unless the optimised one came first.
       const next = frameOf(await ask({ op: 'evaluate', time: (time += 1) }));
-      if (next.fast) parts.fastNext.push(next.ms);
+      if (next.ran && next.fast) parts.fastNext.push(next.ms);
       await session.optimiser?.idle();
       const first = frameOf(await ask({ op: 'evaluate', time: (time += 1) }));
       const later = frameOf(await ask({ op: 'evaluate', time: (time += 1) }));
-      if (!first.fast) parts.optimisedFirst.push(first.ms);
-      if (!later.fast) parts.optimisedNext.push(later.ms);
+      if (first.ran && !first.fast) parts.optimisedFirst.push(first.ms);
+      if (later.ran && !later.fast) parts.optimisedNext.push(later.ms);
     }
     const med = (xs: number[]) => (xs.length ? median(xs) : NaN);
     return {

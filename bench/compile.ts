@@ -11,7 +11,7 @@ import { compileFunction, type CompileTimes } from '../src/codegen/compile.js';
 import { TIERS, type Tier } from '../src/codegen/plan.js';
 import { loadScene } from '../src/ir/check/scene.js';
 import { forgetParsed, parseDocument } from '../src/ir/syntax/index.js';
-import { sceneGroups } from '../src/main/engine.js';
+import { sceneGroups } from '../src/main/scene-groups.js';
 import { FieldMemory } from '../src/main/memory.js';
 import { benchChain, chainTable, type ChainFrames } from './chain.js';
 import { corpus, type CorpusScene } from './corpus-scenes.js';

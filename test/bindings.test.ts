@@ -5,7 +5,8 @@
 // error, never a silent 0.
 
 import t from 'tap';
-import { sceneGroups, Engine } from '../src/main/engine.js';
+import { Engine } from '../src/main/engine.js';
+import { sceneGroups } from '../src/main/scene-groups.js';
 import { readField } from '../src/main/field.js';
 import { textScene } from './helpers.js';
 

@@ -6,7 +6,8 @@
 import t, { type Test } from 'tap';
 import type { Stmt } from '../src/ir/ir.js';
 import { blockOrStatements, elseForBreaks } from '../src/ir/lower/blocks.js';
-import { Engine, sceneGroups } from '../src/main/engine.js';
+import { Engine } from '../src/main/engine.js';
+import { sceneGroups } from '../src/main/scene-groups.js';
 import { readField } from '../src/main/field.js';
 import { brk, f32, iff, loop, op, set, local, block } from './ir-gen.js';
 import { textScene } from './helpers.js';

@@ -20,7 +20,7 @@ import { listen } from '../src/protocol/listen.js';
 import { loadScene } from '../src/ir/check/scene.js';
 import { exampleScene } from './helpers.js';
 import { provablyShort, workBound, SHORT_WORK } from '../src/main/work.js';
-import { sceneGroups } from '../src/main/engine.js';
+import { sceneGroups } from '../src/main/scene-groups.js';
 import { scratchDir } from './scratch.js';
 
 const kernel = (body: string) => `kernel t.spin@1 {

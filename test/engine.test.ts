@@ -3,7 +3,8 @@
 // announced, the memory limit refused clearly, and a dead worker replaced.
 
 import t from 'tap';
-import { Engine, EvaluationError } from '../src/main/engine.js';
+import { Engine } from '../src/main/engine.js';
+import { EvaluationError } from '../src/main/evaluation-error.js';
 import { readField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
 import { EvalPool } from '../src/workers/pool.js';

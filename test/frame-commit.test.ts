@@ -6,7 +6,8 @@
 // compiled backend in bands and on the pool.
 
 import t from 'tap';
-import { EvaluationError, sceneGroups } from '../src/main/engine.js';
+import { EvaluationError } from '../src/main/evaluation-error.js';
+import { sceneGroups } from '../src/main/scene-groups.js';
 import { readField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
 import { prepareModules } from '../src/main/modules.js';

@@ -59,12 +59,13 @@ for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {
 // the memory's layout, snapshots' or images' storage, or the compiler. The door (dispatcher.ts)
 // imports three of those modules for their error classes alone, which it turns into protocol errors.
 const ENGINE_INTERNALS = [
-  'src/main/field.ts', 'src/main/memory.ts', 'src/main/engine.ts', 'src/main/slots.ts', 'src/main/carry.ts',
+  'src/main/field.ts', 'src/main/memory.ts', 'src/main/engine.ts', 'src/main/frame.ts', 'src/main/group-runs.ts',
+  'src/main/scene-groups.ts', 'src/main/field-needs.ts', 'src/main/run-once.ts', 'src/main/evaluation-error.ts', 'src/main/slots.ts', 'src/main/carry.ts',
   'src/main/snapshot.ts', 'src/main/image-input.ts', 'src/main/image.ts', 'src/main/uniforms.ts', 'src/main/work.ts',
   'src/main/modules.ts', 'src/main/compiler.ts', 'src/main/optimiser.ts', 'src/main/tiles/', 'src/workers/', 'src/codegen/',
 ];
 const ERROR_CLASSES_AT_THE_DOOR: Record<string, string[]> = {
-  'src/protocol/dispatcher.ts': ['src/main/engine.ts', 'src/main/memory.ts', 'src/main/image.ts'],
+  'src/protocol/dispatcher.ts': ['src/main/evaluation-error.ts', 'src/main/memory.ts', 'src/main/image.ts'],
 };
 
 /** The engine internals `file` imports (beyond its allowed error classes). */

@@ -40,7 +40,8 @@ export const MODULES: Record<string, Module> = {
   // trace's replay.
   commit: {
     mutate: [
-      { file: 'src/main/engine.ts', from: 'private bound(', to: 'private failure(' },
+      'src/main/frame.ts',
+      { file: 'src/main/group-runs.ts', from: 'private bound(', to: 'failure(gi: number' },
       { file: 'src/main/engine.ts', from: 'reset(): void', to: 'dispose(): void' },
     ],
     tests: ['frame-commit', 'frame-carry'],

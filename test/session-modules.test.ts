@@ -98,7 +98,7 @@ t.test('the compile worker is ended only once binaryen has loaded on it, and com
   t.ok(loaded, 'closed at once after starting: it waited for the load');
 
   const { textScene } = await import('./helpers.js');
-  const { sceneGroups } = await import('../src/main/engine.js');
+  const { sceneGroups } = await import('../src/main/scene-groups.js');
   const scene = textScene({ 'scene.esn': SCENE });
   const irs = sceneGroups(scene, [], true).map((g) => g.ir);
   const worker = new CompileWorker();

@@ -11,7 +11,7 @@ import { corpus } from '../bench/compile.js';
 import { loadScene } from '../src/ir/check/scene.js';
 import { loadCompiler } from '../src/main/modules.js';
 import { Session } from '../src/main/session.js';
-import { sceneGroups } from '../src/main/engine.js';
+import { sceneGroups } from '../src/main/scene-groups.js';
 import { readField } from '../src/main/field.js';
 import { bits, firstDifference, run, ROOT, sameBytes } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { corpus } from '../bench/compile.js';
 import { compileFunction } from '../src/codegen/compile.js';
 import { loadScene } from '../src/ir/check/scene.js';
-import { sceneGroups } from '../src/main/engine.js';
+import { sceneGroups } from '../src/main/scene-groups.js';
 import { ROOT } from './helpers.js';
 import { scratchDir } from './scratch.js';
 

@@ -10,7 +10,8 @@
 // the lowest and the median batch.
 
 import { benchScene } from '../run.js';
-import { Engine, sceneGroups } from '../../src/main/engine.js';
+import { Engine } from '../../src/main/engine.js';
+import { sceneGroups } from '../../src/main/scene-groups.js';
 import { prepareModules } from '../../src/main/modules.js';
 import { isPipelineName } from '../reference/measurement.js';
 

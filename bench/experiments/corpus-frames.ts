@@ -9,7 +9,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { corpus, loadCorpusScene } from '../corpus-scenes.js';
 import type { Tier } from '../../src/codegen/plan.js';
-import { Engine, sceneGroups } from '../../src/main/engine.js';
+import { Engine } from '../../src/main/engine.js';
+import { sceneGroups } from '../../src/main/scene-groups.js';
 import { irDigest, seedModule } from '../../src/main/modules.js';
 
 const [mode, dir, name, tier, frames, cpu] = process.argv.slice(2);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { corpus, loadCorpusScene } from '../corpus-scenes.js';
-import { sceneGroups } from '../../src/main/engine.js';
+import { sceneGroups } from '../../src/main/scene-groups.js';
 import { irDigest, prepareModules, type ModuleCompiler } from '../../src/main/modules.js';
 import { median } from '../reference/measurement.js';
 

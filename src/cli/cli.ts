@@ -190,7 +190,7 @@ async function check(argv: { scene: string; json: boolean; dump?: PassName }): P
 
 /** Print what the compiler made after `pass`, for every group the scene runs (fused, no pins). */
 async function dumpPass(scene: Scene, pass: PassName): Promise<void> {
-  const { sceneGroups } = await import('../main/engine.js');
+  const { sceneGroups } = await import('../main/scene-groups.js');
   dumpTo([pass], (p, text) => process.stdout.write(`;; after ${p}\n${text}\n`));
   try {
     const groups = sceneGroups(scene, [], true);

@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Scene } from '../ir/check/scene.js';
 import { LineIndex } from '../ir/syntax/position.js';
-import { EvaluationError } from '../main/engine.js';
+import { EvaluationError } from '../main/evaluation-error.js';
 import { InputImageError } from '../main/image-input.js';
 import { BandEncoder } from './bands.js';
 import { InputFill } from './inputs.js';

@@ -6,7 +6,7 @@
 
 import { Cancelled, deadlineProblem } from '../main/cancel.js';
 import { JOURNAL_NAME, PathError } from '../main/documents.js';
-import { EvaluationError } from '../main/engine.js';
+import { EvaluationError } from '../main/evaluation-error.js';
 import { ImageError } from '../main/image.js';
 import { GrantRefused } from '../main/grants.js';
 import { JournalError, WriteError } from '../main/journal.js';

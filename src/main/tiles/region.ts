@@ -6,7 +6,7 @@ import { formatDiagnostic } from '../../ir/check/report.js';
 import { loadScene, type Scene } from '../../ir/check/scene.js';
 import { EvalPool } from '../../workers/pool.js';
 import { defaultMemoryBudget } from '../budget.js';
-import { sceneGroups } from '../engine.js';
+import { sceneGroups } from '../scene-groups.js';
 import { FieldMemory } from '../memory.js';
 import { prepareModules } from '../modules.js';
 import type { Rect } from './plan.js';

@@ -1,0 +1,39 @@
+// How a group's failure is told: an EvaluationError naming the node that failed, whichever thread
+// ran it (a worker's fuel trap comes back as a node index, turned here into the node's name).
+
+import { moduleMeta } from '../codegen/instantiate.js';
+import type { Group } from '../ir/fuse.js';
+import { FuelTrap } from '../ir/interp.js';
+import { PoolTrap } from '../workers/pool.js';
+import { Cancelled } from './cancel.js';
+import { UserError } from './user-error.js';
+
+/** A failed evaluation: names the node; the world is as it was before the frame. */
+export class EvaluationError extends UserError {
+  override name = 'EvaluationError';
+  constructor(
+    message: string,
+    readonly node?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A group's run failed: the EvaluationError naming the node (a fuel trap names the node that ran out). */
+export function groupFailure(g: Group, module: WebAssembly.Module | undefined, e: unknown): EvaluationError | Cancelled {
+  if (e instanceof Cancelled) return e;
+  if (e instanceof PoolTrap && module) e = fuelTrapOf(e, module);
+  if (e instanceof FuelTrap) return new EvaluationError(e.message, e.node);
+  const node = g.nodes[g.nodes.length - 1].name;
+  const message = e instanceof Error ? e.message : String(e);
+  return new EvaluationError(`node \`${node}\` failed: ${message}`, node);
+}
+
+/**
+ * A pool run's fuel trap as the FuelTrap the calling thread throws: the node by its index in the
+ * module's table, else `unnamed` (left undefined by a group, which names none then either).
+ */
+export function fuelTrapOf(e: PoolTrap, module: WebAssembly.Module, unnamed?: string): FuelTrap {
+  const meta = moduleMeta(module);
+  return new FuelTrap((meta.nodes[e.trap] ?? unnamed)!, meta.fuel);
+}

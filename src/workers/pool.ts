@@ -1,24 +1,26 @@
 // The evaluation pool: runs a compiled module's rows on worker threads over the shared memory.
 //
 // Piscina owns the threads (start, replacement, end); each thread runs one long task, a band loop
-// (band-loop.ts), that serves run after run. A run is written into a slot of shared control words
-// and the loops are woken by a doorbell (doorbell.ts); they claim bands of `bandRows` rows from
-// the slot's counter until none are left, so a slow worker simply takes fewer bands, and the one
-// that finishes the last band wakes the pool (Atomics.waitAsync). No message per run: a message
-// to a worker and back cost ~0.2 ms per run, a third of a 1024 x 1024 life step (bench/RESULTS.md).
+// (band-loop.ts, posted and replaced by loops.ts), that serves run after run. A run is written into
+// a slot of shared control words and the loops are woken by a doorbell (doorbell.ts); they claim
+// bands of `bandRows` rows from the slot's counter until none are left, so a slow worker simply
+// takes fewer bands, and the one that finishes the last band wakes the pool (Atomics.waitAsync).
+// No message per run: a message to a worker and back cost ~0.2 ms per run, a third of a
+// 1024 x 1024 life step (bench/RESULTS.md). A short run's caller may take bands too (join.ts).
 // Modules go to each loop once, over its port, numbered (loop-modules.ts).
 // Results are bit-identical whatever the worker count and band size: every row is computed by
 // the same code, exactly once.
 
 import os from 'node:os';
-import { MessageChannel, receiveMessageOnPort, type Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { ARGS } from '../ir/ir.js';
-import type { LoopTask } from './band-loop.js';
-import { claimBands, failBand, type BandRun } from './bands.js';
-import { BELL, ERROR, LIVE, LOOP, SLOT, STATE, YIELD, layout, ring, ringFor, type Layout, type LoopError, waitAsync } from './doorbell.js';
+import type { BandRun } from './bands.js';
+import { BELL, ERROR, LOOP, SLOT, STATE, YIELD, layout, ring, ringFor, type Layout, waitAsync } from './doorbell.js';
+import { joinRun } from './join.js';
 import { loadedCounter, untilLoaded } from './loaded.js';
-import { LoopModules, type LoopPort, type ModuleEntry } from './loop-modules.js';
+import { LoopModules, type ModuleEntry } from './loop-modules.js';
+import { BandLoops } from './loops.js';
+import { loopInSlot, runOver } from './run-state.js';
 import { workerExecArgv } from './exec-argv.js';
 import { logThreadErrors } from './thread-errors.js';
 
@@ -38,20 +40,6 @@ export class PoolTrap extends Error {
 export const DEFAULT_BAND_ROWS = 32;
 /** Runs in flight at once; more wait for a slot. */
 const SLOTS = 16;
-/** A loop's thread dying this many times in a row with runs waiting fails them instead of starting another. */
-const CRASH_LIMIT = 3;
-/** How long at least a calling thread that took part in a run waits awake for the loops' last bands, ms. */
-const JOIN_WAIT = 0.05;
-
-/** One band loop as the pool sees it. */
-interface Loop extends LoopPort {
-  index: number;
-  controller: AbortController;
-  /** Its piscina task settled (it returned, or its thread is gone). */
-  settled?: Promise<unknown>;
-  /** Ended by the pool (a cancelled run it was in). */
-  terminated?: boolean;
-}
 
 /** A run in a slot. */
 interface Run {
@@ -80,10 +68,6 @@ export class EvalPool {
   private destroyed = false;
   /** Workers that finished loading (loaded.ts). */
   private readonly loaded = loadedCounter();
-  /** Threads ended under a loop (a cancel, a crash): they counted themselves in `loaded` too. */
-  private ended = 0;
-  /** Each thread's exit by its threadId, watched from when a loop was posted. */
-  private readonly exits = new Map<number, Promise<void>>();
   private readonly execArgv: string[];
   private readonly spinMicros: number;
   private readonly spinners: number;
@@ -91,13 +75,10 @@ export class EvalPool {
 
   private readonly at: Layout;
   private readonly control: Int32Array;
-  private readonly loops: (Loop | undefined)[];
   private readonly runs: (Run | undefined)[] = new Array(SLOTS).fill(undefined);
   private seq = 0;
   private readonly modules = new LoopModules();
-  /** Reports of failed bands that came over the loops' ports, by `slot:seq`. */
-  private readonly reports = new Map<string, string>();
-  private crashes = 0;
+  private readonly loops: BandLoops;
   private inFlight = 0;
 
   constructor(
@@ -111,7 +92,19 @@ export class EvalPool {
     this.idleMillis = options.idleMillis ?? 1000;
     this.at = layout(this.workers, SLOTS);
     this.control = new Int32Array(new SharedArrayBuffer(this.at.words * 4));
-    this.loops = new Array(this.workers).fill(undefined);
+    this.loops = new BandLoops({
+      control: this.control,
+      at: this.at,
+      piscina: () => this.piscina,
+      made: () => this.made,
+      modules: this.modules,
+      runs: this.runs,
+      fail: (s, message) => this.fail(s, message),
+      destroyed: () => this.destroyed,
+      spinMicros: this.spinMicros,
+      spinners: this.spinners,
+      idleMillis: this.idleMillis,
+    });
     if (!options.lazy) void this.piscina;
   }
 
@@ -150,11 +143,7 @@ export class EvalPool {
 
   /** The threadIds of the threads computing a run's bands now (a loop between runs is in none). */
   get computing(): number[] {
-    const ids: number[] = [];
-    for (let w = 0; w < this.workers; w++) {
-      if (this.loops[w] && Atomics.load(this.control, this.at.loop(w, LOOP.busy)) !== 0) ids.push(Atomics.load(this.control, this.at.loop(w, LOOP.thread)));
-    }
-    return ids;
+    return this.loops.computing;
   }
 
   /**
@@ -191,21 +180,21 @@ export class EvalPool {
     if (bands === 0) return { tasks: 0, bands: 0 };
     this.inFlight++;
     try {
-      const entry = this.modules.take(digest, module, this.loops);
+      const entry = this.modules.take(digest, module, this.loops.ports);
       const run: Run = { seq: ++this.seq, module: entry };
       const s = await this.acquire(run);
       try {
         this.open(s, run, { bands, bandRows, first, rows, args }, here ? this.workers - 1 : this.workers);
-        if (here) this.join(s, run, here);
+        if (here) joinRun(this.control, this.at, s, here, (message) => void (run.failure = message));
         await this.finished(s, signal);
         if (signal?.aborted) throw signal.reason;
         this.check(s, run, args, bands);
-        this.crashes = 0;
+        this.loops.ranWell();
         return { tasks: Math.min(this.workers, bands), bands };
       } finally {
         Atomics.store(this.control, this.at.slot(s, SLOT.state), STATE.free);
         this.runs[s] = undefined;
-        this.reports.delete(`${s}:${run.seq}`);
+        this.loops.forget(s, run.seq);
         entry.uses--;
       }
     } finally {
@@ -217,7 +206,7 @@ export class EvalPool {
   private open(s: number, run: Run, r: { bands: number; bandRows: number; first: number; rows: number; args: number }, seats: number): void {
     const c = this.control;
     const word = (w: number) => this.at.slot(s, w);
-    for (const loop of this.loops) if (loop) this.modules.send(loop, run.module);
+    this.loops.send(run.module);
     Atomics.store(c, word(SLOT.next), 0);
     Atomics.store(c, word(SLOT.done), 0);
     Atomics.store(c, word(SLOT.abort), 0);
@@ -235,34 +224,7 @@ export class EvalPool {
     Atomics.store(c, word(SLOT.state), STATE.open);
     if (seats === 0) return;
     ringFor(c, seats);
-    // Loops enough for the seats: one that left (idle) or is leaving gets another in its place;
-    // its CAS against ours decides whether it stays instead (band-loop.ts, leave).
-    const serving = (w: number) => this.loops[w] && Atomics.load(c, this.at.loop(w, LOOP.live)) !== LIVE.leaving;
-    let missing = seats;
-    for (let w = 0; w < this.workers; w++) if (serving(w)) missing--;
-    for (let w = 0; w < this.workers && missing > 0; w++) {
-      if (this.loops[w] && Atomics.compareExchange(c, this.at.loop(w, LOOP.live), LIVE.leaving, LIVE.replaced) !== LIVE.leaving) continue;
-      this.startLoop(w);
-      missing--;
-    }
-  }
-
-  /**
-   * The calling thread takes bands of slot `s` until none are left, then waits awake for the
-   * loops' last ones (each began before its own last claim failed) twice as long as one of its
-   * bands took, before it leaves the rest to `finished` (and the loop finishing the run to wake it).
-   */
-  private join(s: number, run: Run, here: BandRun): void {
-    const t0 = performance.now();
-    const { bands } = claimBands(this.control, this.at, s, here, (e) => {
-      if (failBand(this.control, this.at, s, e)) run.failure = e instanceof Error ? e.message : String(e);
-    });
-    const t1 = performance.now();
-    const until = t1 + Math.max(JOIN_WAIT, bands ? (2 * (t1 - t0)) / bands : 0);
-    while (!this.over(s) && performance.now() < until);
-    // Only when it gives up: a loop that finished the last band reads this after it counted the
-    // band done, and must not sleep for a coordinator that saw that and is already on its way.
-    if (!this.over(s)) Atomics.store(this.control, this.at.slot(s, SLOT.awake), 0);
+    this.loops.seat(seats);
   }
 
   /** Until every band is done, or the run stopped and no loop is in it; a cancel stops it. */
@@ -274,7 +236,7 @@ export class EvalPool {
     try {
       for (;;) {
         const seen = Atomics.load(this.control, wake);
-        if (this.over(s)) return;
+        if (runOver(this.control, this.at, s)) return;
         const waited = waitAsync(this.control, wake, seen);
         if (waited.async) await waited.value;
       }
@@ -283,27 +245,10 @@ export class EvalPool {
     }
   }
 
-  private over(s: number): boolean {
-    const c = this.control;
-    if (Atomics.load(c, this.at.slot(s, SLOT.done)) === Atomics.load(c, this.at.slot(s, SLOT.bands))) return true;
-    return Atomics.load(c, this.at.slot(s, SLOT.abort)) !== 0 && !this.inSlot(s);
-  }
-
-  /** Whether a loop is in slot `s` (the busy word of a thread that died stays until its exit). */
-  private inSlot(s: number): boolean {
-    for (let w = 0; w < this.workers; w++) if (Atomics.load(this.control, this.at.loop(w, LOOP.busy)) === s + 1) return true;
-    return false;
-  }
-
   /** A cancel: no more bands are claimed, and the threads computing one are ended. */
   private cancel(s: number): void {
     Atomics.store(this.control, this.at.slot(s, SLOT.abort), 1);
-    for (let w = 0; w < this.workers; w++) {
-      const loop = this.loops[w];
-      if (!loop || Atomics.load(this.control, this.at.loop(w, LOOP.busy)) !== s + 1) continue;
-      loop.terminated = true;
-      loop.controller.abort(); // piscina ends the thread and starts another
-    }
+    this.loops.endIn(s);
     ring(this.control, this.at.slot(s, SLOT.wake));
   }
 
@@ -321,8 +266,8 @@ export class EvalPool {
   private check(s: number, run: Run, args: number, bands: number): void {
     const kind = Atomics.load(this.control, this.at.slot(s, SLOT.error));
     if (kind !== ERROR.none) {
-      for (const loop of this.loops) if (loop) this.receive(loop);
-      const message = run.failure ?? this.reports.get(`${s}:${run.seq}`) ?? 'a worker failed without saying why';
+      const reported = this.loops.report(s, run.seq);
+      const message = run.failure ?? reported ?? 'a worker failed without saying why';
       const trap = kind === ERROR.wasmTrap ? new Int32Array(this.memory.buffer, args + ARGS.trap, 1)[0] : -1;
       if (trap >= 0) throw new PoolTrap(trap, message);
       throw new Error(message);
@@ -331,94 +276,16 @@ export class EvalPool {
     if (done !== bands) throw new Error(`evaluation pool: ${done} of ${bands} bands computed`);
   }
 
-  /** Keep the error reports a loop sent (read when a run that failed is over). */
-  private receive(loop: Loop): void {
-    for (let m = receiveMessageOnPort(loop.port); m; m = receiveMessageOnPort(loop.port)) {
-      const r = m.message as LoopError;
-      this.reports.set(`${r.slot}:${r.seq}`, r.message);
-    }
-  }
-
   /** Take a free slot no loop is still in (a loop may be on its way out of a finished run) for `run`. */
   private async acquire(run: Run): Promise<number> {
     for (;;) {
       for (let s = 0; s < SLOTS; s++) {
-        if (this.runs[s] || this.inSlot(s)) continue;
+        if (this.runs[s] || loopInSlot(this.control, this.at, s)) continue;
         this.runs[s] = run;
         return s;
       }
       await new Promise((r) => setImmediate(r));
     }
-  }
-
-  /** Post loop `w` on piscina, with the modules of the runs in flight. */
-  private startLoop(w: number): void {
-    const piscina = this.piscina;
-    for (const t of piscina.threads) this.watch(t);
-    const { port1, port2 } = new MessageChannel();
-    const loop: Loop = { index: w, port: port1, sent: new Set(), controller: new AbortController() };
-    this.loops[w] = loop;
-    Atomics.store(this.control, this.at.loop(w, LOOP.live), LIVE.serving);
-    Atomics.store(this.control, this.at.loop(w, LOOP.thread), 0); // written by the loop when it starts
-    for (const run of this.runs) if (run) this.modules.send(loop, run.module);
-    const task: LoopTask = {
-      control: this.control,
-      port: port2,
-      index: w,
-      loops: this.workers,
-      slots: SLOTS,
-      generation: Atomics.load(this.control, YIELD),
-      spinMicros: this.spinMicros,
-      spinners: this.spinners,
-      idleMillis: this.idleMillis,
-    };
-    loop.settled = piscina.run(task, { name: 'loop', transferList: [port2], signal: loop.controller.signal }).then(
-      () => this.loopEnded(loop),
-      (e: unknown) => this.loopEnded(loop, e),
-    );
-  }
-
-  private watch(t: Worker): void {
-    if (!this.exits.has(t.threadId)) this.exits.set(t.threadId, new Promise<void>((r) => t.once('exit', () => r())));
-  }
-
-  /**
-   * A loop's task ended: idle or yielding (its thread goes on in piscina), or its thread is gone
-   * (ended by a cancel, or died). A thread that died in a run fails the run; either way its busy
-   * word stays until the thread has exited, so the run is not over while the thread could still
-   * write into the fields.
-   */
-  private async loopEnded(loop: Loop, error?: unknown): Promise<void> {
-    const w = loop.index;
-    this.receive(loop);
-    loop.port.close();
-    if (error === undefined) {
-      if (this.loops[w] === loop) this.loops[w] = undefined;
-      return;
-    }
-    const busy = Atomics.load(this.control, this.at.loop(w, LOOP.busy));
-    const message = error instanceof Error ? error.message : String(error);
-    if (busy && !loop.terminated) this.fail(busy - 1, message);
-    const thread = Atomics.load(this.control, this.at.loop(w, LOOP.thread));
-    // A thread piscina still holds is alive and out of the loop (the loop threw): nothing to wait for.
-    const alive = this.made?.threads.some((t) => t.threadId === thread);
-    const exited = alive ? undefined : this.exits.get(thread);
-    if (exited) {
-      await exited;
-      this.exits.delete(thread);
-      this.ended++;
-    }
-    if (this.loops[w] !== loop) return;
-    Atomics.store(this.control, this.at.loop(w, LOOP.busy), 0);
-    if (busy) ring(this.control, this.at.slot(busy - 1, SLOT.wake));
-    this.loops[w] = undefined;
-    if (this.destroyed || !this.runs.some((r) => r)) return;
-    // Runs are waiting: another loop in its place, unless threads keep dying.
-    if (!loop.terminated && ++this.crashes >= CRASH_LIMIT) {
-      for (let s = 0; s < SLOTS; s++) this.fail(s, message);
-      return;
-    }
-    this.startLoop(w);
   }
 
   /**
@@ -430,7 +297,7 @@ export class EvalPool {
     if (this.destroyed) throw new Error('the evaluation pool was destroyed');
     this.inFlight++;
     try {
-      if (this.loops.some((l) => l)) this.yieldLoops();
+      if (this.loops.any) this.yieldLoops();
       return (await this.piscina.run(task, { name })) as T;
     } finally {
       this.inFlight--;
@@ -451,9 +318,8 @@ export class EvalPool {
     for (let s = 0; s < SLOTS; s++) this.fail(s, 'the evaluation pool was destroyed');
     // Let the loops that are in no run return to piscina first: a loop's answer that comes after
     // piscina has ended its thread is an 'error' event on the pool (an uncaught exception).
-    const idle = this.loops.filter((l): l is Loop => !!l && Atomics.load(this.control, this.at.loop(l.index, LOOP.busy)) === 0);
-    await Promise.all(idle.map((l) => l.settled));
-    await untilLoaded(this.loaded, () => piscina.threads.length + this.ended);
+    await this.loops.idleSettled();
+    await untilLoaded(this.loaded, () => piscina.threads.length + this.loops.ended);
     await piscina.destroy();
     // Every thread has exited (piscina settles no task it ended here): no loop is in a run now.
     for (let w = 0; w < this.workers; w++) Atomics.store(this.control, this.at.loop(w, LOOP.busy), 0);

@@ -5,6 +5,7 @@
 // A stateless frame whose inputs did not change is served from the last one instead.
 
 import type { Group } from '../ir/fuse.js';
+import { throwIfCancelled } from './cancel.js';
 import type { GroupRuns, Placement } from './group-runs.js';
 import type { GroupReuse } from './reuse.js';
 import type { FieldSlots } from './slots.js';
@@ -108,9 +109,18 @@ export class FrameLoop {
       this.runs.writeArgs(gi, values);
       this.reuse.running(gi);
       const t0 = performance.now();
-      let ran: { tiles: number; workers: number };
+      let tiles = 1;
+      let workers = 1;
       try {
-        ran = await this.runs.run(gi, signal);
+        throwIfCancelled(signal);
+        // A group on the calling thread runs without an await: a frame of such groups runs in one go.
+        if (this.runs.onPool(gi)) {
+          const ran = await this.runs.runOnPool(gi, signal);
+          tiles = ran.bands;
+          workers = ran.tasks;
+        } else {
+          tiles = this.runs.runHere(gi, signal);
+        }
       } catch (e) {
         // The back buffers and out ports hold part of this frame now: nothing of it is served.
         this.forget();
@@ -121,7 +131,7 @@ export class FrameLoop {
       const fused = g.nodes.map((n) => n.name);
       this.reuse.ran(gi, key);
       executed.push(...fused);
-      placements.push(...this.runs.placements(gi, ran.tiles, ran.workers));
+      placements.push(...this.runs.placements(gi, tiles, workers));
       timings.push({ node: fused[fused.length - 1], ...(fused.length > 1 ? { fused } : {}), millis: Math.round(millis * 1000) / 1000 });
     }
     // Every group succeeded: the next state becomes current.

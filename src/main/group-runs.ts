@@ -115,17 +115,23 @@ export class GroupRuns {
     writeArgs(this.memory.memory, this.args[gi], g.ir, { width, height, depth }, g.fields.map((b) => placement(this.bound(b))), values);
   }
 
-  /** Run group `gi` over its whole domain; `tiles` is how many bands it ran in, `workers` how many threads could take part. */
-  async run(gi: number, signal?: AbortSignal): Promise<{ tiles: number; workers: number }> {
+  /** Whether group `gi` runs on the pool (else on the calling thread, synchronously: runHere). */
+  onPool(gi: number): boolean {
+    return !!this.options.pool && !this.here[gi];
+  }
+
+  /** Run group `gi` over its whole domain on the pool, the calling thread taking part when the run is short. */
+  runOnPool(gi: number, signal?: AbortSignal): Promise<{ tasks: number; bands: number }> {
+    const [, h = 1, d = 1] = this.groups[gi].domain;
+    const { module, key: moduleKey } = this.modules[gi];
+    return this.options.pool!.run(module, moduleKey, this.args[gi], h * d, this.options.bandRows, signal, 0, this.joins[gi] ? this.runners[gi] : undefined);
+  }
+
+  /** Run group `gi` over its whole domain on the calling thread; answers how many bands it ran in. */
+  runHere(gi: number, signal?: AbortSignal): number {
     const [w, h = 1, d = 1] = this.groups[gi].domain;
     const rows = h * d;
-    const { pool, bandRows } = this.options;
-    throwIfCancelled(signal);
-    if (pool && !this.here[gi]) {
-      const { module, key: moduleKey } = this.modules[gi];
-      const ran = await pool.run(module, moduleKey, this.args[gi], rows, bandRows, signal, 0, this.joins[gi] ? this.runners[gi] : undefined);
-      return { tiles: ran.bands, workers: ran.tasks };
-    }
+    const { bandRows } = this.options;
     if (this.options.backend === 'jit' && w * rows >= this.options.poolThreshold) {
       // In bands, as the pool runs it: V8 starts a module in its baseline code and moves to
       // the optimised code only at a call, so one call for a whole large frame would run in
@@ -135,10 +141,10 @@ export class GroupRuns {
         throwIfCancelled(signal);
         run(this.args[gi], r0, Math.min(rows, r0 + bandRows));
       }
-      return { tiles: Math.ceil(rows / bandRows), workers: 1 };
+      return Math.ceil(rows / bandRows);
     }
     this.runners[gi](this.args[gi], 0, rows);
-    return { tiles: 1, workers: 1 };
+    return 1;
   }
 
   /** Where group `gi`'s nodes ran this frame. */

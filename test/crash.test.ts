@@ -1,6 +1,6 @@
 // Crash consistency (issue 14.4): a real `entelechy serve` is SIGKILLed at every step of a
 // multi-document compose — after its Nth file operation (ENTELECHY_TEST_KILL_AT_STEP=N makes the
-// process send itself SIGKILL there, src/main/journal.ts), for every N until the compose
+// process send itself SIGKILL there, src/main/journal-disk.ts), for every N until the compose
 // completes, over a two-document and a three-document compose — and at moments the parent picks.
 // After each kill the scene is opened again: its documents are all old or all new (never a mixed
 // pair, which would not load: the new scene runs a kernel id only the new kernels.esn declares),

@@ -7,7 +7,8 @@ import t from 'tap';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { JOURNAL_NAME, PathError, resolveUnder, versionOf } from '../src/main/documents.js';
-import { recoverJournal, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
+import { SimulatedCrash, writeDocuments } from '../src/main/journal.js';
+import { recoverJournal } from '../src/main/journal-recovery.js';
 import { can, diskBytes, fill, tmpfs } from './disk.js';
 import { scratchDir } from './scratch.js';
 

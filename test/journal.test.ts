@@ -11,7 +11,9 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { JOURNAL_NAME, PathError, resolveUnder, versionOf } from '../src/main/documents.js';
-import { JournalError, linkRefused, recoverJournal, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
+import { SimulatedCrash, writeDocuments } from '../src/main/journal.js';
+import { linkRefused } from '../src/main/journal-disk.js';
+import { JournalError, recoverJournal } from '../src/main/journal-recovery.js';
 import { can, immutable } from './disk.js';
 import { scratchDir } from './scratch.js';
 

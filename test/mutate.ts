@@ -31,7 +31,7 @@ export const MODULES: Record<string, Module> = {
     tests: ['envelope'],
   },
   // documents.ts checks paths and names; journal.ts writes a set of them all or none.
-  documents: { mutate: ['src/main/documents.ts', 'src/main/journal.ts'], tests: ['documents', 'journal'] },
+  documents: { mutate: ['src/main/documents.ts', 'src/main/journal.ts', 'src/main/journal-disk.ts', 'src/main/journal-recovery.ts'], tests: ['documents', 'journal'] },
   graph: {
     mutate: ['src/ir/check/graph.ts', 'src/ir/grants.ts', { file: 'src/ir/check/scene.ts', from: 'const lacking =', to: 'kernels.set(' }],
     tests: ['graph-check'],

@@ -4,5 +4,6 @@
 export { applyEdits, validateEditItem, EditError, EDIT_KINDS } from './edits.js';
 export type { EditItem } from './edits.js';
 export { versionOf, resolveUnder, PathError, JOURNAL_NAME } from '../main/documents.js';
-export { writeDocuments, recoverJournal } from '../main/journal.js';
+export { writeDocuments } from '../main/journal.js';
+export { recoverJournal } from '../main/journal-recovery.js';
 export type { WriteOptions } from '../main/journal.js';

@@ -26,10 +26,12 @@ export class CompileWorker {
     this.ready = this.api.ping();
   }
 
-  /** The worker thread's id in the kernel, once loaded (thread-cpu.ts reads its CPU time), or undefined where unknown. */
-  async thread(): Promise<number | undefined> {
-    await this.ready;
-    return (await this.api.thread()) ?? undefined;
+  private tid?: Promise<number | undefined>;
+
+  /** The worker thread's id in the kernel, once loaded (thread-cpu.ts reads its CPU time), or undefined where unknown; asked once. */
+  thread(): Promise<number | undefined> {
+    this.tid ??= this.ready.then(() => this.api.thread()).then((tid) => tid ?? undefined);
+    return this.tid;
   }
 
   /** Compile on the worker: what prepareModules (modules.ts) takes as its compiler. */

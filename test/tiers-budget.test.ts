@@ -25,7 +25,7 @@ t.test('watchBudget: past the budget in CPU, or in wall time only at WALL_FACTOR
   const t0 = performance.now();
   const busy = await watchBudget(30, () => performance.now() - t0).past;
   t.equal(busy.why, 'cpu', 'a compile that runs: stopped for its CPU');
-  t.ok(busy.cpu_ms! > 30 && busy.wall_ms < 30 * WALL_FACTOR, `after the budget of CPU (${busy.cpu_ms!.toFixed(1)} ms), long before the wall cap`);
+  t.ok(busy.cpu_ms! > 30, `after the budget of CPU (${busy.cpu_ms!.toFixed(1)} ms), not the wall cap`);
   // No CPU at all (a starved thread): not stopped at the budget, only at the cap.
   const starved = watchBudget(30, () => 5);
   const early = await Promise.race([starved.past, new Promise((r) => setTimeout(() => r('running'), 3 * 30))]);
@@ -35,9 +35,12 @@ t.test('watchBudget: past the budget in CPU, or in wall time only at WALL_FACTOR
   t.equal(capped.cpu_ms, 0, 'it ran no CPU');
   t.ok(capped.wall_ms >= 30 * WALL_FACTOR, `stopped at the wall cap (${capped.wall_ms.toFixed(0)} ms)`);
   // CPU time unknown (no /proc): the budget is wall time.
-  const unknown = await watchBudget(30, () => undefined).past;
-  t.same([unknown.why, unknown.cpu_ms], ['wall', undefined]);
-  t.ok(unknown.wall_ms >= 30 && unknown.wall_ms < 30 * WALL_FACTOR, `stopped at the budget in wall time (${unknown.wall_ms.toFixed(0)} ms)`);
+  const unknown = await Promise.race([watchBudget(30, () => undefined).past, new Promise<'cap'>((r) => setTimeout(() => r('cap'), 30 * WALL_FACTOR))]);
+  t.not(unknown, 'cap', 'stopped before the wall cap');
+  if (unknown !== 'cap') {
+    t.same([unknown.why, unknown.cpu_ms], ['wall', undefined]);
+    t.ok(unknown.wall_ms >= 30, `stopped past the budget in wall time (${unknown.wall_ms.toFixed(0)} ms)`);
+  }
   // Stopped: never resolves after.
   const stopped = watchBudget(1, () => 0);
   stopped.stop();

@@ -218,7 +218,11 @@ export async function prepareChange(site: CommitSite, change: SceneChange, check
   const old = site.world;
   const published = change.published ?? old.published;
   const pins = change.pins ?? old.pins;
-  const scene = site.check(change.texts, published);
+  // A tier swap runs the running world's texts and kernels again: its scene is that world's, not
+  // checked again (the check and lowering of the corpus's inline scene took 10 ms of this thread
+  // while the frames after an edit ran), and its groups and digests are the ones already made.
+  const same = change.tierSwap && change.texts === old.texts && published === old.published;
+  const scene = same ? old.scene : site.check(change.texts, published);
   if (scene.diagnostics.length) throw new CheckFailed(change.refusal, scene.diagnostics);
   change.check?.(scene);
   checked?.();

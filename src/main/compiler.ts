@@ -15,11 +15,23 @@ export class CompileWorker {
   /** Resolves once binaryen has loaded on the worker (~1 s, paid at start-up). */
   readonly ready: Promise<true>;
 
-  constructor() {
-    this.worker = new Worker(new URL('../workers/compile-worker.js', import.meta.url), { execArgv: [] });
+  /**
+   * `nice`: the thread's priority, lowered before binaryen loads (the background optimiser's:
+   * thread-cpu.ts); by default it runs at the process's.
+   */
+  constructor(options: { nice?: number } = {}) {
+    this.worker = new Worker(new URL('../workers/compile-worker.js', import.meta.url), { execArgv: [], workerData: { nice: options.nice } });
     this.worker.unref();
     this.api = wrap<CompileApi>(nodeEndpoint(this.worker as never));
     this.ready = this.api.ping();
+  }
+
+  private tid?: Promise<number | undefined>;
+
+  /** The worker thread's id in the kernel, once loaded (thread-cpu.ts reads its CPU time), or undefined where unknown; asked once. */
+  thread(): Promise<number | undefined> {
+    this.tid ??= this.ready.then(() => this.api.thread()).then((tid) => tid ?? undefined);
+    return this.tid;
   }
 
   /** Compile on the worker: what prepareModules (modules.ts) takes as its compiler. */

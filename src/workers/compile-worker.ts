@@ -1,17 +1,30 @@
 // The compile worker: binaryen codegen and optimisation off the coordinator, so frames go on and
 // other connections are answered while an edit compiles. Reached through comlink.
+//
+// The background optimiser's worker starts with `nice` (workerData): the thread lowers its own
+// priority before it loads binaryen, so that load and every optimised compile yield the cores to
+// the frames (thread-cpu.ts). The compiler is imported after that, hence dynamically.
 
 import { expose } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
-import { parentPort } from 'node:worker_threads';
-import { compileFunction } from '../codegen/index.js';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { IrFunction } from '../ir/ir.js';
 import type { Tier } from '../codegen/plan.js';
 import type { CompiledModule } from '../main/modules.js';
+import { kernelThreadId, niceThisThread } from '../main/thread-cpu.js';
+
+const nice = (workerData as { nice?: number } | undefined)?.nice;
+if (nice) niceThisThread(nice);
+const { compileFunction } = await import('../codegen/index.js');
+
+// ENTELECHY_TEST_STALL_OPTIMISED_MS=N: each optimised compile first waits N ms using no CPU, as a
+// thread starved of a core does (test/tiers.test.ts: the budget counts CPU, not waiting).
+const stall = Number(process.env.ENTELECHY_TEST_STALL_OPTIMISED_MS) || 0;
 
 const api = {
   /** Compile each function to a WebAssembly module (modules pass between threads without copies) and its bytes. */
   compile(irs: IrFunction[], tier: Tier): CompiledModule[] {
+    if (stall && tier === 'optimised') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, stall);
     return irs.map((ir) => {
       const bytes = compileFunction(ir, { tier }) as Uint8Array<ArrayBuffer>;
       return { module: new WebAssembly.Module(bytes), bytes };
@@ -19,6 +32,10 @@ const api = {
   },
   ping(): true {
     return true;
+  },
+  /** This thread's id in the kernel, whose CPU time the coordinator reads (thread-cpu.ts); null where unknown. */
+  thread(): number | null {
+    return kernelThreadId() ?? null;
   },
 };
 

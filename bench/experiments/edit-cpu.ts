@@ -12,7 +12,7 @@ import { editedKernel } from '../edit-frame.js';
 import { corpus, loadCorpusScene } from '../corpus-scenes.js';
 import { median } from '../reference/measurement.js';
 import { loadScene } from '../../src/ir/check/scene.js';
-import { sceneGroups } from '../../src/main/engine.js';
+import { sceneGroups } from '../../src/main/scene-groups.js';
 import { irDigest } from '../../src/main/modules.js';
 import { compileFunction } from '../../src/codegen/index.js';
 

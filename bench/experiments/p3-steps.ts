@@ -10,7 +10,8 @@
 import { loadavg } from 'node:os';
 import { benchScene } from '../run.js';
 import { compileFunction } from '../../src/codegen/compile.js';
-import { Engine, sceneGroups } from '../../src/main/engine.js';
+import { Engine } from '../../src/main/engine.js';
+import { sceneGroups } from '../../src/main/scene-groups.js';
 import { FieldMemory } from '../../src/main/memory.js';
 import { readField } from '../../src/main/field.js';
 import { irDigest, loadCompiler, seedModule } from '../../src/main/modules.js';

@@ -9,6 +9,7 @@ import type { IrFunction } from '../ir/ir.js';
 import { dumpAfter, dumping } from '../ir/dump.js';
 import { shareValues } from '../ir/share.js';
 import { dropRedundant } from '../ir/redundant.js';
+import { foldConstants } from '../ir/fold.js';
 import { printFunction } from '../ir/print-ir.js';
 import { analyse } from './analysis.js';
 import { Gen } from './context.js';
@@ -34,8 +35,9 @@ export interface CompileTimes {
 export function compileFunction(ir: IrFunction, options: CompileOptions = {}, times?: CompileTimes): Uint8Array<ArrayBuffer> {
   const start = performance.now();
   // Shared values as locals (src/ir/share.ts; lowering already did it, an IR built by hand may not),
-  // then the sets of a value a local already holds as copies (src/ir/redundant.ts).
-  const fn = dropRedundant(shareValues(ir));
+  // arithmetic of constants folded (src/ir/fold.ts), then the sets of a value a local already
+  // holds as copies (src/ir/redundant.ts).
+  const fn = dropRedundant(foldConstants(shareValues(ir)));
   dumpAfter('redundant', () => printFunction(fn));
   const m = newModule({ nodes: fn.nodes, fuel: fn.fuel });
   const heading = (step: string) => `${step} ${fn.nodes.join(' + ')}`;

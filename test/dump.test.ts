@@ -34,7 +34,6 @@ t.test('check --dump PASS prints what each pass made, and only that pass', async
   const expected: Record<string, RegExp> = {
     lower: /^function fractal\.mandelbrot@1 \(2-d, fuel \d+\)\n  F0 write image: f32, f32, f32, f32\n  U0 in\.zoom\.0: f32\n[\s\S]*  loop \(fuel of fractal\.mandelbrot@1\) \{/,
     fuse: /^function fractal \(2-d/,
-    redundant: /^function fractal \(2-d/,
     unroll: /^unroll fractal\n  no counted loop/,
     interleave: /^interleave fractal\n  4 vectors per step, sharing the loop at body\[\d+\]/,
     interior: /^interior fractal\n  no/,
@@ -60,7 +59,7 @@ t.test('check --dump PASS prints what each pass made, and only that pass', async
 t.test('check --dump lists the passes when given another name', async (t) => {
   const r = cli(['check', 'examples/rings/scene.esn', '--dump', 'vectorise']);
   t.equal(r.status, 1);
-  t.match(r.stderr, /Argument: dump.*Choices: "lower", "fuse", "redundant", "unroll", "interleave", "interior", "plan", "lockstep", "uses", "emit", "optimise"/s);
+  t.match(r.stderr, /Argument: dump.*Choices: "lower", "fuse", "unroll", "interleave", "interior", "plan", "lockstep", "uses", "emit", "optimise"/s);
   t.notMatch(r.stderr, /    at /, 'no stack trace');
 });
 
@@ -72,7 +71,7 @@ t.test('ENTELECHY_DUMP=after:PASS prints to stderr where the pass runs; an unkno
   t.match(found.get('fuse'), /^function rings \+ tint/);
   // A one-frame render of 16 x 16 is compiled on the fast tier (renderTier): a straight line, one vector per step.
   t.match(found.get('plan'), /^plan rings \+ tint \(fast tier\)\n\s+interleave: one vector per step/);
-  t.match(r.stderr, /ENTELECHY_DUMP: there is no pass `nothing`; the passes: lower, fuse, redundant, unroll, interleave, interior, plan, lockstep, uses, emit, optimise/);
+  t.match(r.stderr, /ENTELECHY_DUMP: there is no pass `nothing`; the passes: lower, fuse, unroll, interleave, interior, plan, lockstep, uses, emit, optimise/);
   t.equal(dumps(r.stdout).size, 0, 'nothing on stdout');
 });
 

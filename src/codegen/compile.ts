@@ -8,9 +8,7 @@
 import type { IrFunction } from '../ir/ir.js';
 import { dumpAfter, dumping } from '../ir/dump.js';
 import { shareValues } from '../ir/share.js';
-import { dropRedundant } from '../ir/redundant.js';
 import { foldConstants } from '../ir/fold.js';
-import { printFunction } from '../ir/print-ir.js';
 import { analyse } from './analysis.js';
 import { Gen } from './context.js';
 import { emitRun } from './emit.js';
@@ -35,10 +33,8 @@ export interface CompileTimes {
 export function compileFunction(ir: IrFunction, options: CompileOptions = {}, times?: CompileTimes): Uint8Array<ArrayBuffer> {
   const start = performance.now();
   // Shared values as locals (src/ir/share.ts; lowering already did it, an IR built by hand may not),
-  // arithmetic of constants folded (src/ir/fold.ts), then the sets of a value a local already
-  // holds as copies (src/ir/redundant.ts).
-  const fn = dropRedundant(foldConstants(shareValues(ir)));
-  dumpAfter('redundant', () => printFunction(fn));
+  // then arithmetic of constants folded (src/ir/fold.ts).
+  const fn = foldConstants(shareValues(ir));
   const m = newModule({ nodes: fn.nodes, fuel: fn.fuel });
   const heading = (step: string) => `${step} ${fn.nodes.join(' + ')}`;
   // analyse (analysis.ts): which values, conditions and loops are the same for the 4 lanes.

@@ -4,7 +4,7 @@
 // (src/codegen/compile.ts, docs/architecture.md).
 
 /** The compiler's passes, in the order they run. */
-export const PASSES = ['lower', 'fuse', 'redundant', 'unroll', 'interleave', 'interior', 'plan', 'lockstep', 'uses', 'emit', 'optimise'] as const;
+export const PASSES = ['lower', 'fuse', 'unroll', 'interleave', 'interior', 'plan', 'lockstep', 'uses', 'emit', 'optimise'] as const;
 export type PassName = (typeof PASSES)[number];
 
 /** Where a pass's text goes; undefined: nowhere. */

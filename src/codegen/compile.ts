@@ -8,7 +8,6 @@
 import type { IrFunction } from '../ir/ir.js';
 import { dumpAfter, dumping } from '../ir/dump.js';
 import { shareValues } from '../ir/share.js';
-import { foldConstants } from '../ir/fold.js';
 import { analyse } from './analysis.js';
 import { Gen } from './context.js';
 import { emitRun } from './emit.js';
@@ -32,9 +31,8 @@ export interface CompileTimes {
 
 export function compileFunction(ir: IrFunction, options: CompileOptions = {}, times?: CompileTimes): Uint8Array<ArrayBuffer> {
   const start = performance.now();
-  // Shared values as locals (src/ir/share.ts; lowering already did it, an IR built by hand may not),
-  // then arithmetic of constants folded (src/ir/fold.ts).
-  const fn = foldConstants(shareValues(ir));
+  // Shared values as locals (src/ir/share.ts; lowering already did it, an IR built by hand may not).
+  const fn = shareValues(ir);
   const m = newModule({ nodes: fn.nodes, fuel: fn.fuel });
   const heading = (step: string) => `${step} ${fn.nodes.join(' + ')}`;
   // analyse (analysis.ts): which values, conditions and loops are the same for the 4 lanes.

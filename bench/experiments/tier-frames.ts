@@ -3,7 +3,7 @@
 // module in its baseline code) and the warm frames after it, in wall and process CPU time (every
 // thread: the pool's, and V8's background compiles). Variants are run in interleaved rounds.
 //
-//   node dist/bench/experiments/tier-frames.js ROUNDS SCENE[,SCENE] VARIANT...
+//   [WORKERS=N] node dist/bench/experiments/tier-frames.js ROUNDS SCENE[,SCENE] VARIANT...
 //
 // Variants: fast, optimised (the tiers as they are); fast:PASS,PASS (the fast tier, then those
 // binaryen passes); fast+i2 (the fast tier, two vectors per step where interleave.ts would);
@@ -83,7 +83,7 @@ async function main() {
   const rounds = Number(roundsArg);
   await loadCompiler();
   const memory = new FieldMemory();
-  const pool = new EvalPool(memory.memory, { workers: 2 });
+  const pool = new EvalPool(memory.memory, { workers: Number(process.env.WORKERS ?? 2) });
   const load0 = loadavg()[0];
   try {
     for (const name of scenesArg.split(',')) {

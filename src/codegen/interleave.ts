@@ -22,9 +22,9 @@
 
 import binaryen from 'binaryen';
 import type { Stmt } from '../ir/ir.js';
-import { containsLoop, visitLocals, whileShape } from './analysis.js';
+import { containsLoop, whileShape } from './analysis.js';
 import type { Gen, Ref } from './context.js';
-import { list, whileBody, whileLevel } from './control.js';
+import { anchorInvariants, list, whileBody, whileLevel } from './control.js';
 import { fuel, fuelParts, trapCheck } from './fuel.js';
 import { anyLane, type Level } from './mask.js';
 import { lockstepCode, withShadows } from './shadows.js';
@@ -163,7 +163,7 @@ export function interleavedStep(g: Gen, k: number, at: number): Step {
   const stepCode: Ref[] = [
     ...starts.flat(),
     ...interleaveLists(before),
-    ...(at < body.length ? views.flatMap((v) => invariants(v, body.slice(0, at), body[at] as Loop).map((l) => g.anchor(l, v128))) : []),
+    ...(at < body.length ? views.flatMap((v) => anchorInvariants(v, body.slice(0, at), body[at] as Loop)) : []),
     ...loop,
     ...after.flat(),
     ...views.map((v) => trapCheck(v)),
@@ -184,16 +184,6 @@ function interleaveLists(lists: Ref[][]): Ref[] {
   const longest = Math.max(0, ...lists.map((l) => l.length));
   for (let i = 0; i < longest; i++) for (const l of lists) if (i < l.length) out.push(l[i]);
   return out;
-}
-
-/** The WASM locals of a view that the statements before the loop set and the loop only reads. */
-function invariants(v: Gen, before: Stmt[], loop: Loop): number[] {
-  const set = new Set<number>();
-  const read = new Set<number>();
-  const written = new Set<number>();
-  visitLocals(before, (i, w) => w && set.add(i));
-  visitLocals(loop.body, (i, w) => (w ? written : read).add(i));
-  return [...set].filter((i) => read.has(i) && !written.has(i)).map((i) => v.irLocal[i]);
 }
 
 /**

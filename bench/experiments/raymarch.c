@@ -98,15 +98,30 @@ static void normalize3(float v[3]) {
   for (int i = 0; i < 3; i++) v[i] *= inv;
 }
 
+/* The frame's camera and light direction: the kernel's per-pixel set-up that depends on time only. */
+struct camera { float eye[3], fwd[3], right[3], up[3], ld[3]; };
+
+static struct camera camera_at(float time) {
+  struct camera c = {
+    .eye = {0.5f + 0.9f * cosf(time * 0.3f), 0.5f + 0.9f * sinf(time * 0.3f), 0.5f},
+    .ld = {-0.4f, -0.3f, 0.8f},
+  };
+  for (int i = 0; i < 3; i++) c.fwd[i] = 0.5f - c.eye[i];
+  normalize3(c.fwd);
+  c.right[0] = c.fwd[1] * 1.0f - c.fwd[2] * 0.0f;
+  c.right[1] = c.fwd[2] * 0.0f - c.fwd[0] * 1.0f;
+  c.right[2] = c.fwd[0] * 0.0f - c.fwd[1] * 0.0f;
+  normalize3(c.right);
+  c.up[0] = c.right[1] * c.fwd[2] - c.right[2] * c.fwd[1];
+  c.up[1] = c.right[2] * c.fwd[0] - c.right[0] * c.fwd[2];
+  c.up[2] = c.right[0] * c.fwd[1] - c.right[1] * c.fwd[0];
+  normalize3(c.ld);
+  return c;
+}
+
 static void frame(float time, int dynamic) {
-  float eye[3] = {0.5f + 0.9f * cosf(time * 0.3f), 0.5f + 0.9f * sinf(time * 0.3f), 0.5f};
-  float fwd[3] = {0.5f - eye[0], 0.5f - eye[1], 0.5f - eye[2]};
-  normalize3(fwd);
-  float right[3] = {fwd[1] * 1.0f - fwd[2] * 0.0f, fwd[2] * 0.0f - fwd[0] * 1.0f, fwd[0] * 0.0f - fwd[1] * 0.0f};
-  normalize3(right);
-  float up[3] = {right[1] * fwd[2] - right[2] * fwd[1], right[2] * fwd[0] - right[0] * fwd[2], right[0] * fwd[1] - right[1] * fwd[0]};
-  float ld[3] = {-0.4f, -0.3f, 0.8f};
-  normalize3(ld);
+  const struct camera cam = camera_at(time);
+  const float *eye = cam.eye, *fwd = cam.fwd, *right = cam.right, *up = cam.up, *ld = cam.ld;
   const float e = 1.0f / 64.0f;
 #pragma omp parallel for schedule(runtime)
   for (int y = 0; y < H; y++) {
@@ -181,14 +196,8 @@ static inline __m128 normalize_inv(__m128 x, __m128 y, __m128 z) {
 }
 
 static void frame4(float time) {
-  float eye[3] = {0.5f + 0.9f * cosf(time * 0.3f), 0.5f + 0.9f * sinf(time * 0.3f), 0.5f};
-  float fwd[3] = {0.5f - eye[0], 0.5f - eye[1], 0.5f - eye[2]};
-  normalize3(fwd);
-  float right[3] = {fwd[1] * 1.0f - fwd[2] * 0.0f, fwd[2] * 0.0f - fwd[0] * 1.0f, fwd[0] * 0.0f - fwd[1] * 0.0f};
-  normalize3(right);
-  float up[3] = {right[1] * fwd[2] - right[2] * fwd[1], right[2] * fwd[0] - right[0] * fwd[2], right[0] * fwd[1] - right[1] * fwd[0]};
-  float ld[3] = {-0.4f, -0.3f, 0.8f};
-  normalize3(ld);
+  const struct camera cam = camera_at(time);
+  const float *eye = cam.eye, *fwd = cam.fwd, *right = cam.right, *up = cam.up, *ld = cam.ld;
   const __m128 e = _mm_set1_ps(1.0f / 64.0f);
 #pragma omp parallel for schedule(runtime)
   for (int y = 0; y < H; y++) {

@@ -369,6 +369,28 @@ t.test('pause: evaluate while paused runs nothing', async (t) => {
   t.same(after.executed, ['rings', 'tint']);
 });
 
+t.test('pause while frames run: the frame running commits first, then the counter stands still', async (t) => {
+  // Life has state, so each of a long run of frames runs (none is a cached repeat); a pause
+  // arriving while one of them runs takes effect after it.
+  const { s } = await open('life');
+  const running = ask(s, { op: 'evaluate', frames: 400 });
+  for (let i = 0; (await ok(t, s, { op: 'status' })).frame < 3; i++) {
+    if (i > 20000) throw new Error('the run of frames did not start');
+    await delay(1);
+  }
+  t.same(await ok(t, s, { op: 'pause', paused: true }), { paused: true });
+  const paused = await ok(t, s, { op: 'status' });
+  t.equal(paused.paused, true);
+  const answer = await running;
+  t.ok('ok' in answer, 'the run of frames answers (its frames after the pause ran nothing)');
+  t.ok(paused.frame < 400, `the pause stopped the run (at frame ${paused.frame})`);
+  t.equal(answer.ok.frame, paused.frame, 'the run ends on the frame the pause stopped at');
+  for (let i = 0; i < 3; i++) await ok(t, s, { op: 'evaluate' });
+  t.equal((await ok(t, s, { op: 'status' })).frame, paused.frame, 'the counter stands still once the pause is answered');
+  t.same(await ok(t, s, { op: 'pause', paused: false }), { paused: false });
+  t.equal((await ok(t, s, { op: 'evaluate' })).frame, paused.frame + 1, 'resumed, the next frame runs');
+});
+
 t.test('prepare, publish, stale expect, rejected kernel, retire', async (t) => {
   const st0 = await ok(t, R, { op: 'status' });
   const kernels0 = await ok(t, R, { op: 'kernels' });

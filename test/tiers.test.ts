@@ -99,6 +99,21 @@ t.test('a session runs the fast tier first, then swaps in the optimised one betw
   t.same((await ask(s, { op: 'status' })).tiers.map((g: any) => g.tier), ['optimised']);
 });
 
+t.test('a tier swap while paused keeps the last frame: a paused world still answers it', async (t) => {
+  const path = copyScene(join(ROOT, 'examples', 'mandelbrot', 'scene.esn'), '<= 16.0', '<= 20.0');
+  const s = await Session.open(path, { workers: 1, cacheDir: null, optimiseBudget: 600_000 });
+  t.teardown(() => s.close());
+  const first = await ask(s, { op: 'evaluate', time: 0.5 });
+  t.same(await ask(s, { op: 'pause', paused: true }), { paused: true });
+  t.notOk(s.pending.some((e) => e.kind === 'optimised'), 'paused before the optimised tier came');
+  await s.optimiser!.idle();
+  t.ok(s.pending.some((e) => e.kind === 'optimised'), 'swapped while paused');
+  // The Player shows a paused world's last frame to every page (window.ts): the swap must not lose it.
+  const again = await ask(s, { op: 'evaluate' });
+  t.same([again.frame, again.executed, again.placements.map((p: any) => p.node)], [first.frame, [], ['fractal']], 'paused, evaluate answers the last frame, as before the swap');
+  t.same(s.lastFrame?.frame, first.frame, 'the session holds it');
+});
+
 t.test('the optimised compile waits for the change\'s first frame (or starts anyway when none comes)', async (t) => {
   const path = copyScene(join(ROOT, 'examples', 'mandelbrot', 'scene.esn'), '<= 16.0', '<= 18.0');
   const s = await Session.open(path, { workers: 1, cacheDir: null, optimiseBudget: 600_000 });

@@ -416,7 +416,8 @@ export class Session {
         if (moved) ({ memory: this.memory, pool: this.pool } = moved);
         this.current = world;
         this.refused = null;
-        this.lastFrame = undefined;
+        // A tier swap keeps the last frame (Engine.keepFrame): a paused world still shows it.
+        if (!('tierSwap' in change && change.tierSwap)) this.lastFrame = undefined;
         for (const w of ('writes' in change && change.writes) || []) this.remember(w.path, w.text, 'compose');
         if (!('prepare' in change)) this.rememberPublished(change.reason, published);
       });
@@ -463,9 +464,15 @@ export class Session {
     return { memory, pool: new EvalPool(memory.memory, { workers: this.workers, lazy: true }) };
   }
 
-  /** Pause or resume the clock and frames (`paused` undefined: toggle); whether paused now. */
-  pause(paused?: boolean): boolean {
-    this.paused = paused ?? !this.paused;
+  /**
+   * Pause or resume the clock and frames (`paused` undefined: toggle); whether paused now. A pause
+   * takes effect in the frame slot, after the frame running now (which commits): once the answer
+   * (or `status`) says paused, the frame counter stands still. A resume is at once.
+   */
+  async pause(paused?: boolean, signal?: AbortSignal): Promise<boolean> {
+    const want = paused ?? !this.paused;
+    if (!want) this.paused = false;
+    else await this.frame(async () => void (this.paused = true), signal);
     return this.paused;
   }
 

@@ -165,7 +165,7 @@ const TABLE = [
     effect: 'destroy', idempotent: true, returns: { events: 'array' },
     grants: [KERNELS('every kernel the snapshot publishes')] }),
   op({ name: 'pause', group: 'Running', summary: 'Pause or resume the clock and frames.', fields: [f('paused', 'boolean', 'true to pause, false to resume (default: toggle)')],
-    answer: 'paused',
+    answer: 'paused (a pause answers once the frame running has ended: from then on the frame counter stands still)',
     effect: 'change', idempotent: false, returns: { paused: 'boolean' } }),
   op({ name: 'reset', group: 'State', summary: 'Reset state to its declared values (one node, or all) and the clock to zero.', fields: [f('node', 'string', 'one node')],
     answer: 'events',

@@ -208,8 +208,8 @@ function pathOf(resolve: () => string): string {
   }
 }
 
-export async function pause(s: Session, f: RequestFields<'pause'>) {
-  return { paused: s.pause(f.paused) };
+export async function pause(s: Session, f: RequestFields<'pause'>, conn: RequestContext) {
+  return { paused: await s.pause(f.paused, conn.signal) };
 }
 
 export async function trace(s: Session, f: RequestFields<'trace'>, conn: RequestContext) {

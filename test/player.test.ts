@@ -148,6 +148,8 @@ t.test('life: a rejected edit on disk shows the overlay while frames go on; a fi
 t.test('life: pause stops the frame counter, play resumes it', async (t) => {
   const life = await player('life');
   const page = await openPlayer(browser(), life.url);
+  // The tests after this one share the session: whatever fails here, it is left running.
+  t.teardown(() => life.ask({ op: 'pause', paused: false }).then(() => undefined, () => undefined));
   await page.click('#play-pause');
   await until(page, 'the session paused', () => (window as any).player.scene?.paused === true);
   t.equal(await page.locator('#play-pause').textContent(), 'play');

@@ -1,13 +1,13 @@
 // Life's interior loop written by hand in variants, timed against each other in one process
 // (issue 19): where the loop's time goes, without the engine. Each variant is one wasm function
-// stepping the interior of a W x W board (rows 1 .. W - 2, x from 16 to the last 64-byte line
+// stepping the interior of a W x W board laid out as the engine lays a field (rows 1 .. W - 2, x from 16 to the last 64-byte line
 // before the row's end, so every variant covers the same cells); V8 compiles it with TurboFan.
 //
-//   node dist/bench/experiments/p3-loop.js SIZE REPS ROUNDS [VARIANT ...]
+//   [PAD=16] node dist/bench/experiments/p3-loop.js SIZE REPS ROUNDS [VARIANT ...]
 //
 // Prints per variant min / median / max ns per vector (4 cells) of CPU over the rounds (each
-// round runs every variant REPS times, the order reversing each round), and which exact variants
-// agree with `base` bit for bit.
+// round runs every variant REPS times, the order reversing each round), and how each variant's
+// output compares with `base`'s bit for bit.
 //
 // Variants (taps at x - 1 and x + 1 are 16-byte loads 4 bytes off alignment; the centre's is
 // aligned; one in four of each unaligned load crosses a 64-byte cache line):
@@ -20,7 +20,7 @@
 //   line0    exact: base's code, 4 vectors (one cache line) per step
 //   line     exact: 4 vectors per step, the only 2 taps per row that cross a line (x0 - 1 at the
 //            line's start, x0 + 1 at its end) made by a shuffle of aligned blocks; needs the rows
-//            64-byte aligned (they are here: the board's base and the row's 4 * W bytes)
+//            64-byte aligned (they are here: the board's base and the row's 4 * (W + PAD) bytes)
 
 import binaryen from 'binaryen';
 import { optimisedModule } from './turbofan.js';
@@ -75,16 +75,16 @@ const variants: Record<string, { vectors: number; body: (k: number) => string; e
   line: { vectors: 4, body: (k) => life(lineAware, k, inOrder), exact: true },
 };
 
-/** run(W, src, dst): one step of the interior; $o is x0's byte offset, the row locals point 16 bytes before x0 = 0. */
+/** run(W, S, src, dst): one step of the interior, rows S floats apart; $o is x0's byte offset, the row locals point 16 bytes before x0 = 0. */
 function compile(name: string): WebAssembly.Module {
   const v = variants[name];
   if (!v) throw new Error(`no variant ${name}: ${Object.keys(variants).join(', ')}`);
   const body = Array.from({ length: v.vectors }, (_, k) => v.body(k)).join('\n');
   const text = `(module (import "env" "memory" (memory 1 65536 shared))
-  (func (export "run") (param $W i32) (param $src i32) (param $dst i32)
+  (func (export "run") (param $W i32) (param $S i32) (param $src i32) (param $dst i32)
     (local $y i32) (local $o i32) (local $end i32) (local $stride i32) (local $u i32) (local $m i32) (local $d i32) (local $out i32) (local $n v128)
-    (local.set $stride (i32.shl (local.get $W) (i32.const 2)))
-    (local.set $end (i32.sub (local.get $stride) (i32.const 64)))
+    (local.set $stride (i32.shl (local.get $S) (i32.const 2)))
+    (local.set $end (i32.sub (i32.shl (local.get $W) (i32.const 2)) (i32.const 64)))
     (local.set $y (i32.const 1))
     (loop $rows
       (local.set $m (i32.sub (i32.add (local.get $src) (i32.mul (local.get $y) (local.get $stride))) (i32.const 16)))
@@ -110,9 +110,14 @@ function compile(name: string): WebAssembly.Module {
 }
 
 const names = chosen.length ? chosen : Object.keys(variants);
-const cells = size * size;
+// Rows padded as the engine pads them (layout: a 4096-wide field's stride is 4112 floats, so rows
+// do not alias at 4 KiB); PAD=0 in the environment for unpadded rows.
+const stride = size + Number(process.env.PAD ?? 16);
+const cells = stride * size;
 const src = 64;
-const dst = src + 4 * cells;
+// The output as far from the board as the engine's two state buffers lie at 4096 (1088 bytes past
+// a multiple of 4 KiB: its stores do not alias the rows' loads).
+const dst = src + 4 * cells + 1088;
 const memory = new WebAssembly.Memory({ initial: Math.ceil((dst + 4 * cells) / 65536), maximum: 65536, shared: true });
 const board = new Float32Array(memory.buffer, src, cells);
 // A third of the cells alive, from xorshift32 (a multiplicative hash of i gave a board so regular
@@ -123,13 +128,13 @@ for (let i = 0, r = 2463534242; i < cells; i++) {
   r ^= r << 5;
   board[i] = r >>> 0 < 0x55555555 ? 1 : 0;
 }
-const run: Record<string, (w: number, s: number, d: number) => void> = {};
+const run: Record<string, (w: number, stride: number, s: number, d: number) => void> = {};
 for (const name of names) run[name] = (new WebAssembly.Instance(compile(name), { env: { memory } }).exports as { run: typeof run[string] }).run;
 
 // Exactness: each variant's output against base's, bit for bit.
 const output = (name: string) => {
   new Float32Array(memory.buffer, dst, cells).fill(-1);
-  run[name](size, src, dst);
+  run[name](size, stride, src, dst);
   return new Uint32Array(memory.buffer, dst, cells).slice();
 };
 const reference = run.base ? output('base') : undefined;
@@ -140,19 +145,19 @@ const agree = names.filter((n) => n !== 'base' && reference).map((n) => {
   return `${n} ${equal ? 'equal' : variants[n].exact ? 'DIFFERS (a bug)' : 'differs (cost only)'}`;
 });
 
-for (const name of names) for (let i = 0; i < 10; i++) run[name](size, src, dst);
+for (const name of names) for (let i = 0; i < 10; i++) run[name](size, stride, src, dst);
 const ns: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 for (let r = 0; r < rounds; r++) {
   for (const name of r % 2 ? [...names].reverse() : names) {
     const c0 = process.cpuUsage();
-    for (let i = 0; i < reps; i++) run[name](size, src, dst);
+    for (let i = 0; i < reps; i++) run[name](size, stride, src, dst);
     const used = process.cpuUsage(c0);
-    ns[name].push(((used.user + used.system) * 1000) / reps / (cells / 4));
+    ns[name].push(((used.user + used.system) * 1000) / reps / ((size * size) / 4));
   }
 }
 const spread = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return `${s[0].toFixed(3)} / ${s[s.length >> 1].toFixed(3)} / ${s[s.length - 1].toFixed(3)}`;
 };
-console.log(`life's interior loop, ${size} x ${size}, ${reps} steps per round, ${rounds} rounds; bits against base: ${agree.join(', ') || 'none checked'}`);
+console.log(`life's interior loop, ${size} x ${size} (rows ${stride} floats apart), ${reps} steps per round, ${rounds} rounds; bits against base: ${agree.join(', ') || 'none checked'}`);
 for (const name of names) console.log(`${name.padEnd(8)} ${spread(ns[name])} ns per vector`);

@@ -54,6 +54,18 @@ t.test('the warm-up waits while requests come, and starts IDLE_MS after the last
   t.same(warmth, { rounds: WARM_ROUNDS, done: true }, 'then all of it');
 });
 
+t.test('a request answered during the warm-up ends it', async (t) => {
+  let last = -Infinity;
+  let compiles = 0;
+  // The third warm-up compile is followed by a request (the worker answers one between two steps).
+  const warmth = warmUp(() => {
+    if (++compiles === 3) last = performance.now() - IDLE_MS * 10;
+  }, () => last);
+  await until(() => warmth);
+  t.same(warmth, { rounds: 1, done: true, cut: true });
+  t.equal(compiles, 3, 'no compile after the request');
+});
+
 t.test('a warm-up that fails stops, with its error, and nothing else', async (t) => {
   let compiles = 0;
   const failing = warmUp(() => {

@@ -8,7 +8,9 @@
 //
 // A real compile goes first: the warm-up starts only once the worker has been idle IDLE_MS, runs
 // one group's compile per macrotask (a request that arrives meanwhile waits for at most that one),
-// and gives up at its first error: a warm-up that fails costs nothing but itself.
+// ends when a request has come since it began (the edits warm the compiler themselves from then
+// on; on a busy machine the warm-up's compiles took 100-700 ms each and stood before edits), and
+// gives up at its first error: a warm-up that fails costs nothing but itself.
 
 import type { IrFunction } from '../ir/ir.js';
 
@@ -70,17 +72,19 @@ export async function warmUpIrs(): Promise<IrFunction[]> {
   return sceneGroups(scene, [], true).map((g) => g.ir);
 }
 
-/** What the warm-up did: rounds compiled, and the error that ended it, if any. */
+/** What the warm-up did: rounds compiled; whether a request ended it early (`cut`) or an error did. */
 export interface Warmth {
   rounds: number;
   done: boolean;
+  cut?: true;
   error?: string;
 }
 
 /**
  * Warm `compile` up in the background: once `lastRequest()` (when the worker last answered a
  * request, or loaded) is IDLE_MS ago, compile the warm-up scene's groups WARM_ROUNDS times, one
- * group per macrotask. `irs` makes the scene (warmUpIrs; a parameter for tests).
+ * group per macrotask, until a request is answered meanwhile. `irs` makes the scene (warmUpIrs;
+ * a parameter for tests).
  */
 export function warmUp(compile: (ir: IrFunction) => void, lastRequest: () => number, irs: () => Promise<IrFunction[]> = warmUpIrs): Warmth {
   const warmth: Warmth = { rounds: 0, done: false };
@@ -88,12 +92,19 @@ export function warmUp(compile: (ir: IrFunction) => void, lastRequest: () => num
     warmth.error = (e as Error)?.message ?? String(e);
     warmth.done = true;
   };
+  let began: number | undefined; // lastRequest() when the first warm-up compile ran
   const step = (groups: IrFunction[], next: number) => {
+    if (began !== undefined && lastRequest() !== began) {
+      warmth.cut = true;
+      warmth.done = true;
+      return;
+    }
     const idle = performance.now() - lastRequest();
     if (idle < IDLE_MS) {
       setTimeout(step, IDLE_MS - idle, groups, next).unref();
       return;
     }
+    began ??= lastRequest();
     try {
       compile(groups[next]);
     } catch (e) {

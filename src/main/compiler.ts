@@ -7,7 +7,6 @@ import { wrap, type Remote } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Worker } from 'node:worker_threads';
 import type { CompileApi } from '../workers/compile-worker.js';
-import type { Warmth } from '../workers/compile-warmup.js';
 import type { ModuleCompiler } from './modules.js';
 
 export class CompileWorker {
@@ -18,11 +17,10 @@ export class CompileWorker {
 
   /**
    * `nice`: the thread's priority, lowered before binaryen loads (the background optimiser's:
-   * thread-cpu.ts); by default it runs at the process's. `warm`: warm the compiler up while idle
-   * (a session's edits: src/workers/compile-warmup.ts).
+   * thread-cpu.ts); by default it runs at the process's.
    */
-  constructor(options: { nice?: number; warm?: boolean } = {}) {
-    this.worker = new Worker(new URL('../workers/compile-worker.js', import.meta.url), { execArgv: [], workerData: { nice: options.nice, warm: options.warm } });
+  constructor(options: { nice?: number } = {}) {
+    this.worker = new Worker(new URL('../workers/compile-worker.js', import.meta.url), { execArgv: [], workerData: { nice: options.nice } });
     this.worker.unref();
     this.api = wrap<CompileApi>(nodeEndpoint(this.worker as never));
     this.ready = this.api.ping();
@@ -34,11 +32,6 @@ export class CompileWorker {
   thread(): Promise<number | undefined> {
     this.tid ??= this.ready.then(() => this.api.thread()).then((tid) => tid ?? undefined);
     return this.tid;
-  }
-
-  /** The worker's warm-up so far (null without one). */
-  warmth(): Promise<Warmth | null> {
-    return this.api.warmth();
   }
 
   /** Compile on the worker: what prepareModules (modules.ts) takes as its compiler. */

@@ -181,7 +181,7 @@ export class Session {
     this.pool = new EvalPool(this.memory.memory, { workers: this.workers, lazy: workers <= 1 });
     this.ownsCompiler = !options.compiler;
     if (options.compiler) this.compiler = options.compiler;
-    else if (!options.inline) this.compiler = new CompileWorker({ warm: true });
+    else if (!options.inline) this.compiler = new CompileWorker();
     // Changes go live on the fast tier; the optimised one follows in the background (optimiser.ts).
     if (!options.inline && !options.compiler) this.optimiser = new BackgroundOptimiser(this, options.optimiseBudget);
   }

@@ -4,9 +4,6 @@
 // The background optimiser's worker starts with `nice` (workerData): the thread lowers its own
 // priority before it loads binaryen, so that load and every optimised compile yield the cores to
 // the frames (thread-cpu.ts). The compiler is imported after that, hence dynamically.
-//
-// A session's worker starts with `warm` (workerData): it warms binaryen and our codegen up while
-// idle, so that a session's first edits do not pay for it (compile-warmup.ts).
 
 import { expose } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
@@ -15,9 +12,8 @@ import type { IrFunction } from '../ir/ir.js';
 import type { Tier } from '../codegen/plan.js';
 import type { CompiledModule } from '../main/modules.js';
 import { kernelThreadId, niceThisThread } from '../main/thread-cpu.js';
-import { warmUp, type Warmth } from './compile-warmup.js';
 
-const { nice, warm } = (workerData as { nice?: number; warm?: boolean } | undefined) ?? {};
+const nice = (workerData as { nice?: number } | undefined)?.nice;
 if (nice) niceThisThread(nice);
 const { compileFunction } = await import('../codegen/index.js');
 
@@ -25,32 +21,14 @@ const { compileFunction } = await import('../codegen/index.js');
 // thread starved of a core does (test/tiers.test.ts: the budget counts CPU, not waiting).
 const stall = Number(process.env.ENTELECHY_TEST_STALL_OPTIMISED_MS) || 0;
 
-/** When the last request was answered (or binaryen loaded): the warm-up waits for the worker to be idle. */
-let lastRequest = performance.now();
-// ENTELECHY_TEST_WARMUP_FAIL=1: the warm-up's compile throws (test/compile-warmup.test.ts: harmless).
-const warmCompile = process.env.ENTELECHY_TEST_WARMUP_FAIL
-  ? () => {
-      throw new Error('the warm-up failed (ENTELECHY_TEST_WARMUP_FAIL)');
-    }
-  : (ir: IrFunction) => void compileFunction(ir, { tier: 'fast' });
-const warmth = warm ? warmUp(warmCompile, () => lastRequest) : undefined;
-
 const api = {
   /** Compile each function to a WebAssembly module (modules pass between threads without copies) and its bytes. */
   compile(irs: IrFunction[], tier: Tier): CompiledModule[] {
-    try {
-      if (stall && tier === 'optimised') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, stall);
-      return irs.map((ir) => {
-        const bytes = compileFunction(ir, { tier }) as Uint8Array<ArrayBuffer>;
-        return { module: new WebAssembly.Module(bytes), bytes };
-      });
-    } finally {
-      lastRequest = performance.now();
-    }
-  },
-  /** The warm-up's progress (null for a worker started without one): tests and the benchmark. */
-  warmth(): Warmth | null {
-    return warmth ? { ...warmth } : null;
+    if (stall && tier === 'optimised') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, stall);
+    return irs.map((ir) => {
+      const bytes = compileFunction(ir, { tier }) as Uint8Array<ArrayBuffer>;
+      return { module: new WebAssembly.Module(bytes), bytes };
+    });
   },
   ping(): true {
     return true;

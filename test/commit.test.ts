@@ -89,7 +89,7 @@ t.test('a compose into an immutable folder changes neither the world nor the dis
   const a = await ask(s, { op: 'compose', text: WIDER(scene) });
   plainWriteError(t, a.error, '.entelechy-journal.json', /not permitted|immutable/);
   t.same(await world(t, s), before, 'the world is as it was (it would be 128 x 96 had it swapped first)');
-  // The new engine was built while the journal's first steps ran (commit.ts): refused, it is freed.
+  // The new engine built for it is freed with it (commit.ts).
   t.same({ allocations: s.memory.allocations, bytes: s.memory.allocatedBytes }, held, 'the refused engine holds no memory');
   t.same(diskBytes(dir), disk, 'the disk is as it was');
   // A later sync sees nothing to do: the disk and the world agree.

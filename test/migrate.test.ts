@@ -51,7 +51,7 @@ t.test('migrate from carries state across a layout change; a failing one changes
   t.same([bad.error.node, bad.error.port, bad.error.migration], ['board', 'cells', 'count.step@2 -> count.step@3']);
   t.match(bad.error.message, /ran out of fuel/);
   t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), text, 'nothing was written');
-  // Its engine was built before the frame slot (commit.ts): refused, its fields are freed.
+  // The engine it built is freed with it (commit.ts).
   t.same({ allocations: s.memory.allocations, bytes: s.memory.allocatedBytes }, held, 'the refused engine holds no memory');
   await req({ op: 'evaluate' });
   t.same(floats(await req({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 2, height: 1 } })), [222, 223], 'the old generation keeps running with its state');

@@ -5,9 +5,8 @@
 //
 //   1. prepare: check the scene (with the protocol's kernels), the change's own checks, compile
 //      every module on the compile worker (the engine's, the migrations');
-//   2. build the new engine (beside the journal's first steps, before the frame slot); then, with
-//      no frame running, carry state into it (migrations run here), set it up (restore), and
-//      write the documents through the journal (journal.ts);
+//   2. with no frame running: build the new engine, carry state into it (migrations run here),
+//      set it up (restore), then write the documents through the journal (journal.ts);
 //   3. only then swap the new world in, whole, and free the old one once nothing reads it.
 //
 // Anything that fails before step 3 (a check, a compile, memory, a migration, a full or read-only
@@ -128,63 +127,56 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
   };
   const abandon = async () => (await writing?.catch(() => undefined))?.abandon().catch(() => undefined);
   let prepared: PreparedChange;
+  let write: PreparedWrite | undefined;
   try {
     prepared = await prepareChange(site, change, beginWrite);
+    write = await writing;
   } catch (e) {
     await abandon();
     throw e;
   }
   const { scene, published, pins, prepare_ms } = prepared;
-  // The new engine is built (its fields allocated, its modules taken) while the journal's steps
-  // 1-2 finish (with the disk busy they outlasted the compile) and before the frame slot, so a
-  // running frame is not held up by it. It reads nothing of the old world: what it takes over is
-  // carried in the slot. Until it is swapped in, whatever stops the change frees it.
-  let built: Built;
-  let write: PreparedWrite | undefined;
-  try {
-    built = buildEngine(site, scene, pins);
-  } catch (e) {
-    await abandon();
-    throw e;
-  }
-  const { engine, moved } = built;
-  let swapped = false;
-  const unbuild = () => {
-    if (swapped) return;
-    engine.dispose();
-    void moved?.pool?.destroy();
-  };
-  try {
-    write = await writing;
-  } catch (e) {
-    unbuild();
-    throw e;
-  }
   // A frame of the old world still running is not waited for: it stops and commits nothing.
   if (!change.tierSwap) site.interrupt(`a change swapped the world (revision ${old.revision + 1}) while it ran`);
   // Whatever stops the change before its write is committed abandons the write.
   const made = site.frame(async () => {
-    // 2. Carry, write: no frame runs meanwhile, so the state carried is the last frame's.
+    // 2. Build, carry, write: no frame runs meanwhile, so the state carried is the last frame's.
     const events: WorldEvent[] = [];
-    // A tier swap changes only the code: the last frame's outputs stay readable.
-    if (change.tierSwap) engine.keepFrame(old.engine);
-    // Migrations run on the pool over the old memory, where the old state is.
-    const carried = await carryWorld(published, old.engine, engine, { pool: site.pool, signal: change.signal });
-    const adjusted = change.adjust?.(engine) ?? [];
-    throwIfCancelled(change.signal);
-    if (change.writes?.length) {
-      if (write) {
-        const committing = write;
-        write = undefined; // committed or turned back by the journal: nothing to abandon after
-        await committing.commit();
-      } else {
-        await site.write(change.writes);
-      }
-      events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text) })));
+    // A WebAssembly memory never shrinks: a world needing a small part of a large one moves to a
+    // fresh memory (and a pool over it), and the old one goes with the old world.
+    const moved = site.renew && renewal(site.memory, scene, [...pins], site.fuse, (bytes) => site.renew!(bytes));
+    let engine: Engine;
+    try {
+      engine = new Engine(scene, { memory: moved?.memory ?? site.memory, pool: moved ? moved.pool : site.pool, pins: [...pins], fuse: site.fuse, bandRows: site.bandRows, prepared: true });
+    } catch (e) {
+      void moved?.pool?.destroy();
+      throw e;
     }
-    // A state kept is told to the request that changed the scene, not on opening or a tier swap.
-    const told = change.reason === 'open' || change.tierSwap ? carried.filter((e) => !(e.kind === 'state_carried' && (e.how as string[])[0] === 'kept')) : carried;
-    events.push(...(change.events ?? []), ...told, ...adjusted);
+    try {
+      // A tier swap changes only the code: the last frame's outputs stay readable.
+      if (change.tierSwap) engine.keepFrame(old.engine);
+      // Migrations run on the pool over the old memory, where the old state is.
+      const carried = await carryWorld(published, old.engine, engine, { pool: site.pool, signal: change.signal });
+      const adjusted = change.adjust?.(engine) ?? [];
+      throwIfCancelled(change.signal);
+      if (change.writes?.length) {
+        if (write) {
+          const committing = write;
+          write = undefined; // committed or turned back by the journal: nothing to abandon after
+          await committing.commit();
+        } else {
+          await site.write(change.writes);
+        }
+        events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text) })));
+      }
+      // A state kept is told to the request that changed the scene, not on opening or a tier swap.
+      const told = change.reason === 'open' || change.tierSwap ? carried.filter((e) => !(e.kind === 'state_carried' && (e.how as string[])[0] === 'kept')) : carried;
+      events.push(...(change.events ?? []), ...told, ...adjusted);
+    } catch (e) {
+      engine.dispose();
+      void moved?.pool?.destroy();
+      throw e;
+    }
     // 3. Swap.
     for (const e of engine.events) events.push({ ...e });
     const tell = change.reason !== 'open';
@@ -193,7 +185,6 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
     const world: World = { scene, engine, texts: change.texts, published, registry, pins, revision: old.revision + (change.tierSwap ? 0 : 1) };
     const oldPool = site.pool;
     swap(world, moved);
-    swapped = true;
     if (tell && JSON.stringify(order(old.scene)) !== JSON.stringify(order(scene))) events.push({ kind: 'routed', order: order(scene) });
     events.push({ kind: 'scene_loaded', revision: world.revision });
     for (const n of scene.nodes) if (!engine.groups.some((g) => g.nodes.includes(n))) events.push({ kind: 'unrun', node: n.name });
@@ -205,32 +196,9 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
     return { world, events };
   });
   return made.catch(async (e) => {
-    unbuild();
     await write?.abandon().catch(() => undefined);
     throw e;
   });
-}
-
-/** A new world's engine, built but not yet running: over the session's memory and pool, or a fresh pair it moves to. */
-interface Built {
-  engine: Engine;
-  moved?: Renewed;
-}
-
-/**
- * Build the engine of `scene` (its modules prepared). A WebAssembly memory never shrinks: a world
- * needing a small part of a large one moves to a fresh memory (and a pool over it), and the old
- * one goes with the old world.
- */
-function buildEngine(site: CommitSite, scene: Scene, pins: ReadonlySet<string>): Built {
-  const moved = site.renew && renewal(site.memory, scene, [...pins], site.fuse, (bytes) => site.renew!(bytes));
-  try {
-    const engine = new Engine(scene, { memory: moved?.memory ?? site.memory, pool: moved ? moved.pool : site.pool, pins: [...pins], fuse: site.fuse, bandRows: site.bandRows, prepared: true });
-    return { engine, moved };
-  } catch (e) {
-    void moved?.pool?.destroy();
-    throw e;
-  }
 }
 
 /** A scene change checked and compiled (step 1): what the new world runs. */

@@ -84,10 +84,13 @@ t.test('a compose into an immutable folder changes neither the world nor the dis
   const scene = readFileSync(join(dir, 'scene.esn'), 'utf8');
   const before = await world(t, s);
   const disk = diskBytes(dir);
+  const held = { allocations: s.memory.allocations, bytes: s.memory.allocatedBytes };
   const off = immutable(t, dir);
   const a = await ask(s, { op: 'compose', text: WIDER(scene) });
   plainWriteError(t, a.error, '.entelechy-journal.json', /not permitted|immutable/);
   t.same(await world(t, s), before, 'the world is as it was (it would be 128 x 96 had it swapped first)');
+  // The new engine built for it is freed with it (commit.ts).
+  t.same({ allocations: s.memory.allocations, bytes: s.memory.allocatedBytes }, held, 'the refused engine holds no memory');
   t.same(diskBytes(dir), disk, 'the disk is as it was');
   // A later sync sees nothing to do: the disk and the world agree.
   t.same((await ok(t, s, { op: 'sync' })).events.filter((e: any) => e.kind !== 'scene_rejected'), []);

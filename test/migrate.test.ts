@@ -44,12 +44,15 @@ t.test('migrate from carries state across a layout change; a failing one changes
   // 2 * 100 + x, then + (1, 10): x + y components summed = 211 + x.
   t.same(floats(await req({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 2, height: 1 } })), [211, 212], 'the state came across through the migration');
   const text = readFileSync(join(dir, 'scene.esn'), 'utf8');
+  const held = { allocations: s.memory.allocations, bytes: s.memory.allocatedBytes };
 
   const bad = await req({ op: 'compose', edits: [{ kernel: 'count.step@3', text: V3 }, { node: 'board', text: 'node board: count.step@3 { size = 8 x 4; }' }] });
   t.ok(bad.error, 'the publication is rejected');
   t.same([bad.error.node, bad.error.port, bad.error.migration], ['board', 'cells', 'count.step@2 -> count.step@3']);
   t.match(bad.error.message, /ran out of fuel/);
   t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), text, 'nothing was written');
+  // The engine it built is freed with it (commit.ts).
+  t.same({ allocations: s.memory.allocations, bytes: s.memory.allocatedBytes }, held, 'the refused engine holds no memory');
   await req({ op: 'evaluate' });
   t.same(floats(await req({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 2, height: 1 } })), [222, 223], 'the old generation keeps running with its state');
   const k = await req({ op: 'kernels' });

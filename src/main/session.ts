@@ -18,7 +18,7 @@ import type { IrFunction } from '../ir/ir.js';
 import { ALL_GRANTS } from '../ir/grants.js';
 import { loadDocuments, loadScene, type Scene } from '../ir/check/scene.js';
 import { EvalPool } from '../workers/pool.js';
-import { BACKGROUND_DEADLINE_MS, Cancelled, Evaluations, throwIfCancelled, untilCancelled } from './cancel.js';
+import { BACKGROUND_DEADLINE_MS, Evaluations, untilCancelled } from './cancel.js';
 import { commit, type Change, type SceneChange } from './commit.js';
 import { fork, type ForkResult, type ForkRun } from './fork.js';
 import { CheckFailed } from './refusals.js';
@@ -37,81 +37,10 @@ import { profileFrame } from './profile.js';
 import { SceneFolder } from './files.js';
 import { FieldMemory, pagesFor } from './memory.js';
 import { emptyWorld, type World, type WorldEvent } from './world.js';
+import { EventList, type DocumentVersion, type FrameSource, type PublishedGeneration, type SessionEvent, type SessionOptions } from './session-types.js';
+import { FrameSlot, Turns } from './turns.js';
 
-export interface SessionOptions {
-  grants?: Grant[];
-  workers?: number;
-  /**
-   * Rows per tile a frame's groups run in on the pool (default DEFAULT_BAND_ROWS, 32): outputs are
-   * bit-identical whatever it is (placements say how many tiles ran); bisect's replays take it.
-   */
-  bandRows?: number;
-  fuse?: boolean;
-  /** Start without the compile worker (compile on this thread): for tools that only inspect. */
-  inline?: boolean;
-  /** Bytes of fields the session may hold (budget.ts; default an eighth of the machine's memory). */
-  memory?: number;
-  /** The folder of compiled modules (modules.ts cacheDir), or null for none: the benchmark times compiles. */
-  cacheDir?: string | null;
-  /** Milliseconds an optimised compile may take before it is abandoned (optimiser.ts; default 2000). */
-  optimiseBudget?: number;
-  /** Milliseconds a saved edit picked up in the background may take before it is abandoned (cancel.ts; default BACKGROUND_DEADLINE_MS, 60 s). */
-  backgroundDeadline?: number;
-  /**
-   * Another session's compile worker to use (not closed with this one), for a short-lived session
-   * beside it (bisect's replays): no second binaryen to load, and no background optimiser, so its
-   * modules compile at the optimised tier and no tier swap happens while it runs.
-   */
-  compiler?: CompileWorker;
-}
-
-export type SessionEvent = WorldEvent;
-
-/** Events waiting for `sync` that also tells each one, as it is pushed, to its observers (the Player). */
-export class EventList extends Array<SessionEvent> {
-  // splice/slice/map make plain arrays: only the session's own list is observed.
-  static override get [Symbol.species]() {
-    return Array;
-  }
-  readonly observers = new Set<(event: SessionEvent) => void>();
-  override push(...events: SessionEvent[]): number {
-    for (const event of events) for (const observe of this.observers) observe(event);
-    return super.push(...events);
-  }
-}
-
-/** Who makes the frames when a window shows the session (the Player): `evaluate` asks it. */
-export interface FrameSource {
-  /** The window's next frame, made with the person's pointer and keys. */
-  nextFrame(): Promise<{ report: FrameReport; events: SessionEvent[] }>;
-}
-
-export interface DocumentVersion {
-  version: string;
-  origin: 'load' | 'compose' | 'disk' | 'rollback';
-  at: string;
-  bytes: number;
-  text: string;
-  /** Where it stands among every document version and published generation the session has seen (bisect's order). */
-  seq: number;
-  /** The kernels published over the protocol when the session saw it (bisect runs it with them). */
-  published: ReadonlyMap<string, string>;
-}
-
-/**
- * A change of the kernels published over the protocol (publish, retire, restore, or a compose that
- * takes a published kernel into a document): what each kernel it changed runs now (its
- * generation; null: gone from the registry) and every protocol kernel's source after it, so the
- * world of that point can be run again (bisect).
- */
-export interface PublishedGeneration {
-  origin: SceneChange['reason'];
-  at: string;
-  kernels: { kernel: string; generation: number | null }[];
-  published: ReadonlyMap<string, string>;
-  seq: number;
-}
-
+export { EventList, type DocumentVersion, type FrameSource, type PublishedGeneration, type SessionEvent, type SessionOptions } from './session-types.js';
 export type { RegistryEntry } from './world.js';
 
 export class Session {
@@ -143,11 +72,9 @@ export class Session {
   /** Set by the Player: `evaluate` requests then answer with the window's next frame. */
   window?: FrameSource;
   /** Changes run one at a time, in order. */
-  private changes: Promise<unknown> = Promise.resolve();
+  private readonly changes = new Turns();
   /** Frames run one at a time; a world swap waits for the running one before freeing memory. */
-  private frames: Promise<unknown> = Promise.resolve();
-  /** The frame running now: a change that swaps the world cancels it. */
-  private running?: AbortController;
+  private readonly slot = new FrameSlot();
   /** The evaluations requests are running, for `cancel`. */
   readonly evaluations = new Evaluations();
   /** Milliseconds a saved edit picked up in the background may take (syncDisk). */
@@ -366,9 +293,7 @@ export class Session {
 
   /** Run a change after the ones before it; its failure does not stop the next. */
   change<T>(f: () => Promise<T>): Promise<T> {
-    const run = this.changes.then(f, f);
-    this.changes = run.catch(() => undefined);
-    return run;
+    return this.changes.take(f);
   }
 
   /**
@@ -377,22 +302,7 @@ export class Session {
    * it waits is answered at once and its `f` never runs.
    */
   frame<T>(f: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const task = async () => {
-      throwIfCancelled(signal);
-      const controller = new AbortController();
-      const forward = () => controller.abort(signal!.reason);
-      signal?.addEventListener('abort', forward, { once: true });
-      this.running = controller;
-      try {
-        return await f(controller.signal);
-      } finally {
-        signal?.removeEventListener('abort', forward);
-        if (this.running === controller) this.running = undefined;
-      }
-    };
-    const run = this.frames.then(task, task);
-    this.frames = run.catch(() => undefined);
-    return untilCancelled(run, signal);
+    return this.slot.run(f, signal);
   }
 
   /**
@@ -488,7 +398,7 @@ export class Session {
 
   /** Stop the frame running now (commit.ts: a change about to swap the world does not wait for it); it commits nothing. */
   interrupt(why: string): void {
-    this.running?.abort(new Cancelled('changed', why));
+    this.slot.interrupt(why);
   }
 
   /** Look at the disk for saved edits, renames and removals (disk-sync.ts): `sync` (under its request's signal), the Player. */
@@ -504,19 +414,13 @@ export class Session {
     return this.window && !this.paused ? untilCancelled(this.window.nextFrame(), signal) : this.runFrame(input, signal);
   }
 
-  /** Waiting for the next frame to end (the background optimiser: optimiser.ts). */
-  private frameWaiters: (() => void)[] = [];
-
-  /** Resolves when the next frame ends, whether it ran, failed or was refused. */
+  /** Resolves when the next frame ends, whether it ran, failed or was refused (the background optimiser: optimiser.ts). */
   frameEnded(): Promise<void> {
-    return new Promise((resolve) => this.frameWaiters.push(resolve));
+    return this.slot.nextFrameEnd();
   }
 
   /** Evaluate a frame on the running world (paused: the last frame, nothing runs); `signal` cancels it. */
   runFrame(input: Parameters<Engine['evaluate']>[0], signal?: AbortSignal): Promise<{ report: FrameReport; events: SessionEvent[] }> {
-    const ended = () => {
-      for (const resolve of this.frameWaiters.splice(0)) resolve();
-    };
     return this.frame<{ report: FrameReport; events: SessionEvent[] }>(async (running) => {
       const engine = this.engine;
       if (this.paused) {
@@ -536,13 +440,13 @@ export class Session {
       this.lastFrame = report;
       const events: SessionEvent[] = report.cached ? [{ kind: 'idle', reason: 'nothing changed since the last frame' }] : [];
       return { report, events };
-    }, signal).finally(ended);
+    }, signal).finally(() => this.slot.frameEnded());
   }
 
   async close(): Promise<void> {
     this.closing = true;
     await this.optimiser?.close();
-    await this.frames;
+    await this.slot.settled();
     this.current?.engine.dispose();
     await this.pool?.destroy();
     if (this.ownsCompiler) await this.compiler?.close();

@@ -15,17 +15,14 @@
 
 import binaryen from 'binaryen';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { benchScene } from '../run.js';
 import { compileFunction } from '../../src/codegen/compile.js';
 import { dumpTo } from '../../src/ir/dump.js';
 import { META_SECTION } from '../../src/codegen/instantiate.js';
 import { withCompileHints } from '../../src/codegen/turbofan.js';
-import { Engine } from '../../src/main/engine.js';
 import { sceneGroups } from '../../src/main/scene-groups.js';
-import { readField } from '../../src/main/field.js';
-import { FieldMemory } from '../../src/main/memory.js';
-import { irDigest, loadCompiler, seedModule } from '../../src/main/modules.js';
+import { loadCompiler } from '../../src/main/modules.js';
+import { alternate, engineWith, ratio, spread } from './ab-engines.js';
 
 const [mode, ...rest] = process.argv.slice(2);
 const usage = 'usage: p3-wat.js dump SIZE FILE.wat | ab A.wat B.wat SIZE STEPS ROUNDS';
@@ -62,35 +59,10 @@ if (mode === 'dump') {
       m.dispose();
     }
   };
-  const engineWith = (bytes: Uint8Array<ArrayBuffer>): Engine => {
-    seedModule(irDigest(group.ir), new WebAssembly.Module(bytes));
-    return new Engine(scene, { memory: new FieldMemory(), poolThreshold: 0, prepared: true, cacheFrames: false });
-  };
-  const engines = { A: engineWith(assemble(a)), B: engineWith(assemble(b)) };
-  const step = (e: Engine) => e.evaluate({ time: 0.5 });
-  const checksums: Record<string, number> = {};
-  for (const [name, e] of Object.entries(engines)) {
-    for (let i = 0; i < 11; i++) await step(e);
-    const [cells] = readField(e.memory, e.outputField(scene.outputs[0].name)!);
-    checksums[name] = cells.reduce((s, v) => s + v, 0);
-    for (const warm = performance.now() + 300; performance.now() < warm; ) await step(e);
-  }
-  const cpu: Record<'A' | 'B', number[]> = { A: [], B: [] };
-  const load0 = loadavg()[0];
-  for (let r = 0; r < rounds; r++) {
-    for (const name of (r % 2 ? ['B', 'A'] : ['A', 'B']) as ('A' | 'B')[]) {
-      const c0 = process.cpuUsage();
-      for (let i = 0; i < steps; i++) await step(engines[name]);
-      const used = process.cpuUsage(c0);
-      cpu[name].push((used.user + used.system) / 1000 / steps);
-    }
-  }
-  const spread = (xs: number[]) => {
-    const s = [...xs].sort((x, y) => x - y);
-    return `${s[0].toFixed(3)} / ${s[s.length >> 1].toFixed(3)} / ${s[s.length - 1].toFixed(3)}`;
-  };
-  console.log(`P3 ${size} x ${size}, ${steps} steps per batch, ${rounds} rounds, load ${load0.toFixed(2)} -> ${loadavg()[0].toFixed(2)}; checksums A ${checksums.A}, B ${checksums.B}`);
-  console.log(`cpu ms per step   A ${spread(cpu.A)}   B ${spread(cpu.B)}   B / A ${spread(cpu.B.map((x, i) => x / cpu.A[i]))}`);
+  const engines = { A: engineWith(scene, group, assemble(a)), B: engineWith(scene, group, assemble(b)) };
+  const { checksums, cpu, load } = await alternate(scene, engines, { steps, rounds, warmSteps: 11, warmMs: 300 });
+  console.log(`P3 ${size} x ${size}, ${steps} steps per batch, ${rounds} rounds, load ${load[0].toFixed(2)} -> ${load[1].toFixed(2)}; checksums A ${checksums.A}, B ${checksums.B}`);
+  console.log(`cpu ms per step   A ${spread(cpu.A)}   B ${spread(cpu.B)}   B / A ${ratio(cpu)}`);
   for (const e of Object.values(engines)) e.dispose();
 } else {
   throw new Error(usage);

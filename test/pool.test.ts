@@ -201,16 +201,24 @@ t.test('the calling thread taking part: every row once, never more threads compu
 
 t.test('an idle pool burns no CPU: its loops sleep after a run', async (t) => {
   const mem = new FieldMemory();
-  const pool = new EvalPool(mem.memory, { workers: 2 });
+  // idleMillis long, so the loops stay seated (asleep, not gone) through every window measured.
+  const pool = new EvalPool(mem.memory, { workers: 2, idleMillis: 60_000 });
   try {
     const { args } = setup(mem, 64, 64);
     for (let i = 0; i < 100; i++) await pool.run(plain, 'plain', args, 64, 4);
-    await new Promise((r) => setTimeout(r, 50)); // past the loops' spin, before they leave (idleMillis)
-    const before = process.cpuUsage();
-    await new Promise((r) => setTimeout(r, 500));
-    const used = process.cpuUsage(before);
-    // A thread spinning meanwhile would use the whole 500 ms.
-    t.ok(used.user + used.system < 100_000, `CPU of the whole process over 500 ms idle: ${((used.user + used.system) / 1000).toFixed(1)} ms`);
+    await new Promise((r) => setTimeout(r, 50)); // past the loops' spin
+    // A loop spinning would use a whole core in every window; V8's own background work (a tier-up
+    // compile, a GC) can land in one window, so the quietest of three windows is what is judged. A
+    // spinning loop measured 302 ms of 300 here (spinMicros 30 s); a sleeping pool 0.3-7 ms.
+    const windows: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const before = process.cpuUsage();
+      await new Promise((r) => setTimeout(r, 300));
+      const used = process.cpuUsage(before);
+      windows.push((used.user + used.system) / 1000);
+    }
+    const quietest = Math.min(...windows);
+    t.ok(quietest < 100, `CPU of the whole process in the quietest of three 300 ms idle windows: ${quietest.toFixed(1)} ms (${windows.map((w) => w.toFixed(1)).join(', ')})`);
   } finally {
     await pool.destroy();
   }

@@ -7,6 +7,8 @@ import { wrap, type Remote } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Worker } from 'node:worker_threads';
 import type { CompileApi } from '../workers/compile-worker.js';
+import type { Warmth } from '../workers/compile-warmup.js';
+import type { IrFunction } from '../ir/ir.js';
 import type { ModuleCompiler } from './modules.js';
 
 export class CompileWorker {
@@ -32,6 +34,16 @@ export class CompileWorker {
   thread(): Promise<number | undefined> {
     this.tid ??= this.ready.then(() => this.api.thread()).then((tid) => tid ?? undefined);
     return this.tid;
+  }
+
+  /** Have the worker warm its compiler up with these functions while idle (compile-warmup.ts); the first call only. */
+  warm(irs: IrFunction[]): void {
+    void this.api.warm(irs).catch(() => undefined); // a worker ended meanwhile: nothing to warm
+  }
+
+  /** The worker's warm-up so far (null before one was asked for). */
+  warmth(): Promise<Warmth | null> {
+    return this.api.warmth();
   }
 
   /** Compile on the worker: what prepareModules (modules.ts) takes as its compiler. */

@@ -331,7 +331,10 @@ export class Session {
         for (const w of ('writes' in change && change.writes) || []) this.remember(w.path, w.text, 'compose');
         if (!('prepare' in change)) this.rememberPublished(change.reason, published);
       });
-      if (!('prepare' in change) && !change.tierSwap) this.optimiser?.schedule(); // a value change compiles nothing
+      if (!('prepare' in change) && !change.tierSwap) {
+        this.optimiser?.schedule(); // a value change compiles nothing
+        this.warmCompiler();
+      }
       // A reset of every state sets the clock back: the last frame is no longer the world's.
       if ('restarts' in change && change.restarts) this.lastFrame = undefined;
       return events;
@@ -342,6 +345,20 @@ export class Session {
       }
       throw e;
     }
+  }
+
+  private warmed = false;
+
+  /**
+   * Once, with the first world that runs compiled groups: the session's own compile worker warms
+   * up with them while idle, so the first edits compile as fast as later ones (compile-warmup.ts).
+   */
+  private warmCompiler(): void {
+    if (this.warmed || !this.ownsCompiler || !this.compiler) return;
+    const irs = this.engine.groupTiers().map((g) => g.ir);
+    if (!irs.length) return;
+    this.warmed = true;
+    this.compiler.warm(irs);
   }
 
   /**

@@ -132,7 +132,7 @@ t.test('each field type takes its values and refuses others, non-finite numbers 
     ['{"op": "read", "format": 1}', '`format` of `read` must be a string: png (default) or f32 (little-endian floats, component-major planes)'],
     ['{"op": "evaluate", "time": 1e999}', '`time` of `evaluate` must be a number (finite, within ±3.4e38: an f32): the world clock in seconds (default: as it is)'],
     ['{"op": "trace", "x": 0.5}', '`x` of `trace` must be an integer: x'],
-    ['{"op": "pause", "paused": 1}', '`paused` of `pause` must be true or false: true to pause, false to resume (default: toggle)'],
+    ['{"op": "pause", "paused": 1}', '`paused` of `pause` must be true or false: true to pause, false to resume (default: toggle what the last pause request asked for)'],
     ['{"op": "evaluate", "pointer": []}', '`pointer` of `evaluate` must be an object: pointer {x, y, down} for kernels holding input.read'],
     ['{"op": "evaluate", "keys": "a"}', '`keys` of `evaluate` must be an array: names of keys held'],
     ['{"op": "param", "name": "p", "value": "1"}', '`value` of `param` must be a number (finite, within ±3.4e38: an f32) or an array of such numbers: a number, or numbers for a vector'],

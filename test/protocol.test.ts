@@ -391,6 +391,28 @@ t.test('pause while frames run: the frame running commits first, then the counte
   t.equal((await ok(t, s, { op: 'evaluate' })).frame, paused.frame + 1, 'resumed, the next frame runs');
 });
 
+t.test('pause toggles: the last request wins, even before the first took effect', async (t) => {
+  const { s } = await open('life');
+  // A frame holds the slot, so the first toggle's pause is still to come when the second arrives.
+  const hold = s.frame(() => delay(150));
+  const first = s.pause();
+  const second = s.pause();
+  await hold;
+  t.same(await Promise.all([first, second]), [false, false], 'two toggles at once leave the session running');
+  t.equal((await ok(t, s, { op: 'status' })).paused, false);
+  t.same(await ok(t, s, { op: 'pause' }), { paused: true }, 'a third toggle pauses');
+  // A pause whose turn comes after a resume does nothing.
+  t.same(await ok(t, s, { op: 'pause', paused: false }), { paused: false });
+  const hold2 = s.frame(() => delay(150));
+  const pausing = s.pause(true);
+  t.equal(await s.pause(false), false, 'the resume answers at once');
+  await hold2;
+  t.equal(await pausing, false, 'the pause before it, now its turn came, answers running');
+  t.equal(s.paused, false);
+  t.same(await ok(t, s, { op: 'pause' }), { paused: true }, 'and a toggle after them pauses');
+  t.same(await ok(t, s, { op: 'pause', paused: false }), { paused: false });
+});
+
 t.test('prepare, publish, stale expect, rejected kernel, retire', async (t) => {
   const st0 = await ok(t, R, { op: 'status' });
   const kernels0 = await ok(t, R, { op: 'kernels' });

@@ -391,15 +391,30 @@ export class Session {
     return { memory, pool: new EvalPool(memory.memory, { workers: this.workers, lazy: true }) };
   }
 
+  /** What the last pause request asked for: a pause takes effect later (in the frame slot), and a toggle goes by it. */
+  private pausing = false;
+
   /**
    * Pause or resume the clock and frames (`paused` undefined: toggle); whether paused now. A pause
    * takes effect in the frame slot, after the frame running now (which commits): once the answer
-   * (or `status`) says paused, the frame counter stands still. A resume is at once.
+   * (or `status`) says paused, the frame counter stands still. A resume is at once. The last
+   * request wins: a toggle flips what the one before asked for (two toggles at once leave the
+   * session running), and a pause whose turn comes after a resume does nothing.
    */
   async pause(paused?: boolean, signal?: AbortSignal): Promise<boolean> {
-    const want = paused ?? !this.paused;
-    if (!want) this.paused = false;
-    else await this.frame(async () => void (this.paused = true), signal);
+    const want = paused ?? !this.pausing;
+    this.pausing = want;
+    if (!want) {
+      this.paused = false;
+      return false;
+    }
+    try {
+      await this.frame(async () => void (this.paused = this.pausing), signal);
+    } catch (e) {
+      // Cancelled before its turn: nothing was paused, and a later toggle goes by what is.
+      if (this.pausing && !this.paused) this.pausing = false;
+      throw e;
+    }
     return this.paused;
   }
 

@@ -411,6 +411,26 @@ t.test('pause toggles: the last request wins, even before the first took effect'
   t.equal(s.paused, false);
   t.same(await ok(t, s, { op: 'pause' }), { paused: true }, 'and a toggle after them pauses');
   t.same(await ok(t, s, { op: 'pause', paused: false }), { paused: false });
+  // A pause cancelled before its turn: the next toggle goes by what is (running), unless a pause
+  // asked after the cancelled one is still to come.
+  const hold3 = s.frame(() => delay(150));
+  const cancel = new AbortController();
+  const cancelled = s.pause(true, cancel.signal).then(() => 'answered', () => 'refused');
+  cancel.abort();
+  await hold3;
+  t.equal(await cancelled, 'refused', 'the cancelled pause is refused');
+  t.equal(s.paused, false, 'and paused nothing');
+  t.same(await ok(t, s, { op: 'pause' }), { paused: true }, 'a toggle after it pauses');
+  t.same(await ok(t, s, { op: 'pause', paused: false }), { paused: false });
+  const hold4 = s.frame(() => delay(150));
+  const cancel2 = new AbortController();
+  const cancelled2 = s.pause(true, cancel2.signal).catch(() => 'refused');
+  const later = s.pause(true);
+  cancel2.abort();
+  await hold4;
+  t.equal(await cancelled2, 'refused');
+  t.equal(await later, true, 'the pause asked after the cancelled one still pauses');
+  t.same(await ok(t, s, { op: 'pause', paused: false }), { paused: false });
 });
 
 t.test('prepare, publish, stale expect, rejected kernel, retire', async (t) => {

@@ -393,6 +393,8 @@ export class Session {
 
   /** What the last pause request asked for: a pause takes effect later (in the frame slot), and a toggle goes by it. */
   private pausing = false;
+  /** Pause requests so far: a cancelled one undoes `pausing` only if none came after it. */
+  private pauseAsked = 0;
 
   /**
    * Pause or resume the clock and frames (`paused` undefined: toggle); whether paused now. A pause
@@ -404,6 +406,7 @@ export class Session {
   async pause(paused?: boolean, signal?: AbortSignal): Promise<boolean> {
     const want = paused ?? !this.pausing;
     this.pausing = want;
+    const asked = ++this.pauseAsked;
     if (!want) {
       this.paused = false;
       return false;
@@ -411,8 +414,8 @@ export class Session {
     try {
       await this.frame(async () => void (this.paused = this.pausing), signal);
     } catch (e) {
-      // Cancelled before its turn: nothing was paused, and a later toggle goes by what is.
-      if (this.pausing && !this.paused) this.pausing = false;
+      // Cancelled before its turn: unless another request came since, a later toggle goes by what is.
+      if (asked === this.pauseAsked) this.pausing = this.paused;
       throw e;
     }
     return this.paused;

@@ -60,7 +60,7 @@ t.test('the warm-up compiles its functions round-robin, up to its count or its t
   t.same(compiled.slice(0, 4), [fns[0], fns[1], fns[0], fns[1]], 'every function in turn');
   // A time limit ends it sooner: each compile here takes 5 ms, the limit is 12.
   let n = 0;
-  const slow = warmUp(fns, () => void (n++, Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)), () => -Infinity, { compiles: 100, millis: 12 });
+  const slow = warmUp(fns, () => void (n++, Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)), () => -Infinity, () => false, { compiles: 100, millis: 12 });
   await until(() => slow);
   t.equal(slow.compiles, 3, 'stops once its compiles took 12 ms');
   t.equal(n, 3);
@@ -79,6 +79,19 @@ t.test('the warm-up waits while requests come, and goes on IDLE_MS after the las
   last = performance.now();
   await until(() => warmth);
   t.ok(performance.now() - last >= IDLE_MS, 'not before IDLE_MS');
+  t.match(warmth, { compiles: WARM_COMPILES, done: true }, 'then all of it');
+});
+
+t.test('the warm-up waits while the process is busy (frames running), and goes on once it is quiet', async (t) => {
+  let busy = true;
+  let asked = 0;
+  let compiles = 0;
+  const warmth = warmUp(irs(), () => void compiles++, () => -Infinity, () => (asked++, busy));
+  await sleep(IDLE_MS * 8);
+  t.equal(compiles, 0, 'no warm-up compile while the process is busy');
+  t.ok(asked >= 3, `it kept looking (${asked} times)`);
+  busy = false;
+  await until(() => warmth);
   t.match(warmth, { compiles: WARM_COMPILES, done: true }, 'then all of it');
 });
 

@@ -35,6 +35,18 @@ const warmCompile = process.env.ENTELECHY_TEST_WARMUP_FAIL
 let lastRequest = -Infinity;
 let warmth: Warmth | undefined;
 
+/** Past this share of a core over the gap measured, the process is running frames: the warm-up waits. */
+const BUSY_CORES = 0.25;
+let since = { at: performance.now(), cpu: process.cpuUsage() };
+/** Whether the process (every thread) used more than BUSY_CORES since the last call. */
+function processBusy(): boolean {
+  const now = { at: performance.now(), cpu: process.cpuUsage() };
+  const used = (now.cpu.user - since.cpu.user + now.cpu.system - since.cpu.system) / 1000;
+  const busy = used > (now.at - since.at) * BUSY_CORES;
+  since = now;
+  return busy;
+}
+
 const api = {
   /** Compile each function to a WebAssembly module (modules pass between threads without copies) and its bytes. */
   compile(irs: IrFunction[], tier: Tier): CompiledModule[] {
@@ -50,7 +62,7 @@ const api = {
   },
   /** Warm the compiler up with these functions while idle (compile-warmup.ts); once per worker, later calls are ignored. */
   warm(irs: IrFunction[]): void {
-    warmth ??= warmUp(irs, warmCompile, () => lastRequest);
+    warmth ??= warmUp(irs, warmCompile, () => lastRequest, processBusy);
   },
   /** The warm-up's progress, null before one was asked for (tests and the benchmark). */
   warmth(): Warmth | null {

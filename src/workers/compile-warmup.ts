@@ -46,7 +46,7 @@ export function warmUp(irs: IrFunction[], compile: (ir: IrFunction) => void, las
     const idle = performance.now() - lastRequest();
     // `busy` is asked every time: it measures the process since it was last asked.
     if (busy() || idle < IDLE_MS) {
-      setTimeout(step, Math.max(IDLE_MS - idle, IDLE_MS));
+      setTimeout(step, IDLE_MS);
       return;
     }
     const start = performance.now();

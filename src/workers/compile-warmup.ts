@@ -26,6 +26,19 @@ export const WARM_COMPILES = 24;
 /** Wall time spent compiling, at most (milliseconds). */
 export const WARM_MS = 1000;
 
+/** Past this share of a core over the gap measured, the process is running frames: the warm-up waits. */
+export const BUSY_CORES = 0.25;
+
+let since = { at: performance.now(), cpu: process.cpuUsage() };
+/** Whether the process (every thread) used more than BUSY_CORES since the last call: the worker's `busy`. */
+export function processBusy(): boolean {
+  const now = { at: performance.now(), cpu: process.cpuUsage() };
+  const used = (now.cpu.user - since.cpu.user + now.cpu.system - since.cpu.system) / 1000;
+  const busy = used > (now.at - since.at) * BUSY_CORES;
+  since = now;
+  return busy;
+}
+
 /** What a warm-up did so far. */
 export interface Warmth {
   compiles: number;

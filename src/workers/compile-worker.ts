@@ -15,7 +15,7 @@ import type { IrFunction } from '../ir/ir.js';
 import type { Tier } from '../codegen/plan.js';
 import type { CompiledModule } from '../main/modules.js';
 import { kernelThreadId, niceThisThread } from '../main/thread-cpu.js';
-import { warmUp, type Warmth } from './compile-warmup.js';
+import { processBusy, warmUp, type Warmth } from './compile-warmup.js';
 
 const nice = (workerData as { nice?: number } | undefined)?.nice;
 if (nice) niceThisThread(nice);
@@ -34,18 +34,6 @@ const warmCompile = process.env.ENTELECHY_TEST_WARMUP_FAIL
 /** When the last request was answered: the warm-up waits for the worker to be idle. */
 let lastRequest = -Infinity;
 let warmth: Warmth | undefined;
-
-/** Past this share of a core over the gap measured, the process is running frames: the warm-up waits. */
-const BUSY_CORES = 0.25;
-let since = { at: performance.now(), cpu: process.cpuUsage() };
-/** Whether the process (every thread) used more than BUSY_CORES since the last call. */
-function processBusy(): boolean {
-  const now = { at: performance.now(), cpu: process.cpuUsage() };
-  const used = (now.cpu.user - since.cpu.user + now.cpu.system - since.cpu.system) / 1000;
-  const busy = used > (now.at - since.at) * BUSY_CORES;
-  since = now;
-  return busy;
-}
 
 const api = {
   /** Compile each function to a WebAssembly module (modules pass between threads without copies) and its bytes. */

@@ -5,6 +5,10 @@
 // linked, `npx tsc -p tsconfig.json`).
 //
 //   node dist/bench/experiments/edit-ab.js A_ROOT B_ROOT [SCENES] [EDITS] [ROUNDS]
+//
+// AB_FLAGS_A and AB_FLAGS_B (V8 flags, set with v8.setFlagsFromString before anything runs: workers
+// refuse V8 flags in execArgv) run a side with flags: the same build twice, once with
+// `--always-sparkplug`, compares a flag.
 
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -18,9 +22,10 @@ const [a, b, scenes = 'inline,noise,raymarch,straight,stencil,nested', edits = '
 if (!a || !b) throw new Error('usage: edit-ab.js A_ROOT B_ROOT [SCENES] [EDITS] [ROUNDS]');
 
 /** One process of a build: its editToFrame of each scene, as JSON lines. */
-function run(root: string): EditToFrame[] {
+function run(root: string, flags: string): EditToFrame[] {
   const at = (f: string) => pathToFileURL(join(root, 'dist', 'bench', f)).href;
-  const script = `const { editToFrame } = await import(${JSON.stringify(at('edit-frame.js'))});
+  const script = `(await import('node:v8')).setFlagsFromString(${JSON.stringify(flags)});
+const { editToFrame } = await import(${JSON.stringify(at('edit-frame.js'))});
 const { corpus } = await import(${JSON.stringify(at('corpus-scenes.js'))});
 for (const name of ${JSON.stringify(scenes.split(','))}) console.log(JSON.stringify(await editToFrame(corpus().find((c) => c.name === name), ${Number(edits)})));`;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 1 << 26 });
@@ -33,7 +38,7 @@ const got = { A: [] as EditToFrame[], B: [] as EditToFrame[] };
 for (let r = 0; r < Number(rounds); r++) {
   for (const side of r % 2 ? (['B', 'A'] as const) : (['A', 'B'] as const)) {
     process.stderr.write(`round ${r + 1} ${side}, load ${loadavg()[0].toFixed(1)}\n`);
-    got[side].push(...run(side === 'A' ? a : b));
+    got[side].push(...run(side === 'A' ? a : b, process.env[`AB_FLAGS_${side}`] ?? ''));
   }
 }
 const spread = (xs: number[]) => {

@@ -7,7 +7,7 @@ import { wrap, type Remote } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Worker } from 'node:worker_threads';
 import type { CompileApi } from '../workers/compile-worker.js';
-import type { Warmth } from '../workers/compile-warmup.js';
+import type { Warmth } from './warm-up.js';
 import type { IrFunction } from '../ir/ir.js';
 import type { ModuleCompiler } from './modules.js';
 
@@ -36,7 +36,7 @@ export class CompileWorker {
     return this.tid;
   }
 
-  /** Have the worker warm its compiler up with these functions while idle (compile-warmup.ts); the first call only. */
+  /** Have the worker warm its compiler up with these functions while idle (warm-up.ts); the first call only. */
   warm(irs: IrFunction[]): void {
     void this.api.warm(irs).catch(() => undefined); // a worker ended meanwhile: nothing to warm
   }

@@ -39,6 +39,8 @@ import { FieldMemory, pagesFor } from './memory.js';
 import { emptyWorld, type World, type WorldEvent } from './world.js';
 import { EventList, type DocumentVersion, type FrameSource, type PublishedGeneration, type SessionEvent, type SessionOptions } from './session-types.js';
 import { FrameSlot, Turns } from './turns.js';
+import { Activity, processBusy, warmUp, type Warmth } from './warm-up.js';
+import { parseUncached } from '../ir/syntax/index.js';
 
 export { EventList, type DocumentVersion, type FrameSource, type PublishedGeneration, type SessionEvent, type SessionOptions } from './session-types.js';
 export type { RegistryEntry } from './world.js';
@@ -293,7 +295,7 @@ export class Session {
 
   /** Run a change after the ones before it; its failure does not stop the next. */
   change<T>(f: () => Promise<T>): Promise<T> {
-    return this.changes.take(f);
+    return this.activity.track(this.changes.take(f));
   }
 
   /**
@@ -302,7 +304,7 @@ export class Session {
    * it waits is answered at once and its `f` never runs.
    */
   frame<T>(f: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return this.slot.run(f, signal);
+    return this.activity.track(this.slot.run(f, signal));
   }
 
   /**
@@ -333,7 +335,7 @@ export class Session {
       });
       if (!('prepare' in change) && !change.tierSwap) {
         this.optimiser?.schedule(); // a value change compiles nothing
-        this.warmCompiler();
+        this.warmUp();
       }
       // A reset of every state sets the clock back: the last frame is no longer the world's.
       if ('restarts' in change && change.restarts) this.lastFrame = undefined;
@@ -348,17 +350,34 @@ export class Session {
   }
 
   private warmed = false;
+  /** Changes and frames at work: the coordinator's warm-up waits for them (warm-up.ts). */
+  private readonly activity = new Activity();
+  private readonly endWarmUp = new AbortController();
+  private coordinatorWarmth?: Warmth;
 
   /**
    * Once, with the first world that runs compiled groups: the session's own compile worker warms
-   * up with them while idle, so the first edits compile as fast as later ones (compile-warmup.ts).
+   * up with them while idle, and so does this thread with the world's documents (parsed, checked
+   * and grouped), so the first edits go as fast as later ones (warm-up.ts).
    */
-  private warmCompiler(): void {
+  private warmUp(): void {
     if (this.warmed || !this.ownsCompiler || !this.compiler) return;
     const irs = this.engine.groupTiers().map((g) => g.ir);
     if (!irs.length) return;
     this.warmed = true;
     this.compiler.warm(irs);
+    const [texts, pins, fuse] = [new Map(this.texts), [...this.pins], this.fuse];
+    const edit = () => {
+      for (const [path, text] of texts) parseUncached(path, text);
+      sceneGroups(this.check(texts), pins, fuse);
+    };
+    this.coordinatorWarmth = warmUp([texts], edit, { lastRequest: this.activity.lastRequest, busy: processBusy, signal: this.endWarmUp.signal });
+  }
+
+  /** This session's warm-ups so far, null where none started: this thread's and its compile worker's (null once closed: the worker is gone). */
+  async warmth(): Promise<{ coordinator: Warmth | null; compiler: Warmth | null }> {
+    const compiler = this.closing || !this.ownsCompiler ? null : await this.compiler?.warmth();
+    return { coordinator: this.coordinatorWarmth ? { ...this.coordinatorWarmth } : null, compiler: compiler ?? null };
   }
 
   /**
@@ -480,6 +499,7 @@ export class Session {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.endWarmUp.abort();
     await this.optimiser?.close();
     await this.slot.settled();
     this.current?.engine.dispose();

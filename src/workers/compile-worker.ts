@@ -5,8 +5,8 @@
 // priority before it loads binaryen, so that load and every optimised compile yield the cores to
 // the frames (thread-cpu.ts). The compiler is imported after that, hence dynamically.
 //
-// A session's worker is asked to warm up with the session's scene (compile-warmup.ts), so that
-// the session's first edits do not pay for warming V8's code of the compiler.
+// A session's worker is asked to warm up with the session's scene (main/warm-up.ts), so that the
+// session's first edits do not pay for warming V8's code of the compiler.
 
 import { expose } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
@@ -15,7 +15,7 @@ import type { IrFunction } from '../ir/ir.js';
 import type { Tier } from '../codegen/plan.js';
 import type { CompiledModule } from '../main/modules.js';
 import { kernelThreadId, niceThisThread } from '../main/thread-cpu.js';
-import { processBusy, warmUp, type Warmth } from './compile-warmup.js';
+import { processBusy, warmUp, type Warmth } from '../main/warm-up.js';
 
 const nice = (workerData as { nice?: number } | undefined)?.nice;
 if (nice) niceThisThread(nice);
@@ -24,7 +24,7 @@ const { compileFunction } = await import('../codegen/index.js');
 // ENTELECHY_TEST_STALL_OPTIMISED_MS=N: each optimised compile first waits N ms using no CPU, as a
 // thread starved of a core does (test/tiers.test.ts: the budget counts CPU, not waiting).
 const stall = Number(process.env.ENTELECHY_TEST_STALL_OPTIMISED_MS) || 0;
-// ENTELECHY_TEST_WARMUP_FAIL=1: the warm-up's compiles throw (test/compile-warmup.test.ts: harmless).
+// ENTELECHY_TEST_WARMUP_FAIL=1: the warm-up's compiles throw (test/warm-up.test.ts: harmless).
 const warmCompile = process.env.ENTELECHY_TEST_WARMUP_FAIL
   ? () => {
       throw new Error('the warm-up failed (ENTELECHY_TEST_WARMUP_FAIL)');
@@ -48,9 +48,9 @@ const api = {
       lastRequest = performance.now();
     }
   },
-  /** Warm the compiler up with these functions while idle (compile-warmup.ts); once per worker, later calls are ignored. */
+  /** Warm the compiler up with these functions while idle (main/warm-up.ts); once per worker, later calls are ignored. */
   warm(irs: IrFunction[]): void {
-    warmth ??= warmUp(irs, warmCompile, () => lastRequest, processBusy);
+    warmth ??= warmUp(irs, warmCompile, { lastRequest: () => lastRequest, busy: processBusy });
   },
   /** The warm-up's progress, null before one was asked for (tests and the benchmark). */
   warmth(): Warmth | null {

@@ -41,6 +41,11 @@ const RECENT = 32;
 const RECENT_CHARS = 1 << 20;
 let recentChars = 0;
 
+/** Parse without the cache of recent documents, reading or filling it (the coordinator's warm-up: main/warm-up.ts). */
+export function parseUncached(path: string, text: string): { doc: Document; diagnostics: Diagnostic[] } {
+  return parseOnce(path, text);
+}
+
 /** Forget the documents parsed (a benchmark timing the parser). */
 export function forgetParsed(): void {
   recent.clear();

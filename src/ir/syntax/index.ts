@@ -1,6 +1,6 @@
 // The lossless parser of `.esn` documents.
 
-export { parseDocument, forgetParsed } from './document.js';
+export { parseDocument, parseUncached, forgetParsed } from './document.js';
 export { print } from './print.js';
 export { LineIndex, positionAt } from './position.js';
 export { FORMS, RESERVED_WORDS, STATEMENT_KEYWORDS, PART_KEYWORDS, isReserved, form } from './forms.js';

@@ -1,12 +1,13 @@
-// The compile worker's warm-up (src/workers/compile-warmup.ts): it waits for the worker to be
-// idle, compiles the functions it was given round-robin up to its limits, stops at its first
-// error, and never changes what a request gets: the same bytes as a cold worker, an answer even
-// when it fails. A session warms its own worker with its first world's groups.
+// The warm-ups (src/main/warm-up.ts): a warm-up waits for its thread to be idle and the process
+// quiet, runs its steps round-robin up to its limits, stops at its first error or when told, and
+// never changes what a request gets: the same bytes from a warmed compile worker as from a cold
+// one, an answer even when it fails. A session warms its own worker with its first world's groups,
+// and its coordinator with its documents.
 
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { IDLE_MS, WARM_COMPILES, warmUp, type Warmth } from '../src/workers/compile-warmup.js';
+import { Activity, IDLE_MS, WARM_RUNS, warmUp, type Warmth } from '../src/main/warm-up.js';
 import { CompileWorker } from '../src/main/compiler.js';
 import { Session } from '../src/main/session.js';
 import { sceneGroups } from '../src/main/scene-groups.js';
@@ -52,19 +53,19 @@ t.test('the warm-up compiles its functions round-robin, up to its count or its t
   const fns = irs();
   t.ok(fns.length >= 2, 'a stencil and its source: two groups');
   const compiled: IrFunction[] = [];
-  const warmth = warmUp(fns, (ir) => void compiled.push(ir), () => -Infinity);
+  const warmth = warmUp(fns, (ir) => void compiled.push(ir), { lastRequest: () => -Infinity });
   t.equal(warmth.done, false, 'it starts later, not within the call');
   await until(() => warmth);
-  t.match(warmth, { compiles: WARM_COMPILES, done: true });
-  t.equal(compiled.length, WARM_COMPILES);
+  t.match(warmth, { runs: WARM_RUNS, done: true });
+  t.equal(compiled.length, WARM_RUNS);
   t.same(compiled.slice(0, 4), [fns[0], fns[1], fns[0], fns[1]], 'every function in turn');
   // A time limit ends it sooner: each compile here takes 5 ms, the limit is 12.
   let n = 0;
-  const slow = warmUp(fns, () => void (n++, Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)), () => -Infinity, () => false, { compiles: 100, millis: 12 });
+  const slow = warmUp(fns, () => void (n++, Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)), { lastRequest: () => -Infinity, limits: { runs: 100, millis: 12 } });
   await until(() => slow);
-  t.equal(slow.compiles, 3, 'stops once its compiles took 12 ms');
+  t.equal(slow.runs, 3, 'stops once its compiles took 12 ms');
   t.equal(n, 3);
-  t.match(warmUp([], () => t.fail('nothing to compile'), () => -Infinity), { compiles: 0, done: true }, 'no functions: done at once');
+  t.match(warmUp([], () => t.fail('nothing to compile'), { lastRequest: () => -Infinity }), { runs: 0, done: true }, 'no functions: done at once');
 });
 
 t.test('the warm-up waits while requests come, and goes on IDLE_MS after the last', async (t) => {
@@ -72,27 +73,27 @@ t.test('the warm-up waits while requests come, and goes on IDLE_MS after the las
   let last = 0;
   let compiles = 0;
   // While busy, a request has just been answered; then the last one was answered at `last`.
-  const warmth = warmUp(irs(), () => void compiles++, () => (busy ? performance.now() : last));
+  const warmth = warmUp(irs(), () => void compiles++, { lastRequest: () => (busy ? performance.now() : last) });
   await sleep(IDLE_MS * 8);
   t.equal(compiles, 0, 'no warm-up compile while requests keep coming');
   busy = false;
   last = performance.now();
   await until(() => warmth);
   t.ok(performance.now() - last >= IDLE_MS, 'not before IDLE_MS');
-  t.match(warmth, { compiles: WARM_COMPILES, done: true }, 'then all of it');
+  t.match(warmth, { runs: WARM_RUNS, done: true }, 'then all of it');
 });
 
 t.test('the warm-up waits while the process is busy (frames running), and goes on once it is quiet', async (t) => {
   let busy = true;
   let asked = 0;
   let compiles = 0;
-  const warmth = warmUp(irs(), () => void compiles++, () => -Infinity, () => (asked++, busy));
+  const warmth = warmUp(irs(), () => void compiles++, { lastRequest: () => -Infinity, busy: () => (asked++, busy) });
   await sleep(IDLE_MS * 8);
   t.equal(compiles, 0, 'no warm-up compile while the process is busy');
   t.ok(asked >= 3, `it kept looking (${asked} times)`);
   busy = false;
   await until(() => warmth);
-  t.match(warmth, { compiles: WARM_COMPILES, done: true }, 'then all of it');
+  t.match(warmth, { runs: WARM_RUNS, done: true }, 'then all of it');
 });
 
 t.test('a warm-up that fails stops at its first error, and nothing else', async (t) => {
@@ -100,10 +101,38 @@ t.test('a warm-up that fails stops at its first error, and nothing else', async 
   const failing = warmUp(irs(), () => {
     compiles++;
     throw new Error('binaryen broke');
-  }, () => -Infinity);
+  }, { lastRequest: () => -Infinity });
   await until(() => failing);
-  t.match(failing, { compiles: 0, done: true, error: 'binaryen broke' });
+  t.match(failing, { runs: 0, done: true, error: 'binaryen broke' });
   t.equal(compiles, 1, 'not tried again');
+});
+
+t.test('a warm-up ends when told, before its next step', async (t) => {
+  const stop = new AbortController();
+  let runs = 0;
+  const warmth = warmUp(irs(), () => {
+    if (++runs === 2) stop.abort();
+  }, { lastRequest: () => -Infinity, signal: stop.signal });
+  await until(() => warmth);
+  t.match(warmth, { runs: 2, done: true }, 'the step running when told ends, and no other starts');
+  t.equal(runs, 2);
+});
+
+t.test('Activity: a request at work reads as now; then the time the last one ended', async (t) => {
+  const activity = new Activity();
+  t.equal(activity.lastRequest(), -Infinity, 'nothing yet');
+  let end!: () => void;
+  const work = activity.track(new Promise<void>((r) => (end = r)));
+  const failing = activity.track(Promise.reject(new Error('refused')));
+  await t.rejects(failing, /refused/, 'a failure reaches the asker unchanged');
+  const during = activity.lastRequest();
+  await sleep(20);
+  t.ok(activity.lastRequest() >= during + 15, 'one still at work: the time goes on with the clock');
+  end();
+  await work;
+  const ended = activity.lastRequest();
+  await sleep(20);
+  t.equal(activity.lastRequest(), ended, 'all ended: it stays at the last end');
 });
 
 t.test('a warmed worker compiles the same bytes as a cold one, and answers while it warms', async (t) => {
@@ -115,10 +144,10 @@ t.test('a warmed worker compiles the same bytes as a cold one, and answers while
   const during = await warm.compile(irs(), 'fast');
   t.ok(during[0].module instanceof WebAssembly.Module, 'a request during the warm-up is answered');
   const warmth = await until(() => warm.warmth());
-  t.match(warmth, { compiles: WARM_COMPILES, done: true }, 'then it warmed up, without an error');
+  t.match(warmth, { runs: WARM_RUNS, done: true }, 'then it warmed up, without an error');
   t.notOk(warmth!.error);
   warm.warm(irs());
-  t.equal((await warm.warmth())!.compiles, WARM_COMPILES, 'a second warm-up is not started');
+  t.equal((await warm.warmth())!.runs, WARM_RUNS, 'a second warm-up is not started');
   for (const tier of ['fast', 'optimised'] as const) {
     const a = await warm.compile(irs(), tier);
     const b = await cold.compile(irs(), tier);
@@ -133,7 +162,7 @@ t.test('a worker whose warm-up fails still compiles', async (t) => {
   t.teardown(() => worker.close());
   worker.warm(irs());
   const warmth = await until(() => worker.warmth());
-  t.match(warmth, { compiles: 0, done: true, error: /warm-up failed/ });
+  t.match(warmth, { runs: 0, done: true, error: /warm-up failed/ });
   const [c] = await worker.compile(irs(), 'fast');
   t.ok(WebAssembly.validate(c.bytes), 'the request is answered all the same');
 });
@@ -148,7 +177,10 @@ t.test('a session warms its compile worker with its own groups, and an edit mean
   t.ok(answer.ok, `the edit is answered: ${JSON.stringify(answer.error ?? '')}`);
   t.ok(answer.ok?.events.some((e: { kind: string }) => e.kind === 'published'), 'and published');
   const warmth = await until(() => s.compiler!.warmth());
-  t.ok(warmth && warmth.compiles > 0 && warmth.done && !warmth.error, `the session's worker warmed up: ${JSON.stringify(warmth)}`);
+  t.ok(warmth && warmth.runs > 0 && warmth.done && !warmth.error, `the session's worker warmed up: ${JSON.stringify(warmth)}`);
+  // The coordinator warms its check of the documents up too (after the worker: each waits while the other works).
+  const coordinator = await until(async () => (await s.warmth()).coordinator);
+  t.ok(coordinator && coordinator.runs > 0 && coordinator.done && !coordinator.error, `the session's coordinator warmed up: ${JSON.stringify(coordinator)}`);
   const evaluated = JSON.parse(await dispatch(s, JSON.stringify({ op: 'evaluate' })));
   t.ok(evaluated.ok, 'frames run after it');
   // A session sharing another's compile worker (options.compiler) leaves that worker alone.
@@ -158,4 +190,24 @@ t.test('a session warms its compile worker with its own groups, and an edit mean
   t.teardown(() => other.close());
   await sleep(100);
   t.same(await shared.warmth(), null, 'not its own: not warmed by it');
+  t.same(await other.warmth(), { coordinator: null, compiler: null }, 'nor its coordinator: a replay of another session');
+});
+
+t.test("a session's coordinator warm-up ends with the session, and leaves its world as it was", async (t) => {
+  const dir = scratchDir('entelechy-warmup-close-');
+  writeFileSync(join(dir, 'scene.esn'), SCENE);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
+  const before = { revision: s.revision, scene: s.scene, texts: new Map(s.texts) };
+  const warmth = await until(async () => (await s.warmth()).coordinator);
+  t.ok(warmth?.done && warmth.runs > 0 && !warmth.error, `warmed: ${JSON.stringify(warmth)}`);
+  t.equal(s.revision, before.revision, 'no change came of it');
+  t.equal(s.scene, before.scene, 'the same checked scene runs');
+  t.same(s.texts, before.texts);
+  const second = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
+  await sleep(5); // its worker's warm-up may start; the coordinator's waits IDLE_MS
+  await second.close();
+  const closed = (await second.warmth()).coordinator;
+  await sleep(IDLE_MS * 4);
+  t.match((await second.warmth()).coordinator, { runs: closed?.runs ?? 0 }, 'closed: no step runs after');
+  await s.close();
 });

@@ -26,10 +26,14 @@
 
 /** Idle time before each step: requests in a burst are not interleaved with it. */
 export const IDLE_MS = 30;
-/** Steps in all (items round-robin); 20-25 edits of one scene made the worker as fast as this does. */
-export const WARM_RUNS = 24;
+/**
+ * Steps in all (items round-robin). 24 made noise's and inline's compiles as fast as 20-25 edits
+ * did, but not raymarch's (two groups, 12 compiles each): 72 cut its edit's compile 21-25 -> 13-16 ms
+ * (bench/RESULTS.md, "The coordinator warmed too").
+ */
+export const WARM_RUNS = 72;
 /** Wall time spent in steps, at most (milliseconds). */
-export const WARM_MS = 1000;
+export const WARM_MS = 2000;
 
 /** Past this share of a core over the gap measured, the process is running frames: the warm-up waits. */
 export const BUSY_CORES = 0.25;

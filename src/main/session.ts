@@ -366,12 +366,14 @@ export class Session {
     if (!irs.length) return;
     this.warmed = true;
     this.compiler.warm(irs);
-    const [texts, pins, fuse] = [new Map(this.texts), [...this.pins], this.fuse];
+    // The world's documents, pins and fusion as they are now: an edit of this scene, rehearsed.
+    const texts = new Map(this.texts);
+    const pins = [...this.pins];
     const edit = () => {
       for (const [path, text] of texts) parseUncached(path, text);
-      sceneGroups(this.check(texts), pins, fuse);
+      sceneGroups(this.check(texts), pins, this.fuse);
     };
-    this.coordinatorWarmth = warmUp([texts], edit, { lastRequest: this.activity.lastRequest, busy: processBusy, signal: this.endWarmUp.signal });
+    this.coordinatorWarmth = warmUp([texts], edit, { lastRequest: this.activity.lastRequest, busy: processBusy(), signal: this.endWarmUp.signal });
   }
 
   /** This session's warm-ups so far, null where none started: this thread's and its compile worker's (null once closed: the worker is gone). */

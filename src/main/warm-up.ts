@@ -38,14 +38,20 @@ export const WARM_MS = 2000;
 /** Past this share of a core over the gap measured, the process is running frames: the warm-up waits. */
 export const BUSY_CORES = 0.25;
 
-let since = { at: performance.now(), cpu: process.cpuUsage() };
-/** Whether the process (every thread) used more than BUSY_CORES since this thread last asked: a warm-up's `busy`. */
-export function processBusy(): boolean {
-  const now = { at: performance.now(), cpu: process.cpuUsage() };
-  const used = (now.cpu.user - since.cpu.user + now.cpu.system - since.cpu.system) / 1000;
-  const busy = used > (now.at - since.at) * BUSY_CORES;
-  since = now;
-  return busy;
+/**
+ * A warm-up's `busy`: whether the process (every thread) used more than BUSY_CORES since it was
+ * last asked. One per warm-up: two warm-ups of one thread (two sessions) asking one gauge would
+ * each measure only the gap since the other asked.
+ */
+export function processBusy(): () => boolean {
+  let since = { at: performance.now(), cpu: process.cpuUsage() };
+  return () => {
+    const now = { at: performance.now(), cpu: process.cpuUsage() };
+    const used = (now.cpu.user - since.cpu.user + now.cpu.system - since.cpu.system) / 1000;
+    const busy = used > (now.at - since.at) * BUSY_CORES;
+    since = now;
+    return busy;
+  };
 }
 
 /** What a warm-up did so far. */
@@ -62,7 +68,7 @@ export interface Warmth {
 export interface WarmUpOptions {
   /** When the thread last worked for a request (`performance.now()` while one is at work). */
   lastRequest: () => number;
-  /** Whether the process was busy since it was last asked (processBusy). */
+  /** Whether the process was busy since it was last asked (a processBusy() gauge). */
   busy?: () => boolean;
   /** Ends the warm-up before its next step (the session closed). */
   signal?: AbortSignal;

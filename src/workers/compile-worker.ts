@@ -50,7 +50,7 @@ const api = {
   },
   /** Warm the compiler up with these functions while idle (main/warm-up.ts); once per worker, later calls are ignored. */
   warm(irs: IrFunction[]): void {
-    warmth ??= warmUp(irs, warmCompile, { lastRequest: () => lastRequest, busy: processBusy });
+    warmth ??= warmUp(irs, warmCompile, { lastRequest: () => lastRequest, busy: processBusy() });
   },
   /** The warm-up's progress, null before one was asked for (tests and the benchmark). */
   warmth(): Warmth | null {

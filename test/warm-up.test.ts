@@ -7,7 +7,7 @@
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Activity, IDLE_MS, WARM_RUNS, processBusy, warmUp, type Warmth } from '../src/main/warm-up.js';
+import { Activity, IDLE_MS, WARM_RUNS, busyGauge, warmUp, type Warmth } from '../src/main/warm-up.js';
 import { CompileWorker } from '../src/main/compiler.js';
 import { Session } from '../src/main/session.js';
 import { sceneGroups } from '../src/main/scene-groups.js';
@@ -126,9 +126,9 @@ t.test('a warm-up ends when told, before its next step', async (t) => {
   t.equal(runs, 2);
 });
 
-t.test('processBusy: a gauge per warm-up, reading the process since it last asked', async (t) => {
-  const a = processBusy();
-  const b = processBusy();
+t.test('busyGauge: a gauge per warm-up, reading the process since it last asked', async (t) => {
+  const a = busyGauge();
+  const b = busyGauge();
   const spin = (ms: number) => {
     const end = performance.now() + ms;
     while (performance.now() < end);

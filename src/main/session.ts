@@ -39,7 +39,7 @@ import { FieldMemory, pagesFor } from './memory.js';
 import { emptyWorld, type World, type WorldEvent } from './world.js';
 import { EventList, type DocumentVersion, type FrameSource, type PublishedGeneration, type SessionEvent, type SessionOptions } from './session-types.js';
 import { FrameSlot, Turns } from './turns.js';
-import { Activity, processBusy, warmUp, type Warmth } from './warm-up.js';
+import { Activity, busyGauge, warmUp, type Warmth } from './warm-up.js';
 import { parseUncached } from '../ir/syntax/index.js';
 
 export { EventList, type DocumentVersion, type FrameSource, type PublishedGeneration, type SessionEvent, type SessionOptions } from './session-types.js';
@@ -373,7 +373,7 @@ export class Session {
       for (const [path, text] of texts) parseUncached(path, text);
       sceneGroups(this.check(texts), pins, this.fuse);
     };
-    this.coordinatorWarmth = warmUp([texts], edit, { lastRequest: this.activity.lastRequest, busy: processBusy(), signal: this.endWarmUp.signal });
+    this.coordinatorWarmth = warmUp([texts], edit, { lastRequest: this.activity.lastRequest, busy: busyGauge(), signal: this.endWarmUp.signal });
   }
 
   /** This session's warm-ups so far, null where none started: this thread's and its compile worker's (null once closed: the worker is gone). */

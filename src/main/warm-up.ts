@@ -19,7 +19,7 @@
 // itself.
 //
 // Frames go first too: a step starts only when the process was quiet over the IDLE_MS before it
-// (`processBusy`). Run back to back, the worker's warm-up took a core from the first frames after
+// (`busyGauge`). Run back to back, the worker's warm-up took a core from the first frames after
 // opening: the first 10 frames of noise took 767-822 ms against 377-419 without it. With frames
 // running non-stop (a Player), it waits, and the edits warm the code. The two warm-ups also wait
 // for each other: each sees the other's steps as a busy process.
@@ -43,7 +43,7 @@ export const BUSY_CORES = 0.25;
  * last asked. One per warm-up: two warm-ups of one thread (two sessions) asking one gauge would
  * each measure only the gap since the other asked.
  */
-export function processBusy(): () => boolean {
+export function busyGauge(): () => boolean {
   let since = { at: performance.now(), cpu: process.cpuUsage() };
   return () => {
     const now = { at: performance.now(), cpu: process.cpuUsage() };
@@ -68,7 +68,7 @@ export interface Warmth {
 export interface WarmUpOptions {
   /** When the thread last worked for a request (`performance.now()` while one is at work). */
   lastRequest: () => number;
-  /** Whether the process was busy since it was last asked (a processBusy() gauge). */
+  /** Whether the process was busy since it was last asked (a busyGauge()). */
   busy?: () => boolean;
   /** Ends the warm-up before its next step (the session closed). */
   signal?: AbortSignal;

@@ -15,7 +15,7 @@ import type { IrFunction } from '../ir/ir.js';
 import type { Tier } from '../codegen/plan.js';
 import type { CompiledModule } from '../main/modules.js';
 import { kernelThreadId, niceThisThread } from '../main/thread-cpu.js';
-import { processBusy, warmUp, type Warmth } from '../main/warm-up.js';
+import { busyGauge, warmUp, type Warmth } from '../main/warm-up.js';
 
 const nice = (workerData as { nice?: number } | undefined)?.nice;
 if (nice) niceThisThread(nice);
@@ -50,7 +50,7 @@ const api = {
   },
   /** Warm the compiler up with these functions while idle (main/warm-up.ts); once per worker, later calls are ignored. */
   warm(irs: IrFunction[]): void {
-    warmth ??= warmUp(irs, warmCompile, { lastRequest: () => lastRequest, busy: processBusy() });
+    warmth ??= warmUp(irs, warmCompile, { lastRequest: () => lastRequest, busy: busyGauge() });
   },
   /** The warm-up's progress, null before one was asked for (tests and the benchmark). */
   warmth(): Warmth | null {

@@ -133,7 +133,7 @@ t.test('busyGauge: a gauge per warm-up, reading the process since it last asked'
     const end = performance.now() + ms;
     while (performance.now() < end);
   };
-  spin(60);
+  spin(200);
   t.equal(a(), true, 'a thread spinning for the whole gap: busy');
   // V8's own threads may work a while after the spin (its optimising compiler, a GC): of three
   // gaps asleep, one is quiet.
@@ -143,6 +143,9 @@ t.test('busyGauge: a gauge per warm-up, reading the process since it last asked'
     quiet = !a();
   }
   t.ok(quiet, 'a thread asleep: quiet');
+  // `b` was never asked: its gap is the whole test, the 200 ms spin in at most ~520 ms. One gauge
+  // shared with `a` would measure only the quiet 40 ms since `a` last asked.
+  await sleep(40);
   t.equal(b(), true, 'the other gauge still measures from its own start, the spin included');
 });
 

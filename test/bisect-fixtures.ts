@@ -5,6 +5,10 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scratchDir } from './scratch.js';
+import { bandRowsFor } from '../src/workers/pool.js';
+
+/** The tiles a session's frame of the 64 rows here runs in when the session names no band rows. */
+export const DEFAULT_TILES = Math.ceil(64 / bandRowsFor(64));
 
 /** Versions in each history: positions 0 (loaded) to 6 (running). */
 export const VERSIONS = 7;
@@ -28,9 +32,9 @@ output result <- a.result;
 /**
  * The replay that fails from the planted version on: at line 5, the red at (1, 1). Line 3 checks
  * the workers that ran the frame and the tiles it ran in (64 rows in tiles of the session's
- * bandRows: 2 of 32 by default).
+ * bandRows: DEFAULT_TILES, 8 of 8 rows, by default).
  */
-export const replayText = (workers = 1, tiles = 2) => `# red is 0.5 at (1, 1), and the frame ran on ${workers} worker(s) in ${tiles} tiles
+export const replayText = (workers = 1, tiles = DEFAULT_TILES) => `# red is 0.5 at (1, 1), and the frame ran on ${workers} worker(s) in ${tiles} tiles
 > {"op":"evaluate"}
 < {"ok":{"placements":[{"workers":${workers},"tiles":${tiles}}]}}
 > {"op":"trace","x":1,"y":1}
@@ -39,7 +43,7 @@ export const replayText = (workers = 1, tiles = 2) => `# red is 0.5 at (1, 1), a
 export const FAILING_LINE = 5;
 
 /** A scene folder holding version 0 and the replay as check.replay. */
-export function historyDir(t: { teardown: (f: () => void) => void }, planted: number, workers = 1, tiles = 2): string {
+export function historyDir(t: { teardown: (f: () => void) => void }, planted: number, workers = 1, tiles = DEFAULT_TILES): string {
   const dir = scratchDir('entelechy-bisect-');
   writeFileSync(join(dir, 'scene.esn'), versionText(0, planted));
   writeFileSync(join(dir, 'check.replay'), replayText(workers, tiles));

@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { versionOf } from '../src/main/documents.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
-import { badKernel, buildGenerations, buildHistory, FAILING_LINE, GENERATIONS, historyDir, replayText, SAVED, VERSIONS, versionText } from './bisect-fixtures.js';
+import { badKernel, buildGenerations, buildHistory, DEFAULT_TILES, FAILING_LINE, GENERATIONS, historyDir, replayText, SAVED, VERSIONS, versionText } from './bisect-fixtures.js';
 
 type Ask = (req: Record<string, unknown>) => Promise<{ ok?: any; error?: any }>;
 
-/** A session with the bug planted at `planted`, its frames run by `workers` in tiles of `bandRows` rows (64 rows: 2 tiles by default). */
+/** A session with the bug planted at `planted`, its frames run by `workers` in tiles of `bandRows` rows (64 rows: DEFAULT_TILES by default). */
 async function session(t: Test, planted: number, workers = 1, bandRows?: number) {
-  const dir = historyDir(t, planted, workers, bandRows === undefined ? 2 : Math.ceil(64 / bandRows));
+  const dir = historyDir(t, planted, workers, bandRows === undefined ? DEFAULT_TILES : Math.ceil(64 / bandRows));
   const s = await Session.open(join(dir, 'scene.esn'), { workers, ...(bandRows === undefined ? {} : { bandRows }) });
   t.teardown(() => s.close());
   const ask: Ask = async (req) => JSON.parse(await dispatch(s, JSON.stringify(req)));
@@ -79,7 +79,7 @@ t.test('the answer does not depend on the worker count or the tiling', async (t)
     const { ask } = workers === 1 && bandRows === undefined ? shared : await session(t, 3, workers, bandRows);
     // The replay checks the frame ran on `workers` workers in 64 / bandRows tiles: the versions tried run with the session's.
     const a = await ask({ op: 'bisect', good: '0', bad: '6', test: 'check.replay' });
-    t.ok(a.ok, `${workers} worker(s), tiles of ${bandRows ?? 32} rows: ${JSON.stringify(a.error)}`);
+    t.ok(a.ok, `${workers} worker(s), tiles of ${bandRows ?? 64 / DEFAULT_TILES} rows: ${JSON.stringify(a.error)}`);
     if (!a.ok) continue;
     const { first_bad, last_good, ...rest } = a.ok;
     answers.push({ ...rest, first_bad: { ...first_bad, at: 0 }, last_good: { ...last_good, at: 0 } });
@@ -87,7 +87,7 @@ t.test('the answer does not depend on the worker count or the tiling', async (t)
   t.equal(answers[0].first_bad.position, 3);
   t.equal(answers.length, configs.length);
   for (let i = 1; i < answers.length; i++)
-    t.same(answers[i], answers[0], `${configs[i]![0]} worker(s), tiles of ${configs[i]![1] ?? 32} rows: the same answer as 1 worker and tiles of 32 (but the times each history was made)`);
+    t.same(answers[i], answers[0], `${configs[i]![0]} worker(s), tiles of ${configs[i]![1] ?? 64 / DEFAULT_TILES} rows: the same answer as 1 worker and the default tiles (but the times each history was made)`);
 });
 
 t.test('what good and bad name, and the mistakes', async (t) => {

@@ -7,7 +7,7 @@ import { Engine } from '../src/main/engine.js';
 import { EvaluationError } from '../src/main/evaluation-error.js';
 import { readField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
-import { EvalPool } from '../src/workers/pool.js';
+import { bandRowsFor, EvalPool } from '../src/workers/pool.js';
 import { EXAMPLES, exampleScene, firstDifference, run, textScene } from './helpers.js';
 
 const pools = new Map<string, { memory: FieldMemory; pool: EvalPool }>();
@@ -52,6 +52,25 @@ t.test('without a pool, a large frame runs on the calling thread in bands', asyn
   const report = await engine.evaluate({ time: 0 });
   const placed = new Set(report.placements.map((p) => `${p.tiles} tiles, ${p.workers} worker`));
   t.same([...placed], ['9 tiles, 1 worker'], '45 rows in 9 bands of 5');
+  engine.dispose();
+});
+
+t.test('on the pool, a frame under 1024 rows runs in 32 bands of 8 rows or more; a taller one in bands of 32', async (t) => {
+  // (A short frame's costly bands would otherwise leave one thread working alone at its end.)
+  t.equal(bandRowsFor(45), 8, 'no fewer than 8 rows');
+  t.equal(bandRowsFor(256), 8);
+  t.equal(bandRowsFor(512), 16);
+  t.equal(bandRowsFor(4096), 32, 'no more than 32 rows');
+  const { memory, pool } = poolOf(2);
+  for (const [rows, tiles] of [[256, 32], [45, 6], [2048, 64]]) {
+    const engine = new Engine(exampleScene('rings', [16, rows]), { memory, pool, poolThreshold: 0 });
+    const report = await engine.evaluate({ time: 0 });
+    t.same([...new Set(report.placements.map((p) => p.tiles))], [tiles], `${rows} rows in ${tiles} bands`);
+    engine.dispose();
+  }
+  // Named, the session's band rows win (bisect's replays take them).
+  const engine = new Engine(exampleScene('rings', [16, 256]), { memory, pool, poolThreshold: 0, bandRows: 32 });
+  t.same([...new Set((await engine.evaluate({ time: 0 })).placements.map((p) => p.tiles))], [8], 'bandRows: 32 gives 8 bands');
   engine.dispose();
 });
 

@@ -11,7 +11,7 @@ import type { Scene } from '../ir/check/scene.js';
 import type { Group } from '../ir/fuse.js';
 import type { IrFunction } from '../ir/ir.js';
 import type { components } from '../ir/types.js';
-import { DEFAULT_BAND_ROWS, type EvalPool } from '../workers/pool.js';
+import type { EvalPool } from '../workers/pool.js';
 import { checkFieldBudget } from './field-needs.js';
 import { allocField, copyField, fieldBytes, fillField, type Field } from './field.js';
 import { FrameLoop, type FrameReport } from './frame.js';
@@ -37,7 +37,7 @@ export interface EngineOptions {
    * calling thread (render), where they cannot be cancelled mid-group.
    */
   pool?: EvalPool;
-  /** Rows per band that pool tasks claim; results are the same whatever it is. */
+  /** Rows per band that pool tasks claim (default: bandRowsFor the run's rows, pool.ts); results are the same whatever it is. */
   bandRows?: number;
   /** Domains of fewer elements whose work is provably short run on the calling thread: a pool dispatch costs more than they do. */
   poolThreshold?: number;
@@ -99,7 +99,7 @@ export class Engine {
     this.runs = new GroupRuns(this.groups, this.memory, this.fields, {
       backend: this.backend,
       pool: this.backend === 'jit' ? options.pool : undefined,
-      bandRows: options.bandRows ?? DEFAULT_BAND_ROWS,
+      bandRows: options.bandRows,
       poolThreshold: options.poolThreshold ?? POOL_THRESHOLD,
       cacheModules: options.cacheModules ?? true,
       prepared: options.prepared ?? false,

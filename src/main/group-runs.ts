@@ -9,7 +9,7 @@ import type { FieldBinding } from '../ir/bindings.js';
 import type { Group } from '../ir/fuse.js';
 import { interpret } from '../ir/interp.js';
 import { ARGS, type IrFunction } from '../ir/ir.js';
-import type { EvalPool } from '../workers/pool.js';
+import { bandRowsFor, DEFAULT_BAND_ROWS, type EvalPool } from '../workers/pool.js';
 import { throwIfCancelled, type Cancelled } from './cancel.js';
 import { groupFailure, type EvaluationError } from './evaluation-error.js';
 import { placement, type Field } from './field.js';
@@ -42,7 +42,8 @@ export interface GroupRunOptions {
   backend: Backend;
   /** Only with the jit backend. */
   pool?: EvalPool;
-  bandRows: number;
+  /** Rows per band; undefined: bandRowsFor the run's rows on the pool, DEFAULT_BAND_ROWS on the calling thread. */
+  bandRows?: number;
   poolThreshold: number;
   cacheModules: boolean;
   prepared: boolean;
@@ -124,14 +125,14 @@ export class GroupRuns {
   runOnPool(gi: number, signal?: AbortSignal): Promise<{ tasks: number; bands: number }> {
     const [, h = 1, d = 1] = this.groups[gi].domain;
     const { module, key: moduleKey } = this.modules[gi];
-    return this.options.pool!.run(module, moduleKey, this.args[gi], h * d, this.options.bandRows, signal, 0, this.joins[gi] ? this.runners[gi] : undefined);
+    return this.options.pool!.run(module, moduleKey, this.args[gi], h * d, this.options.bandRows ?? bandRowsFor(h * d), signal, 0, this.joins[gi] ? this.runners[gi] : undefined);
   }
 
   /** Run group `gi` over its whole domain on the calling thread; answers how many bands it ran in. */
   runHere(gi: number, signal?: AbortSignal): number {
     const [w, h = 1, d = 1] = this.groups[gi].domain;
     const rows = h * d;
-    const { bandRows } = this.options;
+    const bandRows = this.options.bandRows ?? DEFAULT_BAND_ROWS;
     if (this.options.backend === 'jit' && w * rows >= this.options.poolThreshold) {
       // In bands, as the pool runs it: V8 starts a module in its baseline code and moves to
       // the optimised code only at a call, so one call for a whole large frame would run in

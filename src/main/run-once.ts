@@ -3,7 +3,7 @@
 import { instantiate } from '../codegen/instantiate.js';
 import { writeArgs } from '../codegen/layout.js';
 import { ARGS, type IrFunction } from '../ir/ir.js';
-import { DEFAULT_BAND_ROWS, PoolTrap, type EvalPool } from '../workers/pool.js';
+import { bandRowsFor, PoolTrap, type EvalPool } from '../workers/pool.js';
 import { throwIfCancelled } from './cancel.js';
 import { fuelTrapOf } from './evaluation-error.js';
 import { placement, type Field } from './field.js';
@@ -25,7 +25,7 @@ export async function runOnce(memory: FieldMemory, ir: IrFunction, domain: numbe
     writeArgs(memory.memory, args, ir, { width, height, depth }, fields.map(placement), []);
     if (!options.pool) return instantiate(module, memory.memory)(args, 0, height * depth);
     try {
-      await options.pool.run(module, key, args, height * depth, DEFAULT_BAND_ROWS, options.signal);
+      await options.pool.run(module, key, args, height * depth, bandRowsFor(height * depth), options.signal);
     } catch (e) {
       if (!(e instanceof PoolTrap)) throw e;
       throw fuelTrapOf(e, module, 'the migration');

@@ -11,7 +11,8 @@ export interface SessionOptions {
   grants?: Grant[];
   workers?: number;
   /**
-   * Rows per tile a frame's groups run in on the pool (default DEFAULT_BAND_ROWS, 32): outputs are
+   * Rows per tile a frame's groups run in on the pool (default: 32, fewer for a run under 1024
+   * rows, down to 8: bandRowsFor in workers/pool.ts): outputs are
    * bit-identical whatever it is (placements say how many tiles ran); bisect's replays take it.
    */
   bandRows?: number;

@@ -38,6 +38,21 @@ export class PoolTrap extends Error {
 }
 
 export const DEFAULT_BAND_ROWS = 32;
+/** The fewest rows a band of a frame's run takes (bandRowsFor). */
+const MIN_BAND_ROWS = 8;
+
+/**
+ * Rows per band of a frame's run over `rows` rows when the session names none: 32, or fewer, down
+ * to 8, so that a run under 1024 rows still has 32 bands. The pool's threads claim bands until
+ * none are left, so a run ends when its last band does: with the 8 bands of 32 rows of a 256-row
+ * frame, the ray marcher's or the inline corpus scene's center bands (the costly ones) left one
+ * thread working alone for 1-1.5 ms at the end of a 17-34 ms frame (bench/RESULTS.md, issue 17).
+ * A band costs only its claim (no row is computed twice: fusion reads a producer at its own
+ * element), but from 1024 rows on bands of 8 made P2 and P3 slower, so large frames keep 32.
+ */
+export function bandRowsFor(rows: number): number {
+  return Math.min(DEFAULT_BAND_ROWS, Math.max(MIN_BAND_ROWS, Math.floor(rows / 32)));
+}
 /** Runs in flight at once; more wait for a slot. */
 const SLOTS = 16;
 

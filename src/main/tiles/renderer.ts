@@ -17,7 +17,7 @@ import type { Group } from '../../ir/fuse.js';
 import { ARGS } from '../../ir/ir.js';
 import { components } from '../../ir/types.js';
 import { unreachable } from '../../ir/unreachable.js';
-import { DEFAULT_BAND_ROWS, type EvalPool } from '../../workers/pool.js';
+import { bandRowsFor, DEFAULT_BAND_ROWS, type EvalPool } from '../../workers/pool.js';
 import { mib } from '../budget.js';
 import { interpret } from '../../ir/interp.js';
 import type { Backend } from '../engine.js';
@@ -221,7 +221,7 @@ export class TiledRenderer {
       if (this.pool && (r1 - r0) * columns >= POOL_THRESHOLD) {
         // The pool keeps instances by the module's key: its IR's digest and its tier (modules.ts).
         const { module, key } = this.modules[gi];
-        await this.pool.run(module, key, this.args[gi], r1 - r0, DEFAULT_BAND_ROWS, this.signal, r0);
+        await this.pool.run(module, key, this.args[gi], r1 - r0, bandRowsFor(r1 - r0), this.signal, r0);
         return;
       }
       // In bands, as the engine runs a large domain: V8 moves to optimised code only at a call.

@@ -7,7 +7,8 @@
 //
 // Variants: fast, optimised (the tiers as they are); fast:PASS,PASS (the fast tier, then those
 // binaryen passes); fast+i2 (the fast tier, two vectors per step where interleave.ts would);
-// fast+tf (the module compiled by TurboFan at once: turbofan.ts).
+// fast+tf (the module compiled by TurboFan at once: turbofan.ts); any of them then /bN (bands of N
+// rows, against the engine's DEFAULT_BAND_ROWS).
 
 import { loadavg } from 'node:os';
 import { corpus, loadCorpusScene } from '../compile.js';
@@ -37,7 +38,9 @@ let nudge = 0;
 async function once(name: string, variant: string, pool: EvalPool, memory: FieldMemory): Promise<Sample> {
   const c = corpus().find((x) => x.name === name)!;
   const scene = loadCorpusScene(c);
-  const [tierSpec, passList] = variant.split(':');
+  const [spec, bandSpec] = variant.split('/b');
+  const bandRows = bandSpec ? Number(bandSpec) : undefined;
+  const [tierSpec, passList] = spec.split(':');
   const eager = tierSpec.endsWith('+tf');
   const [tierName, vectors] = tierSpec.replace(/\+tf$/, '').split('+i');
   const tier = tierName as Tier;
@@ -56,7 +59,7 @@ async function once(name: string, variant: string, pool: EvalPool, memory: Field
   }
   const compile = performance.now() - t0;
   const compileCpu = cpuMs(process.cpuUsage(cpu0));
-  const engine = new Engine(scene, { memory, pool, prepared: true, tier, cacheFrames: false });
+  const engine = new Engine(scene, { memory, pool, prepared: true, tier, cacheFrames: false, bandRows });
   try {
     let c0 = process.cpuUsage();
     let w0 = performance.now();

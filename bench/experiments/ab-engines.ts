@@ -11,13 +11,13 @@ import type { Tier } from '../../src/codegen/plan.js';
 import { Engine } from '../../src/main/engine.js';
 import { readField } from '../../src/main/field.js';
 import { FieldMemory } from '../../src/main/memory.js';
-import { irDigest, seedModule } from '../../src/main/modules.js';
+import { seedModule } from '../../src/main/modules.js';
 
 export type Side = 'A' | 'B';
 
 /** An engine on the calling thread (no pool) running `bytes` for the scene's one group. */
 export function engineWith(scene: Scene, group: Group, bytes: Uint8Array<ArrayBuffer>, tier?: Tier): Engine {
-  seedModule(irDigest(group.ir), new WebAssembly.Module(bytes), tier);
+  seedModule(group.ir, new WebAssembly.Module(bytes), tier);
   return new Engine(scene, { memory: new FieldMemory(), poolThreshold: 0, prepared: true, cacheFrames: false, tier });
 }
 

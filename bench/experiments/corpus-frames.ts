@@ -11,7 +11,7 @@ import { corpus, loadCorpusScene } from '../corpus-scenes.js';
 import type { Tier } from '../../src/codegen/plan.js';
 import { Engine } from '../../src/main/engine.js';
 import { sceneGroups } from '../../src/main/scene-groups.js';
-import { irDigest, seedModule } from '../../src/main/modules.js';
+import { seedModule } from '../../src/main/modules.js';
 
 const [mode, dir, name, tier, frames, cpu] = process.argv.slice(2);
 // A corpus scene's name, or the path of a scene of one's own (a variant, for comparison).
@@ -28,7 +28,7 @@ if (mode === 'compile') {
   mkdirSync(dir, { recursive: true });
   groups.forEach((g, i) => writeFileSync(file(i), compileFunction(g.ir, options)));
 } else {
-  groups.forEach((g, i) => seedModule(irDigest(g.ir), new WebAssembly.Module(readFileSync(file(i))), tierName as Tier));
+  groups.forEach((g, i) => seedModule(g.ir, new WebAssembly.Module(readFileSync(file(i))), tierName as Tier));
   const engine = new Engine(scene, { prepared: true, tier: tierName as Tier, cacheFrames: false });
   const n = Number(frames);
   if (cpu !== '--cpu') {

@@ -7,14 +7,14 @@ import type { Tier } from '../../src/codegen/plan.js';
 import { Engine } from '../../src/main/engine.js';
 import { sceneGroups } from '../../src/main/scene-groups.js';
 import { FieldMemory } from '../../src/main/memory.js';
-import { irDigest, loadCompiler, seedModule } from '../../src/main/modules.js';
+import { loadCompiler, seedModule } from '../../src/main/modules.js';
 import { EvalPool } from '../../src/workers/pool.js';
 
 const [name, tier = 'fast', frames = '6', workers = '2'] = process.argv.slice(2);
 await loadCompiler();
 const c = corpus().find((x) => x.name === name)!;
 const scene = loadCorpusScene(c);
-for (const g of sceneGroups(scene, [], true)) seedModule(irDigest(g.ir), new WebAssembly.Module(compileFunction(g.ir, { tier: tier as Tier })), tier as Tier);
+for (const g of sceneGroups(scene, [], true)) seedModule(g.ir, new WebAssembly.Module(compileFunction(g.ir, { tier: tier as Tier })), tier as Tier);
 const memory = new FieldMemory();
 const pool = Number(workers) > 0 ? new EvalPool(memory.memory, { workers: Number(workers) }) : undefined;
 const engine = new Engine(scene, { memory, pool, prepared: true, tier: tier as Tier, cacheFrames: false });

@@ -14,14 +14,14 @@ import { Engine } from '../../src/main/engine.js';
 import { sceneGroups } from '../../src/main/scene-groups.js';
 import { FieldMemory } from '../../src/main/memory.js';
 import { readField } from '../../src/main/field.js';
-import { irDigest, loadCompiler, seedModule } from '../../src/main/modules.js';
+import { loadCompiler, seedModule } from '../../src/main/modules.js';
 import { EvalPool } from '../../src/workers/pool.js';
 
 const [size, steps, batches, workers = 0] = process.argv.slice(2).map(Number);
 if (!(size > 0 && steps > 0 && batches > 0)) throw new Error('usage: p3-steps.js SIZE STEPS BATCHES [WORKERS]');
 await loadCompiler();
 const scene = benchScene('P3', size);
-for (const g of sceneGroups(scene, [], true)) seedModule(irDigest(g.ir), new WebAssembly.Module(compileFunction(g.ir, { tier: 'optimised' })));
+for (const g of sceneGroups(scene, [], true)) seedModule(g.ir, new WebAssembly.Module(compileFunction(g.ir, { tier: 'optimised' })));
 const memory = new FieldMemory();
 const pool = workers > 0 ? new EvalPool(memory.memory, { workers }) : undefined;
 const engine = new Engine(scene, { memory, pool, poolThreshold: 0, prepared: true, cacheFrames: false });

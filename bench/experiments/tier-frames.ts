@@ -18,7 +18,7 @@ import type { Tier } from '../../src/codegen/plan.js';
 import { Engine } from '../../src/main/engine.js';
 import { sceneGroups } from '../../src/main/scene-groups.js';
 import { FieldMemory } from '../../src/main/memory.js';
-import { irDigest, loadCompiler, seedModule } from '../../src/main/modules.js';
+import { loadCompiler, seedModule } from '../../src/main/modules.js';
 import { EvalPool } from '../../src/workers/pool.js';
 import { median } from '../reference/measurement.js';
 
@@ -55,7 +55,7 @@ async function once(name: string, variant: string, pool: EvalPool, memory: Field
   const cpu0 = process.cpuUsage();
   for (const g of groups) {
     const bytes = compileFunction(g.ir, { tier, passes, interleave });
-    seedModule(irDigest(g.ir), eager ? optimisedModule(bytes) : new WebAssembly.Module(bytes), tier);
+    seedModule(g.ir, eager ? optimisedModule(bytes) : new WebAssembly.Module(bytes), tier);
   }
   const compile = performance.now() - t0;
   const compileCpu = cpuMs(process.cpuUsage(cpu0));

@@ -2,6 +2,7 @@
 // block (ARGS/FIELD in ir.ts).
 
 import { ARGS, FIELD, type IrFunction, type Scalar } from '../ir/ir.js';
+import { literalsOf } from '../ir/literals.js';
 
 /** Planes start on 16-byte boundaries so a row's v128 loads and stores are aligned. */
 export const PLANE_ALIGN = 16;
@@ -52,9 +53,9 @@ export function fieldLayout(e: Extents, comps: number): { stride: number; planeB
   return { stride, planeBytes, bytes: planeBytes * Math.max(comps, 1) };
 }
 
-/** Bytes the argument block of `fn` needs. */
+/** Bytes the argument block of `fn` needs: its uniforms, then its literals (read by a module of its form: src/ir/literals.ts). */
 export function argsBytes(fn: IrFunction): number {
-  return ARGS.size(fn.fields.length, fn.uniforms.length);
+  return ARGS.size(fn.fields.length, fn.uniforms.length + literalsOf(fn).values.length);
 }
 
 function bufferOf(memory: WebAssembly.Memory | ArrayBufferLike): ArrayBufferLike {
@@ -63,8 +64,9 @@ function bufferOf(memory: WebAssembly.Memory | ArrayBufferLike): ArrayBufferLike
 
 /**
  * Write the argument block of `fn` at byte address `args`: the domain, the trap word (-1), the
- * columns to compute (all of them, or a tile's), each field's placement and each uniform's value
- * (by slot, or by name from a record; missing uniforms are 0).
+ * columns to compute (all of them, or a tile's), each field's placement, each uniform's value
+ * (by slot, or by name from a record; missing uniforms are 0) and after them the literals' values,
+ * so a module of the function or of its form (src/ir/literals.ts) runs on the block.
  */
 export function writeArgs(
   memory: WebAssembly.Memory | ArrayBufferLike,
@@ -107,6 +109,7 @@ export function writeArgs(
       : (uniforms as Readonly<Record<string, number>>)[u.name];
     writeScalar(words, floats, ARGS.uniform(fn.fields.length, slot) / 4, u.t, value ?? 0);
   });
+  literalsOf(fn).values.forEach((v, i) => (floats[ARGS.uniform(fn.fields.length, fn.uniforms.length + i) / 4] = v));
 }
 
 function writeScalar(words: Int32Array, floats: Float32Array, at: number, t: Scalar, v: number): void {

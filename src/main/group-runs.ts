@@ -4,11 +4,11 @@
 // dispatch costs more), or without a pool, in bands when it is large.
 
 import { instantiate } from '../codegen/instantiate.js';
-import { writeArgs } from '../codegen/layout.js';
+import { argsBytes, writeArgs } from '../codegen/layout.js';
 import type { FieldBinding } from '../ir/bindings.js';
 import type { Group } from '../ir/fuse.js';
 import { interpret } from '../ir/interp.js';
-import { ARGS, type IrFunction } from '../ir/ir.js';
+import type { IrFunction } from '../ir/ir.js';
 import { bandRowsFor, DEFAULT_BAND_ROWS, type EvalPool } from '../workers/pool.js';
 import { throwIfCancelled, type Cancelled } from './cancel.js';
 import { groupFailure, type EvaluationError } from './evaluation-error.js';
@@ -77,7 +77,7 @@ export class GroupRuns {
   /** Each group's argument block (after the fields: the order the memory hands them out in). */
   allocate(): void {
     for (const g of this.groups) {
-      this.args.push(this.memory.alloc(ARGS.size(g.ir.fields.length, g.ir.uniforms.length), 'an argument block'));
+      this.args.push(this.memory.alloc(argsBytes(g.ir), 'an argument block'));
     }
   }
 

@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { moduleMeta } from '../codegen/instantiate.js';
 import type { IrFunction } from '../ir/ir.js';
+import { literalsOf } from '../ir/literals.js';
 import type { Tier } from '../codegen/plan.js';
 import { writeFileAtomic } from './files.js';
 import { mark } from './timeline.js';
@@ -57,19 +58,48 @@ function irText(ir: IrFunction): string {
   return text;
 }
 
+/**
+ * An IR as text in two parts: its form with the literals as data (src/ir/literals.ts), and the
+ * literals' values. One JSON text serves the digests of the function (form and values) and of its
+ * form (the form alone: the form is its own form), under which a form's fast module is kept.
+ */
+function irParts(ir: IrFunction): [form: string, values: string] {
+  const { ir: form, values } = literalsOf(ir);
+  return [irText(form), values.length ? `|${values.map((v) => (Object.is(v, -0) ? '-0' : String(v))).join(',')}` : ''];
+}
+
 const digests = new WeakMap<IrFunction, string>();
 export function irDigest(ir: IrFunction): string {
   let digest = digests.get(ir);
   if (digest === undefined) {
-    digest = createHash('sha256').update(irText(ir)).digest('hex').slice(0, 16);
+    const [form, values] = irParts(ir);
+    digest = createHash('sha256').update(form).update(values).digest('hex').slice(0, 16);
     digests.set(ir, digest);
   }
   return digest;
 }
 
-/** The key of a function's module of a tier: the IR's digest (optimised), or it and `~fast`. Workers cache instances by it. */
-export function moduleKey(digest: string, tier: Tier): string {
-  return tier === 'optimised' ? digest : `${digest}~fast`;
+/** The key of a function's module of a tier: the IR's digest, and `~fast` for the fast tier. Workers cache instances by it. */
+function moduleKey(ir: IrFunction, tier: Tier): string {
+  return tier === 'optimised' ? irDigest(ir) : `${irDigest(ir)}~fast`;
+}
+
+/**
+ * The keys a fast module of the function may be found under: its own, then its form's (the
+ * function with its literals as data: src/ir/literals.ts), which every function differing from it
+ * only in its literals shares. The form's module reads the literals from the argument block, which
+ * writeArgs fills for every function: a literal edit runs on the form compiled after the last one.
+ */
+function fastKeys(ir: IrFunction): string[] {
+  const form = literalsOf(ir).ir;
+  return form === ir ? [moduleKey(ir, 'fast')] : [moduleKey(ir, 'fast'), moduleKey(form, 'fast')];
+}
+
+/** The keys a module of the function of `tier` (or of either, optimised first) may be found under. */
+function keysOf(ir: IrFunction, tier?: Tier): { key: string; tier: Tier }[] {
+  const fast = () => fastKeys(ir).map((key) => ({ key, tier: 'fast' as const }));
+  if (tier === 'fast') return fast();
+  return tier === 'optimised' ? [{ key: moduleKey(ir, tier), tier }] : [{ key: moduleKey(ir, 'optimised'), tier: 'optimised' }, ...fast()];
 }
 
 /**
@@ -80,27 +110,28 @@ export function moduleKey(digest: string, tier: Tier): string {
 export function compileModule(ir: IrFunction, options: { cache?: boolean; prepared?: boolean; tier?: Tier } = {}): { module: WebAssembly.Module; digest: string; key: string; tier: Tier; cached: boolean } {
   const digest = irDigest(ir);
   if (options.cache ?? true) {
-    for (const tier of options.tier ? [options.tier] : (['optimised', 'fast'] as const)) {
-      const hit = memoryCache.get(moduleKey(digest, tier));
-      if (hit) return { module: hit, digest, key: moduleKey(digest, tier), tier, cached: true };
+    for (const { key, tier } of keysOf(ir, options.tier)) {
+      const hit = memoryCache.get(key);
+      if (hit) return { module: hit, digest, key, tier, cached: true };
     }
   }
   if (options.prepared) throw new Error(`internal: the module of ${ir.nodes.join(' + ')} was not prepared before its engine was built`);
   if (!compile) throw new Error('internal: the compiler is not loaded (await loadCompiler() before an engine compiles)');
   const tier = options.tier ?? 'optimised';
   const module = new WebAssembly.Module(compile(ir, tier));
-  memoryCache.set(moduleKey(digest, tier), module);
-  return { module, digest, key: moduleKey(digest, tier), tier, cached: false };
+  const key = moduleKey(ir, tier);
+  memoryCache.set(key, module);
+  return { module, digest, key, tier, cached: false };
 }
 
 /** Whether a module of the function is in memory: of `tier`, or (none given) of either. */
-export function hasModule(digest: string, tier?: Tier): boolean {
-  return tier ? memoryCache.has(moduleKey(digest, tier)) : memoryCache.has(moduleKey(digest, 'optimised')) || memoryCache.has(moduleKey(digest, 'fast'));
+export function hasModule(ir: IrFunction, tier?: Tier): boolean {
+  return keysOf(ir, tier).some(({ key }) => memoryCache.has(key));
 }
 
-/** Put a module compiled elsewhere (the compile worker, the disk cache) into the memory cache. */
-export function seedModule(digest: string, module: WebAssembly.Module, tier: Tier = 'optimised'): void {
-  memoryCache.set(moduleKey(digest, tier), module);
+/** Put a module of the function compiled elsewhere (the compile worker, the disk cache) into the memory cache. */
+export function seedModule(ir: IrFunction, module: WebAssembly.Module, tier: Tier = 'optimised'): void {
+  memoryCache.set(moduleKey(ir, tier), module);
 }
 
 /**
@@ -133,7 +164,8 @@ const diskNames = new WeakMap<IrFunction, string>();
 function diskFile(dir: string, ir: IrFunction, tier: Tier): string {
   let name = diskNames.get(ir);
   if (name === undefined) {
-    name = createHash('sha256').update(compilerIdentity()).update(irText(ir)).digest('hex').slice(0, 32);
+    const [form, values] = irParts(ir);
+    name = createHash('sha256').update(compilerIdentity()).update(form).update(values).digest('hex').slice(0, 32);
     diskNames.set(ir, name);
   }
   return join(dir, tier === 'optimised' ? `${name}.wasm` : `${name}.fast.wasm`);
@@ -185,20 +217,20 @@ export async function prepareModules(irs: IrFunction[], compiler: ModuleCompiler
   let read = 0;
   const tiers: Tier[] = tier === 'fast' ? ['optimised', 'fast'] : ['optimised'];
   for (const ir of irs) {
-    const digest = irDigest(ir);
-    if (tiers.some((t) => memoryCache.has(moduleKey(digest, t))) || missing.has(digest)) continue;
+    const key = moduleKey(ir, tier);
+    if (hasModule(ir, tier === 'fast' ? undefined : tier) || missing.has(key)) continue;
     const found = dir ? tiers.map((t) => ({ t, module: readCached(diskFile(dir, ir, t), ir) })).find((c) => c.module) : undefined;
     if (found) {
-      seedModule(digest, found.module!, found.t);
+      seedModule(ir, found.module!, found.t);
       read++;
     } else {
-      missing.set(digest, ir);
+      missing.set(key, ir);
     }
   }
   if (!missing.size) return { compiled: 0, read };
   const compiled = await compiler([...missing.values()], tier);
-  [...missing].forEach(([digest, ir], i) => {
-    seedModule(digest, compiled[i].module, tier);
+  [...missing.values()].forEach((ir, i) => {
+    seedModule(ir, compiled[i].module, tier);
     if (dir) writeCached(diskFile(dir, ir, tier), compiled[i].bytes);
   });
   if (dir) tryPrune(dir);

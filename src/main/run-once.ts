@@ -1,8 +1,8 @@
 // One function run over a domain once, outside any frame (a migration, carry.ts).
 
 import { instantiate } from '../codegen/instantiate.js';
-import { writeArgs } from '../codegen/layout.js';
-import { ARGS, type IrFunction } from '../ir/ir.js';
+import { argsBytes, writeArgs } from '../codegen/layout.js';
+import type { IrFunction } from '../ir/ir.js';
 import { bandRowsFor, PoolTrap, type EvalPool } from '../workers/pool.js';
 import { throwIfCancelled } from './cancel.js';
 import { fuelTrapOf } from './evaluation-error.js';
@@ -18,7 +18,7 @@ import { compileModule } from './modules.js';
  */
 export async function runOnce(memory: FieldMemory, ir: IrFunction, domain: number[], fields: Field[], options: { pool?: EvalPool; signal?: AbortSignal } = {}): Promise<void> {
   const [width, height = 1, depth = 1] = domain;
-  const args = memory.alloc(ARGS.size(ir.fields.length, ir.uniforms.length), 'an argument block');
+  const args = memory.alloc(argsBytes(ir), 'an argument block');
   try {
     throwIfCancelled(options.signal);
     const { module, key } = compileModule(ir, { prepared: true });

@@ -10,11 +10,10 @@
 // the untiled one's bytes. The windows are freed after the tile.
 
 import { instantiate } from '../../codegen/instantiate.js';
-import { writeArgs, type FieldPlacement } from '../../codegen/layout.js';
+import { argsBytes, writeArgs, type FieldPlacement } from '../../codegen/layout.js';
 import type { FieldBinding } from '../../ir/bindings.js';
 import type { Scene } from '../../ir/check/scene.js';
 import type { Group } from '../../ir/fuse.js';
-import { ARGS } from '../../ir/ir.js';
 import { components } from '../../ir/types.js';
 import { unreachable } from '../../ir/unreachable.js';
 import { bandRowsFor, DEFAULT_BAND_ROWS, type EvalPool } from '../../workers/pool.js';
@@ -100,7 +99,7 @@ export class TiledRenderer {
     );
     try {
       this.allocateWhole();
-      for (const g of this.groups) this.args.push(this.memory.alloc(ARGS.size(g.ir.fields.length, g.ir.uniforms.length), 'an argument block'));
+      for (const g of this.groups) this.args.push(this.memory.alloc(argsBytes(g.ir), 'an argument block'));
     } catch (e) {
       this.dispose();
       throw e;

@@ -97,7 +97,7 @@ export interface CommitSite {
   interrupt(why: string): void;
   /** Write documents through the journal (a WriteError leaves them as they were). */
   write(files: { path: string; text: string }[]): Promise<void>;
-  /** The journal's steps 1-2 of such a write, every document left as it was (journal.ts): begun while the modules compile. */
+  /** The journal's steps 1-2 of such a write, every document left as it was (journal.ts): begun while the change is checked and compiled. */
   prepareWrite?(files: { path: string; text: string }[]): Promise<PreparedWrite>;
   /** A fresh memory of `bytes` and a pool over it, for a world that moves out of a memory far larger than it needs (memory.ts). */
   renew?(bytes: number): Renewed;
@@ -116,20 +116,17 @@ export interface Renewed {
 export async function commit(site: CommitSite, change: Change, swap: (world: World, moved?: Renewed) => void): Promise<{ world: World; events: WorldEvent[] }> {
   if ('prepare' in change) return commitValues(site, change);
   const old = site.world;
-  // 1. Prepare. Once the scene checks, the documents' write begins beside the compile: the
+  // 1. Prepare. The documents' write begins at once, beside the check and the compile: the
   // journal's steps 1-2 leave every document as it was, and are abandoned if the change is not
-  // made (its fsyncs took 3-7 ms of an edit's time after the compile).
-  let writing: Promise<PreparedWrite> | undefined;
-  const beginWrite = () => {
-    if (!change.writes?.length || !site.prepareWrite) return;
-    writing = site.prepareWrite(change.writes);
-    writing.catch(() => undefined); // a WriteError is thrown below, once the compile has settled
-  };
+  // made. Their fsyncs took 3-14 ms here; begun after the check, they were most of a literal
+  // edit's time to commit once its module was reused (src/ir/literals.ts).
+  const writing = change.writes?.length && site.prepareWrite ? site.prepareWrite(change.writes) : undefined;
+  writing?.catch(() => undefined); // a WriteError is thrown below, once the compile has settled
   const abandon = async () => (await writing?.catch(() => undefined))?.abandon().catch(() => undefined);
   let prepared: PreparedChange;
   let write: PreparedWrite | undefined;
   try {
-    prepared = await prepareChange(site, change, beginWrite);
+    prepared = await prepareChange(site, change);
     write = await writing;
   } catch (e) {
     await abandon();
@@ -212,9 +209,8 @@ export interface PreparedChange {
 /**
  * Step 1 of a scene change, changing nothing: check the scene and the change's own checks,
  * compile the engine's modules and the migrations'. A dry run (fork.ts) takes the same step.
- * `checked` is called once the scene checks, before the compile.
  */
-export async function prepareChange(site: CommitSite, change: SceneChange, checked?: () => void): Promise<PreparedChange> {
+export async function prepareChange(site: CommitSite, change: SceneChange): Promise<PreparedChange> {
   const old = site.world;
   const published = change.published ?? old.published;
   const pins = change.pins ?? old.pins;
@@ -225,7 +221,6 @@ export async function prepareChange(site: CommitSite, change: SceneChange, check
   const scene = same ? old.scene : site.check(change.texts, published);
   if (scene.diagnostics.length) throw new CheckFailed(change.refusal, scene.diagnostics);
   change.check?.(scene);
-  checked?.();
   const preparing = performance.now();
   await site.prepareScene(scene, [...pins]);
   await site.prepare(migrationIrs(published, old.scene, scene));

@@ -15,7 +15,9 @@ import { sceneGroups } from '../src/main/scene-groups.js';
 import { FieldMemory } from '../src/main/memory.js';
 import { benchChain, chainTable, type ChainFrames } from './chain.js';
 import { corpus, type CorpusScene } from './corpus-scenes.js';
-import { editTable, editToFrame, type EditToFrame } from './edit-frame.js';
+import { editTable, editToFrame, type EditKind, type EditToFrame } from './edit-frame.js';
+
+const EDIT_KINDS: EditKind[] = ['literal', 'shape'];
 import { median } from './reference/measurement.js';
 import { textTable } from './table.js';
 
@@ -101,8 +103,10 @@ export async function benchCompile(options: { scenes?: string[]; runs: number; e
   }
   for (const c of chosen) {
     if (!options.json) process.stderr.write(`${c.name}: edits...\n`);
-    const e = await editToFrame(c, options.edits);
-    if (e) emit(e);
+    for (const kind of EDIT_KINDS) {
+      const e = await editToFrame(c, options.edits, kind);
+      if (e) emit(e);
+    }
   }
   let chain: ChainFrames | undefined;
   if (!options.scenes || options.scenes.includes(CHAIN)) {
@@ -119,12 +123,14 @@ export async function benchCompile(options: { scenes?: string[]; runs: number; e
 
 export function compileTable(ms: (CompileStages | EditToFrame | ChainFrames)[]): string {
   const f = (n: number) => n.toFixed(1);
-  const rows = [['scene', 'tier', 'groups', 'parse', 'check+lower', 'fuse', 'codegen', 'binaryen', 'instantiate', 'total ms', 'wasm bytes', 'edit to frame ms (median / max)']];
+  const rows = [['scene', 'tier', 'groups', 'parse', 'check+lower', 'fuse', 'codegen', 'binaryen', 'instantiate', 'total ms', 'wasm bytes', ...EDIT_KINDS.map((k) => `${k} edit to frame ms (median / max)`)]];
   for (const m of ms) {
     if (m.measurement !== 'compile_stages') continue;
-    const edit = ms.find((e): e is EditToFrame => e.measurement === 'edit_to_frame' && e.scene === m.scene);
-    rows.push([m.scene, m.tier, String(m.groups), f(m.parse_ms), f(m.check_lower_ms), f(m.fuse_ms), f(m.codegen_ms), f(m.binaryen_ms), f(m.instantiate_ms), f(m.total_ms), String(m.wasm_bytes),
-      m.tier === 'fast' && edit ? `${f(edit.median_ms)} / ${f(edit.max_ms)} (${edit.tiers.join(', ')})` : '']);
+    const edit = (kind: EditKind) => {
+      const e = ms.find((e): e is EditToFrame => e.measurement === 'edit_to_frame' && e.scene === m.scene && e.edit === kind);
+      return m.tier === 'fast' && e ? `${f(e.median_ms)} / ${f(e.max_ms)} (${e.tiers.join(', ')})` : '';
+    };
+    rows.push([m.scene, m.tier, String(m.groups), f(m.parse_ms), f(m.check_lower_ms), f(m.fuse_ms), f(m.codegen_ms), f(m.binaryen_ms), f(m.instantiate_ms), f(m.total_ms), String(m.wasm_bytes), ...EDIT_KINDS.map(edit)]);
   }
   return textTable(rows);
 }

@@ -1,7 +1,9 @@
 // Edit to first frame (issue 17: <= 50 ms median for every corpus kernel): a compose of the
-// scene's last kernel with a literal nudged, then the evaluate that shows it, through `dispatch`
-// on a session with a warm compile worker. Each edit is split into its parts, so the report shows
-// where the time goes:
+// scene's last kernel, then the evaluate that shows it, through `dispatch` on a session with a
+// warm compile worker. Two kinds of edit: a literal nudged (the commonest live edit, which the
+// fast tier takes as data and runs on the module already there: src/ir/literals.ts), and a change
+// of the code's shape (a term added: its module is compiled). Each edit is split into its parts,
+// so the report shows where the time goes:
 //
 //   compile   the change's modules on the compile worker (the `published` event's compile_ms)
 //   commit    the rest of compose: parse, check, build the new engine, write the document, swap
@@ -31,6 +33,8 @@ import { textTable } from './table.js';
 export interface EditToFrame {
   measurement: 'edit_to_frame';
   scene: string;
+  /** What each edit changed: a literal's value, or the code's shape. */
+  edit: EditKind;
   /** Compose to the frame's answer. */
   median_ms: number;
   max_ms: number;
@@ -69,8 +73,16 @@ async function warmedUp(session: Session, ms = WARM_WAIT_MS): Promise<number> {
   }
 }
 
-/** The scene's last kernel with its first decimal literal nudged by `i` (1.5 -> 1.5001, 1.5002, ...: a real change of its IR). */
-export function editedKernel(scene: Scene, i: number): { id: string; text: string } | undefined {
+/** A literal's value changed, or the code's shape. */
+export type EditKind = 'literal' | 'shape';
+
+/**
+ * The scene's last kernel with its first decimal literal nudged by `i` (1.5 -> 1.5001, 1.5002,
+ * ...: a real change of its IR), or (`shape`) that literal with `i + 1` terms added that change
+ * nothing but the code (1.5 -> (1.5 + x * 0.0 + x * 0.0), x the first coordinate): each edit's
+ * shape differs from every other's.
+ */
+export function editedKernel(scene: Scene, i: number, kind: EditKind = 'literal'): { id: string; text: string } | undefined {
   const kernels = [...scene.kernels.values()].filter((k) => !k.path.startsWith('('));
   for (const k of kernels.reverse()) {
     const doc = scene.documents.find((d) => d.path === k.path)!;
@@ -79,7 +91,9 @@ export function editedKernel(scene: Scene, i: number): { id: string; text: strin
     const m = /\b(\d+)\.(\d+)\b/.exec(text.slice(each));
     if (each < 0 || !m) continue;
     const at = each + m.index;
-    const nudged = `${m[1]}.${m[2]}${String(i + 1).padStart(3, '0')}`;
+    const coord = /^each\s*\(\s*(\w+)/.exec(text.slice(each))?.[1];
+    if (kind === 'shape' && !coord) continue;
+    const nudged = kind === 'literal' ? `${m[1]}.${m[2]}${String(i + 1).padStart(3, '0')}` : `(${m[0]}${` + ${coord} * 0.0`.repeat(i + 1)})`;
     return { id: k.id, text: text.slice(0, at) + nudged + text.slice(at + m[0].length) };
   }
   return undefined;
@@ -96,7 +110,7 @@ function frameOf(answer: Answer): { ms: number; fast: boolean; ran: boolean } {
 
 const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
 
-export async function editToFrame(c: CorpusScene, edits: number): Promise<EditToFrame | undefined> {
+export async function editToFrame(c: CorpusScene, edits: number, kind: EditKind = 'literal'): Promise<EditToFrame | undefined> {
   const source = loadCorpusScene(c);
   const dir = mkdtempSync(join(tmpdir(), 'entelechy-bench-edit-'));
   const from = dirname(c.path);
@@ -121,7 +135,7 @@ export async function editToFrame(c: CorpusScene, edits: number): Promise<EditTo
       await session.optimiser?.idle();
       // From the scene as it was, so each edit's literal differs from every other's (nudging the
       // running text again gave 2.0001002003..., past f32's digits: the same IR, a cached module).
-      const edit = editedKernel(source, i);
+      const edit = editedKernel(source, i, kind);
       if (!edit) return undefined;
       const cpu = process.cpuUsage();
       const s = performance.now();
@@ -149,7 +163,7 @@ export async function editToFrame(c: CorpusScene, edits: number): Promise<EditTo
     }
     const med = (xs: number[]) => (xs.length ? median(xs) : NaN);
     return {
-      measurement: 'edit_to_frame', scene: c.name, median_ms: med(parts.total), max_ms: Math.max(...parts.total), samples: parts.total.length, tiers: [...tiers],
+      measurement: 'edit_to_frame', scene: c.name, edit: kind, median_ms: med(parts.total), max_ms: Math.max(...parts.total), samples: parts.total.length, tiers: [...tiers],
       compile_ms: med(parts.compile), commit_ms: med(parts.commit), frame_ms: med(parts.frame), around_ms: med(parts.around), fast_next_ms: med(parts.fastNext),
       optimised_first_ms: med(parts.optimisedFirst), optimised_next_ms: med(parts.optimisedNext), cpu_ms: med(parts.cpu), load: [load0, loadavg()[0]], warm_wait_ms: warmWait,
     };
@@ -162,8 +176,8 @@ export async function editToFrame(c: CorpusScene, edits: number): Promise<EditTo
 /** The parts of edit to frame, a row per scene. */
 export function editTable(ms: EditToFrame[]): string {
   const f = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(1));
-  const rows = [['scene', 'edit to frame ms (median / max)', 'compile', 'commit', 'frame (fast)', 'around', 'next frame (fast)', 'first frame (optimised)', 'next (optimised)', 'cpu ms', 'warm-up ms', 'load']];
+  const rows = [['scene', 'edit', 'edit to frame ms (median / max)', 'compile', 'commit', 'frame (fast)', 'around', 'next frame (fast)', 'first frame (optimised)', 'next (optimised)', 'cpu ms', 'warm-up ms', 'load']];
   for (const m of ms)
-    rows.push([m.scene, `${f(m.median_ms)} / ${f(m.max_ms)} (${m.tiers.join(', ')})`, f(m.compile_ms), f(m.commit_ms), f(m.frame_ms), f(m.around_ms), f(m.fast_next_ms), f(m.optimised_first_ms), f(m.optimised_next_ms), f(m.cpu_ms), Number.isNaN(m.warm_wait_ms) ? 'not done' : f(m.warm_wait_ms), m.load.map((l) => l.toFixed(1)).join('-')]);
+    rows.push([m.scene, m.edit, `${f(m.median_ms)} / ${f(m.max_ms)} (${m.tiers.join(', ')})`, f(m.compile_ms), f(m.commit_ms), f(m.frame_ms), f(m.around_ms), f(m.fast_next_ms), f(m.optimised_first_ms), f(m.optimised_next_ms), f(m.cpu_ms), Number.isNaN(m.warm_wait_ms) ? 'not done' : f(m.warm_wait_ms), m.load.map((l) => l.toFixed(1)).join('-')]);
   return textTable(rows);
 }

@@ -4,7 +4,7 @@
 // A build is a checkout with its dist/ built (e.g. `git archive BASE | tar -x -C DIR`, node_modules
 // linked, `npx tsc -p tsconfig.json`).
 //
-//   node dist/bench/experiments/edit-ab.js A_ROOT B_ROOT [SCENES] [EDITS] [ROUNDS]
+//   node dist/bench/experiments/edit-ab.js A_ROOT B_ROOT [SCENES] [EDITS] [ROUNDS] [literal|shape]
 //
 // AB_FLAGS_A and AB_FLAGS_B (V8 flags, set with v8.setFlagsFromString before anything runs: workers
 // refuse V8 flags in execArgv) run a side with flags: the same build twice, once with
@@ -18,7 +18,7 @@ import type { EditToFrame } from '../edit-frame.js';
 import { median } from '../reference/measurement.js';
 import { textTable } from '../table.js';
 
-const [a, b, scenes = 'inline,noise,raymarch,straight,stencil,nested', edits = '7', rounds = '6'] = process.argv.slice(2);
+const [a, b, scenes = 'inline,noise,raymarch,straight,stencil,nested', edits = '7', rounds = '6', kind = 'literal'] = process.argv.slice(2);
 if (!a || !b) throw new Error('usage: edit-ab.js A_ROOT B_ROOT [SCENES] [EDITS] [ROUNDS]');
 
 /** One process of a build: its editToFrame of each scene, as JSON lines. */
@@ -27,7 +27,7 @@ function run(root: string, flags: string): EditToFrame[] {
   const script = `(await import('node:v8')).setFlagsFromString(${JSON.stringify(flags)});
 const { editToFrame } = await import(${JSON.stringify(at('edit-frame.js'))});
 const { corpus } = await import(${JSON.stringify(at('corpus-scenes.js'))});
-for (const name of ${JSON.stringify(scenes.split(','))}) console.log(JSON.stringify(await editToFrame(corpus().find((c) => c.name === name), ${Number(edits)})));`;
+for (const name of ${JSON.stringify(scenes.split(','))}) console.log(JSON.stringify(await editToFrame(corpus().find((c) => c.name === name), ${Number(edits)}, ${JSON.stringify(kind)})));`;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 1 << 26 });
   if (r.status !== 0) throw new Error(`${root}: ${r.stderr}`);
   return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));

@@ -300,7 +300,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('compile', { type: 'boolean', default: false, describe: 'instead: the compile corpus, per scene and tier: time per compiler stage, wasm size, edit to first frame in its parts; and the chain scene interpreted against compiled' })
           .option('cold', { type: 'boolean', default: false, describe: 'instead: the first frame of `render` from process start with the module cache off, per example and corpus scene (--runs processes each), its stages in wall and CPU time' })
           .option('scenes', { type: 'string', describe: 'with --compile or --cold: which corpus scenes, e.g. raymarch,P4 (default all; with --compile, `chain` names the chain scene)' })
-          .option('edits', { type: 'number', default: 11, describe: 'with --compile: timed edits per scene' })
+          .option('edits', { type: 'number', default: 11, describe: 'with --compile: timed edits per scene, of each kind (a literal nudged; the code\'s shape changed)' })
           .option('rounds', { type: 'number', describe: 'instead: N rounds (3 if only --sizes, --chart or --out is given), each running the engine, the C reference and Halide one after the other per pipeline, size and worker count; reports each ratio\'s min / median / max over the rounds and the load average (no plain JavaScript)' })
           .option('sizes', { type: 'string', describe: 'with rounds: several sizes, e.g. 256,1024,4096 (default: --size)' })
           .option('chart', { type: 'string', describe: 'with rounds: draw the ratios to C (and Halide) into this SVG file' })

@@ -366,6 +366,26 @@ t.test('a path past the path limits is refused, the path it names cut to 64 char
   t.throws(() => resolveUnder(root, './'), { message: /^`\.\/` names the scene's folder itself, not a document/ });
 });
 
+t.test('a one-document write goes on to its temp without fsyncing the folder after its journal; a write of several fsyncs it first', async (t) => {
+  // Steps 1-4 write the journal (open, write and fsync its temp, rename). One document: step 5
+  // makes its folder, step 6 opens its temp. Several: steps 5-6 open and fsync the folder.
+  const temps = (root: string) => Object.keys(disk(root)).filter((f) => new RegExp(`^\\.scene\\.esn\\.${TAG}\\.new\\.entelechy-tmp$`).test(f));
+  const one = folder();
+  writeFileSync(join(one, 'scene.esn'), 'old');
+  t.equal(writeKilledAt(one, [{ path: 'scene.esn', text: 'new' }], 6).signal, 'SIGKILL');
+  t.ok(existsSync(join(one, JOURNAL_NAME)), 'one document: the journal stands');
+  t.equal(temps(one).length, 1, 'one document: its temp is made at step 6');
+  const several = folder();
+  writeFileSync(join(several, 'scene.esn'), 'old');
+  t.equal(writeKilledAt(several, [{ path: 'scene.esn', text: 'new' }, { path: 'b.esn', text: 'b' }], 6).signal, 'SIGKILL');
+  t.ok(existsSync(join(several, JOURNAL_NAME)), 'several documents: the journal stands');
+  t.same(temps(several), [], 'several documents: no temp yet at step 6 (the folder was fsync\'d)');
+  for (const root of [one, several]) {
+    await recoverJournal(root);
+    t.same(disk(root), { 'scene.esn': 'old' }, 'recovery leaves the document as it was and nothing else');
+  }
+});
+
 t.test('the crash seam: ENTELECHY_TEST_KILL_AT_STEP kills the process right after that file operation', async (t) => {
   const root = folder();
   writeFileSync(join(root, 'scene.esn'), 'old');

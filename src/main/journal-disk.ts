@@ -110,7 +110,13 @@ export async function keepBackup(doc: string, backup: string, mode: number): Pro
   }
 }
 
-export async function writeJournal(realRoot: string, journal: Journal): Promise<void> {
+/**
+ * Write the journal whole (a temp, fsync'd, renamed over it). `durableName`: the folder is fsync'd
+ * so the journal's name survives a power cut before what follows. A "prepared" journal of one
+ * document does without: it only names the temp to clear, and the document is decided by its
+ * rename alone; lost in a power cut, it leaves at most that temp behind, never a document wrong.
+ */
+export async function writeJournal(realRoot: string, journal: Journal, durableName = true): Promise<void> {
   const file = join(realRoot, JOURNAL_NAME);
   const temp = `${file}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
   try {
@@ -120,7 +126,7 @@ export async function writeJournal(realRoot: string, journal: Journal): Promise<
     await removeIfPresent(temp).catch(() => undefined);
     throw e;
   }
-  await fsyncDir(realRoot);
+  if (durableName) await fsyncDir(realRoot);
 }
 
 export function toRelative(realRoot: string, abs: string): string {

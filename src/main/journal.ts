@@ -16,7 +16,11 @@
 // data is fsync'd; its name becomes durable as the document, by step 4's fsync): its rename,
 // atomic, decides it, and nothing is ever turned back after it. A crash after it leaves a "prepared" journal whose
 // document holds the new text, which recovery tells as written. (The journal's rewrite and its
-// fsyncs took 1-3 ms of each compose, after its compile and before its frame.)
+// fsyncs took 1-3 ms of each compose, after its compile and before its frame.) Nor is the folder
+// fsync'd after its journal in step 1: that journal only names the temp to clear, so a power cut
+// that loses it leaves at most a stray temp, never a document wrong (a process killed loses
+// nothing: the kernel keeps the name). The fsync's wait was most of a literal edit's commit.
+// A set of several documents fsyncs the folder there: recovery decides such a set by its journal.
 // A failure before step 3 removes what was written: the documents were never touched. A rename
 // that fails in step 4 (an immutable document, say) turns the set back: the journal says
 // "rollback" and the documents renamed already get their backups back. Either way the error says
@@ -134,7 +138,7 @@ export async function prepareWrite(root: string, files: { path: string; text: st
   const renames = targets.map((t) => t.entry);
   let doing: Target | undefined;
   try {
-    await writeJournal(realRoot, { entelechy: 'journal', state: 'prepared', renames });
+    await writeJournal(realRoot, { entelechy: 'journal', state: 'prepared', renames }, targets.length > 1);
   } catch (e) {
     throw writeError(e, JOURNAL_NAME, 'nothing was written');
   }

@@ -7,6 +7,8 @@
 import t from 'tap';
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { literalsOf, LITERAL_UNIFORM } from '../src/ir/literals.js';
 import type { Expr, IrFunction } from '../src/ir/ir.js';
 import { loadScene } from '../src/ir/check/scene.js';
@@ -142,4 +144,40 @@ t.test('in a session, a literal edit runs on the fast module already compiled; a
   t.equal(s.modules.compiled, compiled + 1, 'a shape edit compiles its group\'s fast module');
   await ask(s, { op: 'evaluate', time: 3.5 });
   t.equal(firstDifference(shown(), await expected(3.5)), undefined, 'the shape edit: the interpreter\'s bits');
+});
+
+t.test('a session opened from the disk cache (optimised modules only) compiles its forms too: its first literal edit compiles nothing', async (t) => {
+  const dir = scratchDir('entelechy-literals-disk-');
+  const cache = scratchDir('entelechy-literals-cache-');
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  });
+  cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
+  const kernels = join(dir, 'kernels.esn');
+  const original = readFileSync(kernels, 'utf8').replace('0.8 * v', '0.796875 * v');
+  writeFileSync(kernels, original);
+  // The first session fills the disk cache with the optimised modules.
+  const first = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: cache, optimiseBudget: 600_000 });
+  await ask(first, { op: 'evaluate', time: 0.5 });
+  await first.optimiser!.idle();
+  await first.close();
+  // The second opens in a process of its own (modules are kept in memory per process), reads them.
+  const script = `
+    const { Session } = await import(${JSON.stringify(pathToFileURL(join(import.meta.dirname, '..', 'src', 'main', 'session.js')).href)});
+    const { dispatch } = await import(${JSON.stringify(pathToFileURL(join(import.meta.dirname, '..', 'src', 'protocol', 'dispatcher.js')).href)});
+    const s = await Session.open(${JSON.stringify(join(dir, 'scene.esn'))}, { workers: 1, cacheDir: ${JSON.stringify(cache)}, optimiseBudget: 600000 });
+    await dispatch(s, '{"op":"evaluate","time":0.5}');
+    await s.optimiser.idle();
+    const before = { ...s.modules };
+    const answer = JSON.parse(await dispatch(s, JSON.stringify({ op: 'compose', path: 'kernels.esn', text: ${JSON.stringify(original.replace('0.796875 * v', '0.59375 * v'))} })));
+    console.log(JSON.stringify({ before, after: s.modules, ok: !!answer.ok }));
+    await s.close();`;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+  const line = child.stdout.trim().split('\n').pop() ?? '';
+  t.match(line, /^\{/, `the child answered: ${child.stderr.slice(0, 500)}`);
+  const { before, after, ok } = JSON.parse(line);
+  t.ok(ok, 'the literal edit was published');
+  t.ok(before.read > 0 && before.compiled === 0, `the session read its modules from the disk and compiled none (read ${before.read}, compiled ${before.compiled})`);
+  t.equal(after.compiled, before.compiled, 'its first literal edit compiled no module');
 });

@@ -3,7 +3,7 @@
 // session's own methods are wrapped with timers (nothing in src changes); the compile worker's
 // share is timed here on this thread, stage by stage, for the same IR.
 //
-//   node dist/bench/experiments/edit-stages.js [SCENE,...] [EDITS]
+//   [EDIT_KIND=shape] node dist/bench/experiments/edit-stages.js [SCENE,...] [EDITS]
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,7 +95,7 @@ for (const name of names) {
     await ask({ op: 'evaluate', time: t });
     for (let i = 0; i < edits; i++) {
       await session.optimiser?.idle();
-      const edit = editedKernel(source, i)!;
+      const edit = editedKernel(source, i, (process.env.EDIT_KIND as 'literal' | 'shape' | undefined) ?? 'literal')!;
       const times: Times = new Map();
       current = times;
       const t0 = performance.now();

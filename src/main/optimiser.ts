@@ -75,8 +75,13 @@ export class BackgroundOptimiser {
       return;
     }
     this.running = this.settled().then(() => {
-      const todo = this.site.world.engine.groupTiers().filter((g) => g.tier === 'fast' && !this.abandoned.has(g.digest));
-      if (!this.closed && todo.length) return this.optimise(todo);
+      const groups = this.site.world.engine.groupTiers();
+      const todo = groups.filter((g) => g.tier === 'fast' && !this.abandoned.has(g.digest));
+      if (this.closed) return;
+      if (todo.length) return this.optimise(todo);
+      // A world on optimised modules only (opened from the disk cache, where forms are not kept):
+      // its forms still, so that its first literal edit compiles nothing either.
+      return this.compileForms(groups);
     }).finally(() => {
       this.running = undefined;
       if (this.again) {
@@ -144,7 +149,8 @@ export class BackgroundOptimiser {
    * the next literal edit compiles, as any edit does.
    */
   private async compileForms(groups: { ir: IrFunction }[]): Promise<void> {
-    const forms = groups.map((g) => literalsOf(g.ir).ir).filter((form) => !hasModule(form, 'fast'));
+    // A function without literals is its own form: its module is the one it runs.
+    const forms = groups.map((g) => literalsOf(g.ir).ir).filter((form, i) => form !== groups[i].ir && !hasModule(form, 'fast'));
     if (!forms.length || this.closed) return;
     this.begun++;
     this.worker ??= new CompileWorker({ nice: OPTIMISE_NICE });

@@ -19,7 +19,7 @@
 // fsyncs took 1-3 ms of each compose, after its compile and before its frame.) Nor is the folder
 // fsync'd after its journal in step 1: that journal only names the temp to clear, so a power cut
 // that loses it leaves at most a stray temp, never a document wrong (a process killed loses
-// nothing: the kernel keeps the name). The fsync's wait was most of a literal edit's commit.
+// nothing: the kernel keeps the name). It was one of three fsyncs a literal edit's commit waited for.
 // A set of several documents fsyncs the folder there: recovery decides such a set by its journal.
 // A failure before step 3 removes what was written: the documents were never touched. A rename
 // that fails in step 4 (an immutable document, say) turns the set back: the journal says

@@ -1,7 +1,8 @@
 // The compile corpus (issue 17): the examples, the four bench pipelines and the stress kernels of
 // bench/corpus, which `bench --compile`, `bench --cold` and test/tiers.test.ts run.
 
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadScene, type Scene } from '../src/ir/check/scene.js';
@@ -29,3 +30,13 @@ export function loadCorpusScene(c: CorpusScene): Scene {
   return scene;
 }
 
+/**
+ * The corpus scene's documents copied into a fresh folder (for a session to edit), the bench
+ * pipelines at 256 x 256 as edit_to_published measures them (a 4096 x 4096 frame alone takes
+ * longer than an edit's target): the entry's path, and the folder (the caller removes it).
+ */
+export function copyCorpusScene(c: CorpusScene, prefix = 'entelechy-corpus-'): { entry: string; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  for (const d of loadCorpusScene(c).documents) writeFileSync(join(dir, d.path), readFileSync(join(dirname(c.path), d.path), 'utf8').replace(/4096 x 4096/g, '256 x 256'));
+  return { entry: join(dir, basename(c.path)), dir };
+}

@@ -19,13 +19,12 @@
 // coordinator, in the quiet after opening), as the target reads ("warm compile worker"), and
 // as a person finds it who looks at a scene for a second or two before the first keystroke.
 
-import { loadavg, tmpdir } from 'node:os';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { loadavg } from 'node:os';
+import { rmSync } from 'node:fs';
 import type { Scene } from '../src/ir/check/scene.js';
 import { Session } from '../src/main/session.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
-import { loadCorpusScene, type CorpusScene } from './compile.js';
+import { copyCorpusScene, loadCorpusScene, type CorpusScene } from './corpus-scenes.js';
 import { median } from './reference/measurement.js';
 import { textTable } from './table.js';
 
@@ -112,11 +111,8 @@ const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
 
 export async function editToFrame(c: CorpusScene, edits: number, kind: EditKind = 'literal'): Promise<EditToFrame | undefined> {
   const source = loadCorpusScene(c);
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-bench-edit-'));
-  const from = dirname(c.path);
-  // The bench pipelines at 256 x 256, as edit_to_published measures them: a 4096 x 4096 frame alone takes longer than the target.
-  for (const d of source.documents) writeFileSync(join(dir, d.path), readFileSync(join(from, d.path), 'utf8').replace(/4096 x 4096/g, '256 x 256'));
-  const session = await Session.open(join(dir, basename(c.path)), { workers: 2, cacheDir: null });
+  const { entry, dir } = copyCorpusScene(c, 'entelechy-bench-edit-');
+  const session = await Session.open(entry, { workers: 2, cacheDir: null });
   const load0 = loadavg()[0];
   try {
     await session.compiler?.ready;

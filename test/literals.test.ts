@@ -4,7 +4,7 @@
 // values kept), and in a session a literal edit must reuse the running fast module while an edit
 // of the code's shape compiles, both showing the new version's exact bits.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -112,13 +112,17 @@ async function ask(s: Session, req: object): Promise<any> {
   return answer.ok;
 }
 
-t.test('in a session, a literal edit runs on the fast module already compiled; a shape edit compiles', async (t) => {
+/**
+ * A session on a copy of the rings example whose kernels' `0.8 * v` reads `${literal} * v` (a
+ * value of its own: modules are cached per process by their IR), its first frame run and the
+ * optimiser idle; the interpreter's bits of its documents on disk, and the output's shown now.
+ */
+async function ringsSession(t: Test, literal: string) {
   const dir = scratchDir('entelechy-literals-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
-  // A value of its own: modules are cached per process by their IR.
   const kernels = join(dir, 'kernels.esn');
-  const original = readFileSync(kernels, 'utf8').replace('0.8 * v', '0.8125 * v');
+  const original = readFileSync(kernels, 'utf8').replace('0.8 * v', `${literal} * v`);
   writeFileSync(kernels, original);
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 2, cacheDir: null, optimiseBudget: 600_000 });
   t.teardown(() => s.close());
@@ -126,6 +130,11 @@ t.test('in a session, a literal edit runs on the fast module already compiled; a
   await s.optimiser!.idle();
   const expected = async (time: number) => run(loadScene('scene.esn', { read: (p) => readFileSync(join(dir, p), 'utf8') }), { backend: 'interp' }, 1, { time });
   const shown = () => new Map([[s.scene.outputs[0].name, readField(s.memory, s.engine.outputField(s.scene.outputs[0].name)!).map(bits)]]);
+  return { s, original, expected, shown };
+}
+
+t.test('in a session, a literal edit runs on the fast module already compiled; a shape edit compiles', async (t) => {
+  const { s, original, expected, shown } = await ringsSession(t, '0.8125');
 
   for (const [i, value] of ['0.6875', '0.3', '1.25'].entries()) {
     const compiled = s.modules.compiled;
@@ -144,6 +153,24 @@ t.test('in a session, a literal edit runs on the fast module already compiled; a
   t.equal(s.modules.compiled, compiled + 1, 'a shape edit compiles its group\'s fast module');
   await ask(s, { op: 'evaluate', time: 3.5 });
   t.equal(firstDifference(shown(), await expected(3.5)), undefined, 'the shape edit: the interpreter\'s bits');
+});
+
+t.test('literal edits in a row right after a shape edit, before any frame of it: the first compiles the form, the next ones nothing', async (t) => {
+  const { s, original, expected, shown } = await ringsSession(t, '0.828125');
+  const shape = original.replace('0.828125 * v', '0.828125 * v * v * v'); // a shape no other test compiles (forms are per process)
+  let compiled = s.modules.compiled;
+  await ask(s, { op: 'compose', path: 'kernels.esn', text: shape });
+  t.equal(s.modules.compiled, compiled + 1, 'the shape edit compiles its own module');
+  const begun = s.optimiser!.begun;
+  for (const [i, value] of ['0.578125', '0.640625', '0.703125'].entries()) {
+    compiled = s.modules.compiled;
+    await ask(s, { op: 'compose', path: 'kernels.esn', text: shape.replace('0.828125 * v * v * v', `${value} * v * v * v`) });
+    t.equal(s.modules.compiled, compiled + (i === 0 ? 1 : 0), i === 0 ? 'the first literal edit compiles the form' : `literal edit ${i + 1} compiles nothing: it runs on the form`);
+  }
+  t.equal(s.optimiser!.begun, begun, 'the optimiser compiled nothing meanwhile');
+  const frame = await ask(s, { op: 'evaluate', time: 2.5 });
+  t.ok(frame.placements.some((p: any) => p.tier === 'fast'), 'the frame ran on the fast tier');
+  t.equal(firstDifference(shown(), await expected(2.5)), undefined, 'the interpreter\'s bits');
 });
 
 t.test('a session opened from the disk cache (optimised modules only) compiles its forms too: its first literal edit compiles nothing', async (t) => {

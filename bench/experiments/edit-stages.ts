@@ -5,11 +5,9 @@
 //
 //   [EDIT_KIND=shape] node dist/bench/experiments/edit-stages.js [SCENE,...] [EDITS]
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { editedKernel } from '../edit-frame.js';
-import { corpus, loadCorpusScene } from '../corpus-scenes.js';
+import { copyCorpusScene, corpus, loadCorpusScene } from '../corpus-scenes.js';
 import { median } from '../reference/measurement.js';
 import { Session } from '../../src/main/session.js';
 import { Engine } from '../../src/main/engine.js';
@@ -44,9 +42,8 @@ function time(obj: any, name: string, stage: string, now: () => Times | undefine
 for (const name of names) {
   const c = corpus().find((x) => x.name === name)!;
   const source = loadCorpusScene(c);
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-stages-'));
-  for (const d of source.documents) writeFileSync(join(dir, d.path), readFileSync(join(dirname(c.path), d.path), 'utf8').replace(/4096 x 4096/g, '256 x 256'));
-  const session = await Session.open(join(dir, basename(c.path)), { workers: 2, cacheDir: null });
+  const { entry, dir } = copyCorpusScene(c, 'entelechy-stages-');
+  const session = await Session.open(entry, { workers: 2, cacheDir: null });
   let current: Times | undefined;
   const now = () => current;
   const all: Times = new Map();

@@ -6,10 +6,8 @@
 //
 //   node dist/bench/experiments/fast-codegen.js [SCENE,...] [ROUNDS]
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
-import { corpus, loadCorpusScene } from '../corpus-scenes.js';
+import { rmSync } from 'node:fs';
+import { copyCorpusScene, corpus } from '../corpus-scenes.js';
 import { Session } from '../../src/main/session.js';
 import { sceneGroups } from '../../src/main/scene-groups.js';
 import { compileFunction, type CompileTimes } from '../../src/codegen/compile.js';
@@ -22,10 +20,9 @@ const rounds = Number(process.argv[3] ?? 30);
 async function groupsOf(name: string): Promise<IrFunction[]> {
   const c = corpus().find((x) => x.name === name);
   if (!c) throw new Error(`no corpus scene ${name}; the scenes: ${corpus().map((x) => x.name).join(', ')}`);
-  const dir = mkdtempSync(join(tmpdir(), 'entelechy-fast-codegen-'));
+  const { entry, dir } = copyCorpusScene(c, 'entelechy-fast-codegen-');
   try {
-    for (const d of loadCorpusScene(c).documents) writeFileSync(join(dir, d.path), readFileSync(join(dirname(c.path), d.path), 'utf8').replace(/4096 x 4096/g, '256 x 256'));
-    const session = await Session.open(join(dir, basename(c.path)), { workers: 1, cacheDir: null });
+    const session = await Session.open(entry, { workers: 1, cacheDir: null });
     try {
       return sceneGroups(session.scene, [...session.pins], session.fuse).map((g) => g.ir);
     } finally {

@@ -7,7 +7,8 @@
 //
 // Variants: fast, optimised (the tiers as they are); fast:PASS,PASS (the fast tier, then those
 // binaryen passes); fast+i2 (the fast tier, two vectors per step where interleave.ts would);
-// fast+tf (the module compiled by TurboFan at once: turbofan.ts); any of them then /bN (bands of N
+// fast+tf (the module compiled by TurboFan at once: turbofan.ts); fast+form (the function's form,
+// its literals as data, as a literal edit runs: src/ir/literals.ts); any of them then /bN (bands of N
 // rows, against the engine's DEFAULT_BAND_ROWS).
 
 import { loadavg } from 'node:os';
@@ -21,6 +22,7 @@ import { FieldMemory } from '../../src/main/memory.js';
 import { loadCompiler, seedModule } from '../../src/main/modules.js';
 import { EvalPool } from '../../src/workers/pool.js';
 import { median } from '../reference/measurement.js';
+import { literalsOf } from '../../src/ir/literals.js';
 
 interface Sample {
   compile: number;
@@ -42,7 +44,9 @@ async function once(name: string, variant: string, pool: EvalPool, memory: Field
   const bandRows = bandSpec ? Number(bandSpec) : undefined;
   const [tierSpec, passList] = spec.split(':');
   const eager = tierSpec.endsWith('+tf');
-  const [tierName, vectors] = tierSpec.replace(/\+tf$/, '').split('+i');
+  // +form: the function's form compiled (its literals as data: src/ir/literals.ts), as a literal edit runs it.
+  const form = tierSpec.includes('+form');
+  const [tierName, vectors] = tierSpec.replace(/\+tf$/, '').replace('+form', '').split('+i');
   const tier = tierName as Tier;
   const interleave = vectors ? Number(vectors) : undefined;
   const passes = passList ? passList.split(',') : undefined;
@@ -54,7 +58,7 @@ async function once(name: string, variant: string, pool: EvalPool, memory: Field
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   for (const g of groups) {
-    const bytes = compileFunction(g.ir, { tier, passes, interleave });
+    const bytes = compileFunction(form ? literalsOf(g.ir).ir : g.ir, { tier, passes, interleave });
     seedModule(g.ir, eager ? optimisedModule(bytes) : new WebAssembly.Module(bytes), tier);
   }
   const compile = performance.now() - t0;

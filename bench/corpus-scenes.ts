@@ -33,10 +33,12 @@ export function loadCorpusScene(c: CorpusScene): Scene {
 /**
  * The corpus scene's documents copied into a fresh folder (for a session to edit), the bench
  * pipelines at 256 x 256 as edit_to_published measures them (a 4096 x 4096 frame alone takes
- * longer than an edit's target): the entry's path, and the folder (the caller removes it).
+ * longer than an edit's target): the entry's path, the folder (the caller removes it), and the
+ * scene as checked from the corpus.
  */
-export function copyCorpusScene(c: CorpusScene, prefix = 'entelechy-corpus-'): { entry: string; dir: string } {
+export function copyCorpusScene(c: CorpusScene, prefix = 'entelechy-corpus-'): { entry: string; dir: string; scene: Scene } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  for (const d of loadCorpusScene(c).documents) writeFileSync(join(dir, d.path), readFileSync(join(dirname(c.path), d.path), 'utf8').replace(/4096 x 4096/g, '256 x 256'));
-  return { entry: join(dir, basename(c.path)), dir };
+  const scene = loadCorpusScene(c);
+  for (const d of scene.documents) writeFileSync(join(dir, d.path), readFileSync(join(dirname(c.path), d.path), 'utf8').replace(/4096 x 4096/g, '256 x 256'));
+  return { entry: join(dir, basename(c.path)), dir, scene };
 }

@@ -24,7 +24,7 @@ import { rmSync } from 'node:fs';
 import type { Scene } from '../src/ir/check/scene.js';
 import { Session } from '../src/main/session.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
-import { copyCorpusScene, loadCorpusScene, type CorpusScene } from './corpus-scenes.js';
+import { copyCorpusScene, type CorpusScene } from './corpus-scenes.js';
 import { median } from './reference/measurement.js';
 import { textTable } from './table.js';
 
@@ -62,7 +62,7 @@ export interface EditToFrame {
 const WARM_WAIT_MS = 10_000;
 
 /** Wait until the session's warm-ups have ended (or never started); milliseconds waited, NaN past `ms`. */
-async function warmedUp(session: Session, ms = WARM_WAIT_MS): Promise<number> {
+export async function warmedUp(session: Session, ms = WARM_WAIT_MS): Promise<number> {
   const start = performance.now();
   for (;;) {
     const { coordinator, compiler } = await session.warmth();
@@ -110,8 +110,7 @@ function frameOf(answer: Answer): { ms: number; fast: boolean; ran: boolean } {
 const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
 
 export async function editToFrame(c: CorpusScene, edits: number, kind: EditKind = 'literal'): Promise<EditToFrame | undefined> {
-  const source = loadCorpusScene(c);
-  const { entry, dir } = copyCorpusScene(c, 'entelechy-bench-edit-');
+  const { entry, dir, scene: source } = copyCorpusScene(c, 'entelechy-bench-edit-');
   const session = await Session.open(entry, { workers: 2, cacheDir: null });
   const load0 = loadavg()[0];
   try {

@@ -7,7 +7,7 @@
 
 import { rmSync } from 'node:fs';
 import { editedKernel } from '../edit-frame.js';
-import { copyCorpusScene, corpus, loadCorpusScene } from '../corpus-scenes.js';
+import { copyCorpusScene, corpus } from '../corpus-scenes.js';
 import { median } from '../reference/measurement.js';
 import { Session } from '../../src/main/session.js';
 import { Engine } from '../../src/main/engine.js';
@@ -41,8 +41,7 @@ function time(obj: any, name: string, stage: string, now: () => Times | undefine
 
 for (const name of names) {
   const c = corpus().find((x) => x.name === name)!;
-  const source = loadCorpusScene(c);
-  const { entry, dir } = copyCorpusScene(c, 'entelechy-stages-');
+  const { entry, dir, scene: source } = copyCorpusScene(c, 'entelechy-stages-');
   const session = await Session.open(entry, { workers: 2, cacheDir: null });
   let current: Times | undefined;
   const now = () => current;

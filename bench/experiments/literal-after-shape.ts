@@ -7,8 +7,8 @@
 //   node dist/bench/experiments/literal-after-shape.js [SCENE,...] [EDITS]
 
 import { rmSync } from 'node:fs';
-import { editedKernel } from '../edit-frame.js';
-import { copyCorpusScene, corpus, loadCorpusScene } from '../corpus-scenes.js';
+import { editedKernel, warmedUp } from '../edit-frame.js';
+import { copyCorpusScene, corpus } from '../corpus-scenes.js';
 import { median } from '../reference/measurement.js';
 import { Session } from '../../src/main/session.js';
 import { dispatch } from '../../src/protocol/dispatcher.js';
@@ -18,8 +18,7 @@ const edits = Number(process.argv[3] ?? 7);
 
 for (const name of names) {
   const c = corpus().find((x) => x.name === name)!;
-  const source = loadCorpusScene(c);
-  const { entry, dir } = copyCorpusScene(c, 'entelechy-literal-after-shape-');
+  const { entry, dir, scene: source } = copyCorpusScene(c, 'entelechy-literal-after-shape-');
   const session = await Session.open(entry, { workers: 2, cacheDir: null });
   const ask = async (req: object): Promise<any> => {
     const answer = JSON.parse(await dispatch(session, JSON.stringify(req)));
@@ -32,11 +31,7 @@ for (const name of names) {
   try {
     let t = 0.5;
     await ask({ op: 'evaluate', time: t });
-    for (;;) {
-      const w = await session.warmth();
-      if ((!w.coordinator || w.coordinator.done) && (!w.compiler || w.compiler.done)) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await warmedUp(session);
     const timed = async (text: string, id: string): Promise<number> => {
       const t0 = performance.now();
       await ask({ op: 'compose', edits: [{ kernel: id, text }] });

@@ -34,6 +34,22 @@ t.test('render --backend interp and --no-fuse write the same pixels as the defau
   }
 });
 
+t.test("node's own flags before bin/entelechy.js (a V8 option) do not stop the pool's threads", async (t) => {
+  // A Worker refuses V8 options in its execArgv, and inherited the parent's: this ended with an
+  // internal error when the pool's first thread started (src/workers/exec-argv.ts).
+  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', BIN, 'serve', 'examples/rings/scene.esn', '--workers', '2'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+    input: '{"id":1,"op":"evaluate"}\n',
+    env: { ...process.env, ENTELECHY_CACHE_DIR: join(dir, 'cache') },
+  });
+  t.equal(r.status, 0, `status ${r.status}\n${r.stderr}`);
+  const answer = JSON.parse(r.stdout.trim().split('\n')[0]);
+  t.equal(answer.ok?.frame, 1, `the frame was evaluated: ${r.stdout.slice(0, 300)}`);
+  t.notMatch(r.stderr, /internal error/);
+});
+
 t.test('entelechy bench: a tiny run prints ratios and exits 0; --json lines parse', async (t) => {
   const args = ['bench', '--size', '32', '--runs', '1', '--pipelines', 'P1,P3', '--workers', '1', '--no-halide'];
   const text = cli(args);

@@ -7,6 +7,7 @@ import { wrap, type Remote } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Worker } from 'node:worker_threads';
 import type { CompileApi } from '../workers/compile-worker.js';
+import { WORKER_EXEC_ARGV } from '../workers/exec-argv.js';
 import type { Warmth } from './warm-up.js';
 import type { IrFunction } from '../ir/ir.js';
 import type { ModuleCompiler } from './modules.js';
@@ -22,7 +23,7 @@ export class CompileWorker {
    * thread-cpu.ts); by default it runs at the process's.
    */
   constructor(options: { nice?: number } = {}) {
-    this.worker = new Worker(new URL('../workers/compile-worker.js', import.meta.url), { execArgv: [], workerData: { nice: options.nice } });
+    this.worker = new Worker(new URL('../workers/compile-worker.js', import.meta.url), { execArgv: [...WORKER_EXEC_ARGV], workerData: { nice: options.nice } });
     this.worker.unref();
     this.api = wrap<CompileApi>(nodeEndpoint(this.worker as never));
     this.ready = this.api.ping();

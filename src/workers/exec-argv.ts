@@ -1,22 +1,11 @@
-// The flags a pool's worker threads start with.
+// The flags our worker threads start with: none of the parent's.
+//
+// A Worker inherits its parent's execArgv by default, and refuses to start with V8 options and
+// options of the whole process: `node --max-old-space-size=8192 bin/entelechy.js serve ...` ended
+// with an internal error when the pool's first thread started. Under a test runner's loader
+// (`--import`, tap's TypeScript hooks) each thread also took seconds to start. Our workers are
+// plain JavaScript and need none of them; V8's flags belong to the process, so they apply to the
+// workers' code anyway.
 
-/** Flags that install module hooks (a test runner's TypeScript loader...): the worker needs none. */
-const HOOK_FLAGS = ['--import', '--loader', '--experimental-loader', '--require', '-r'];
-
-/**
- * The parent's execArgv without module hooks. Workers inherit the parent's flags by default, and
- * under a loader such as tap's each worker takes seconds to start; the worker is plain JS.
- */
-export function workerExecArgv(argv: readonly string[] = process.execArgv): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (HOOK_FLAGS.includes(a)) {
-      i++; // the flag's value is the next argument
-      continue;
-    }
-    if (HOOK_FLAGS.some((f) => a.startsWith(`${f}=`))) continue;
-    out.push(a);
-  }
-  return out;
-}
+/** execArgv of every worker thread we start (the pools', the PNG threads', the compile worker's). */
+export const WORKER_EXEC_ARGV: readonly string[] = [];

@@ -6,7 +6,7 @@
 import { Piscina } from 'piscina';
 import { loadedCounter, untilLoaded } from './loaded.js';
 import type { PngTask } from './png-worker.js';
-import { workerExecArgv } from './exec-argv.js';
+import { WORKER_EXEC_ARGV } from './exec-argv.js';
 import { logThreadErrors } from './thread-errors.js';
 
 export class PngThreads {
@@ -15,7 +15,7 @@ export class PngThreads {
 
   constructor(readonly threads: number) {
     const filename = new URL('./png-worker.js', import.meta.url).href;
-    this.piscina = logThreadErrors(new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: Infinity, workerData: { loaded: this.loaded }, execArgv: workerExecArgv() }), 'PNG');
+    this.piscina = logThreadErrors(new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: Infinity, workerData: { loaded: this.loaded }, execArgv: [...WORKER_EXEC_ARGV] }), 'PNG');
   }
 
   /** Encode and write a PNG file; the pixels are moved (not copied) to the thread. Its size in bytes. */

@@ -21,10 +21,9 @@ import { loadedCounter, untilLoaded } from './loaded.js';
 import { LoopModules, type ModuleEntry } from './loop-modules.js';
 import { BandLoops } from './loops.js';
 import { loopInSlot, runOver } from './run-state.js';
-import { workerExecArgv } from './exec-argv.js';
+import { WORKER_EXEC_ARGV } from './exec-argv.js';
 import { logThreadErrors } from './thread-errors.js';
 
-export { workerExecArgv };
 
 /** A run trapped on fuel: `trap` is the node index the module wrote into the trap word. */
 export class PoolTrap extends Error {
@@ -66,7 +65,6 @@ interface Run {
 
 export interface PoolOptions {
   workers?: number;
-  execArgv?: string[];
   /** Start the threads at the first run (a session with --workers 1 may never need its one). */
   lazy?: boolean;
   /** How long a loop spins on the bell after its last band before sleeping (bench/experiments/dispatch.ts varies it). */
@@ -83,7 +81,6 @@ export class EvalPool {
   private destroyed = false;
   /** Workers that finished loading (loaded.ts). */
   private readonly loaded = loadedCounter();
-  private readonly execArgv: string[];
   private readonly spinMicros: number;
   private readonly spinners: number;
   private readonly idleMillis: number;
@@ -101,7 +98,6 @@ export class EvalPool {
     options: PoolOptions = {},
   ) {
     this.workers = Math.max(1, Math.floor(options.workers ?? os.availableParallelism()));
-    this.execArgv = options.execArgv ?? workerExecArgv();
     this.spinMicros = options.spinMicros ?? 100;
     this.spinners = options.spinners ?? os.availableParallelism() - 1;
     this.idleMillis = options.idleMillis ?? 1000;
@@ -131,7 +127,7 @@ export class EvalPool {
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
       workerData: { memory: this.memory, loaded: this.loaded },
-      execArgv: this.execArgv,
+      execArgv: [...WORKER_EXEC_ARGV],
     }), 'evaluation');
     return this.made;
   }

@@ -3,11 +3,13 @@
 // written.
 
 import t from 'tap';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodePng, encodePng } from '../src/main/image.js';
 import { deflateStrips, PngEncoder, PngJoiner } from '../src/main/png.js';
 import { PngFile, PngWriteError } from '../src/main/png-file.js';
+import { writeFileAtomic } from '../src/main/files.js';
 import { xorshift } from './helpers.js';
 import { scratchDir } from './scratch.js';
 
@@ -74,6 +76,34 @@ t.test('a folder that cannot be made is a PngWriteError naming the file', async 
   const e = await PngFile.create(file, 4, 4).catch((e: unknown) => e);
   t.ok(e instanceof PngWriteError, 'a PngWriteError');
   t.match((e as Error).message, /cannot write `.*a-file\/out.png`: a file is in the way of its folder/);
+});
+
+t.test('a file written whole goes through a link there, and refuses a named pipe instead of replacing it', async (t) => {
+  // The rename of the temporary file replaced whatever had the name: `render -o pipe.png` left a
+  // regular file where the pipe was (and, as root, `-o /dev/full` the device).
+  const real = join(dir, 'real.png');
+  writeFileSync(real, 'keep');
+  const link = join(dir, 'link.png');
+  symlinkSync('real.png', link);
+  const png = await PngFile.create(link, 1, 1);
+  await png.rows(new Uint8Array([1, 2, 3, 255]));
+  await png.finish();
+  t.ok(lstatSync(link).isSymbolicLink(), 'the link is still a link');
+  t.equal(readlinkSync(link), 'real.png');
+  t.same([...decodePng(readFileSync(real)).rgba], [1, 2, 3, 255], 'the PNG went where it leads');
+  writeFileAtomic(link, 'text');
+  t.ok(lstatSync(link).isSymbolicLink(), 'writeFileAtomic keeps the link too');
+  t.equal(readFileSync(real, 'utf8'), 'text');
+
+  const pipe = join(dir, 'pipe.png');
+  execFileSync('mkfifo', [pipe]);
+  const e = await PngFile.create(pipe, 1, 1).catch((e: unknown) => e);
+  t.ok(e instanceof PngWriteError, 'a PngWriteError');
+  t.match((e as Error).message, /cannot write `.*pipe\.png`: it is a named pipe, not a file: name a file to write to/);
+  t.ok(lstatSync(pipe).isFIFO(), 'the pipe is still a pipe');
+  t.throws(() => writeFileAtomic(pipe, 'x'), { code: 'ENOTREG' });
+  t.ok(lstatSync(pipe).isFIFO());
+  t.same(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
 });
 
 t.test('strips deflated apart (a farm worker\'s tiles) join into the PNG encoded in one piece', async (t) => {

@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { renameTarget } from '../main/files.js';
 import { writeProblem } from '../main/png-file.js';
 import { RenderError } from '../main/render.js';
 import { adlerCombine, pngHead, pngTail } from './bands.js';
@@ -19,6 +20,7 @@ export class PictureFile {
   private sums = { a: 1, b: 0 };
 
   private constructor(
+    /** What the finished picture replaces: the file, or where a link there leads (renameTarget). */
     private readonly file: string,
     private readonly tmp: string,
     private readonly handle: FileHandle,
@@ -26,12 +28,13 @@ export class PictureFile {
   ) {}
 
   static async create(file: string, width: number, height: number, count: number): Promise<PictureFile> {
-    const tmp = join(dirname(file) || '.', `.${basename(file)}.${process.pid}.tmp`);
     try {
       mkdirSync(dirname(file) || '.', { recursive: true });
+      const target = renameTarget(file);
+      const tmp = join(dirname(target) || '.', `.${basename(target)}.${process.pid}.tmp`);
       const handle = await open(tmp, 'w');
       await handle.write(pngHead(width, height));
-      return new PictureFile(file, tmp, handle, count);
+      return new PictureFile(target, tmp, handle, count);
     } catch (e) {
       throw new RenderError(writeProblem(file, e));
     }

@@ -1,6 +1,6 @@
 // The scene's folder: documents are read and written only under it.
 
-import { existsSync, lstatSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { PathError, resolveUnder } from './documents.js';
 
@@ -36,9 +36,32 @@ export class SceneFolder {
   }
 }
 
-/** Write a file whole or not at all: a temporary file beside it, then a rename. */
+/**
+ * The file that writing `file` whole (a temporary file beside it, then a rename) replaces: `file`
+ * itself, or where a symbolic link there leads (the link stays). Throws (code ENOTREG) for a named
+ * pipe, a device or a socket there: a rename would put a regular file in its place (`render -o
+ * /dev/full` replaced the device, `-o pipe.png` the pipe). A folder is left to the rename's EISDIR.
+ */
+export function renameTarget(file: string, links = 0): string {
+  let stat;
+  try {
+    stat = lstatSync(file);
+  } catch {
+    return file; // absent: the rename makes it
+  }
+  if (stat.isSymbolicLink()) {
+    if (links >= 40) throw Object.assign(new Error(`too many symbolic links: ${file}`), { code: 'ELOOP' });
+    return renameTarget(resolve(dirname(file), readlinkSync(file)), links + 1);
+  }
+  if (stat.isFile() || stat.isDirectory()) return file;
+  const what = stat.isFIFO() ? 'a named pipe' : stat.isSocket() ? 'a socket' : stat.isCharacterDevice() || stat.isBlockDevice() ? 'a device' : 'not a regular file';
+  throw Object.assign(new Error(`\`${file}\` is ${what}, not a file`), { code: 'ENOTREG', what });
+}
+
+/** Write a file whole or not at all: a temporary file beside it (or beside where a link there leads), then a rename. */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const target = renameTarget(path);
+  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.tmp`);
   writeFileSync(tmp, data);
-  renameSync(tmp, path);
+  renameSync(tmp, target);
 }

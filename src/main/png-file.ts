@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { renameTarget } from './files.js';
 import { PngEncoder, PngJoiner, type DeflatedStrip } from './png.js';
 
 export class PngWriteError extends Error {
@@ -14,6 +15,7 @@ export class PngWriteError extends Error {
 /** Why a file could not be written, in words, from the system's error. */
 export function writeProblem(file: string, e: unknown): string {
   const err = e as NodeJS.ErrnoException;
+  if (err.code === 'ENOTREG') return `cannot write \`${file}\`: it is ${(err as { what?: string }).what}, not a file: name a file to write to`;
   const why = err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'a file is in the way of its folder' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOSPC' ? 'the disk is full' : err.code === 'EISDIR' ? 'it is a folder' : err.message;
   return `cannot write \`${file}\`: ${why}${err.code ? ` (${err.code})` : ''}`;
 }
@@ -28,6 +30,8 @@ let made = 0;
 export class PngFile {
   private constructor(
     readonly file: string,
+    /** What the finished file replaces: `file`, or where a link there leads (renameTarget). */
+    private readonly target: string,
     private readonly tmp: string,
     private readonly handle: FileHandle,
     private readonly encoder: PngEncoder | PngJoiner,
@@ -47,10 +51,13 @@ export class PngFile {
   }
 
   private static async open(file: string, assembler: (sink: (bytes: Buffer) => Promise<void>) => PngEncoder | PngJoiner): Promise<PngFile> {
-    const tmp = join(dirname(file) || '.', `.${basename(file)}.${process.pid}.${made++}.tmp`);
+    let target: string;
+    let tmp: string;
     let handle: FileHandle;
     try {
       mkdirSync(dirname(file) || '.', { recursive: true });
+      target = renameTarget(file);
+      tmp = join(dirname(target) || '.', `.${basename(target)}.${process.pid}.${made++}.tmp`);
       handle = await open(tmp, 'w');
     } catch (e) {
       throw new PngWriteError(writeProblem(file, e));
@@ -64,7 +71,7 @@ export class PngFile {
       }
       png!.bytes += bytes.length;
     });
-    png = new PngFile(file, tmp, handle, encoder);
+    png = new PngFile(file, target, tmp, handle, encoder);
     return png;
   }
 
@@ -98,7 +105,7 @@ export class PngFile {
     try {
       await this.encoder.end();
       await this.handle.close();
-      await rename(this.tmp, this.file).catch((e) => Promise.reject(new PngWriteError(writeProblem(this.file, e))));
+      await rename(this.tmp, this.target).catch((e) => Promise.reject(new PngWriteError(writeProblem(this.file, e))));
     } catch (e) {
       await this.abort();
       throw e;

@@ -9,6 +9,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { UserError } from './user-error.js';
+import { renameTarget } from './files.js';
+import { writeProblem } from './png-file.js';
 
 export class VideoError extends UserError {
   override name = 'VideoError';
@@ -84,6 +86,8 @@ export class VideoFile {
   readonly height: number;
   private readonly child: ChildProcess;
   private readonly temporary: string;
+  /** What the finished video replaces: `file`, or where a link there leads (renameTarget). */
+  private readonly target: string;
   private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private stderr = '';
   private failure?: Error;
@@ -100,7 +104,12 @@ export class VideoFile {
     } catch (e) {
       throw new VideoError(`cannot write \`${file}\`: its folder cannot be made (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
-    this.temporary = join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
+    try {
+      this.target = renameTarget(file);
+    } catch (e) {
+      throw new VideoError(writeProblem(file, e));
+    }
+    this.temporary = join(dirname(this.target), `.${basename(this.target)}.${process.pid}.partial`);
     const args = ['-hide_banner', '-loglevel', 'error', '-y',
       '-f', 'rawvideo', '-pix_fmt', 'rgba', '-s', `${this.width}x${this.height}`, '-r', String(source.fps), '-i', 'pipe:0',
       ...format.args(source.crf ?? format.crf?.default), '-f', format.muxer, this.temporary];
@@ -144,7 +153,7 @@ export class VideoFile {
     const { code, signal } = await this.exited;
     if (code !== 0) throw await this.failed(code, signal);
     try {
-      renameSync(this.temporary, this.file);
+      renameSync(this.temporary, this.target);
     } catch (e) {
       rmSync(this.temporary, { force: true });
       throw new VideoError(`cannot write \`${this.file}\`: ${(e as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a folder' : (e as Error).message}`);

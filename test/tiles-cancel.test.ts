@@ -1,5 +1,6 @@
-// A tiled render stopped mid-way (SIGINT or SIGTERM, as Ctrl-C or a scheduler sends): it stops
-// between tiles and leaves no partial file, temporary or named; frames finished before it stay.
+// A render stopped mid-way (SIGINT or SIGTERM, as Ctrl-C or a scheduler sends): a tiled one stops
+// between tiles, a whole one between frames (on this thread: --workers 1), and neither leaves a
+// partial file, temporary or named; frames finished before it stay.
 
 import t from 'tap';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,11 +13,13 @@ const dir = scratchDir('entelechy-tiles-cancel-');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  t.test(`a tiled render stopped by ${signal} after its first frame`, async (t) => {
-    const out = join(dir, signal);
-    // Frames of 16 tiles each, a second or so apiece: the signal comes while frame 1 renders.
-    const p = entelechy(['render', join(dir, 'slow.esn'), '--size', '64x64', '--tile', '16x16', '--frames', '0:9', '--workers', '1', '--json', '-o', join(out, '%04d.png')], { ENTELECHY_CACHE_DIR: CACHE });
+// The whole render ended where the signal found it (Node's default), leaving its frame's
+// temporary file, and said nothing (status 130).
+for (const [signal, tiled] of [['SIGINT', true], ['SIGTERM', true], ['SIGINT', false]] as const) {
+  t.test(`a ${tiled ? 'tiled' : 'whole'} render stopped by ${signal} after its first frame`, async (t) => {
+    const out = join(dir, `${signal}-${tiled ? 'tiled' : 'whole'}`);
+    // Frames of a second or so apiece (16 tiles each when tiled): the signal comes while frame 1 renders.
+    const p = entelechy(['render', join(dir, 'slow.esn'), '--size', '64x64', ...(tiled ? ['--tile', '16x16'] : []), '--frames', '0:9', '--workers', '1', '--json', '-o', join(out, '%04d.png')], { ENTELECHY_CACHE_DIR: CACHE });
     await p.line((l) => l.frame === 0);
     p.kill(signal);
     const ended = await p.exited;

@@ -130,3 +130,23 @@ export class Evaluations {
     return n;
   }
 }
+
+/**
+ * A signal that SIGINT (Ctrl-C) or SIGTERM (a scheduler) aborts with the Cancelled `interrupted
+ * (SIGINT)`, instead of ending the process where it stands: a render stops between its steps and
+ * removes what it had not finished (render.ts, tiles/render-tiled.ts). `dispose` hands the signals
+ * back.
+ */
+export function interruptedBySignals(): { signal: AbortSignal; dispose(): void } {
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => stop.abort(new Cancelled('cancel', `interrupted (${signal})`));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return {
+    signal: stop.signal,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}

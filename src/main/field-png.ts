@@ -9,6 +9,7 @@ import { fieldRgbaRows, ImageError } from './image.js';
 import { deflateStripsHere, stripRows, type DeflatedStrip } from './png.js';
 import { PngFile, PngWriteError } from './png-file.js';
 import type { Field } from './field.js';
+import { throwIfCancelled } from './cancel.js';
 
 /** One strip's work, sent to a pool worker: rows [y0, y1) of the field named `name`. */
 export interface FieldStripTask {
@@ -35,7 +36,7 @@ export function fieldStrips(memory: WebAssembly.Memory, task: FieldStripTask): D
  * worker in flight, written in order as they come). The field must stay as it is until this
  * returns. Returns the file's size in bytes; a file that cannot be written is an ImageError.
  */
-export async function savePngOnPool(pool: EvalPool, file: string, field: Field, name: string): Promise<number> {
+export async function savePngOnPool(pool: EvalPool, file: string, field: Field, name: string, signal?: AbortSignal): Promise<number> {
   const { width, height } = field;
   let png: PngFile;
   try {
@@ -50,6 +51,7 @@ export async function savePngOnPool(pool: EvalPool, file: string, field: Field, 
   };
   try {
     for (let y0 = 0; y0 < height; y0 += step) {
+      throwIfCancelled(signal); // a render stopped (Ctrl-C): the file is not written
       const made = pool.call<DeflatedStrip[]>('pngStrips', { field, name, y0, y1: Math.min(height, y0 + step) } satisfies FieldStripTask);
       made.catch(() => {}); // awaited in order by writeNext; a later strip's failure may come first
       inFlight.push(made);

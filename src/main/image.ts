@@ -5,6 +5,7 @@ import { encodePng, stripRows, type Pixels } from './png.js';
 import { PngFile, PngWriteError } from './png-file.js';
 import { linearToByte } from './srgb.js';
 import type { Field } from './field.js';
+import { throwIfCancelled } from './cancel.js';
 import type { FieldMemory } from './memory.js';
 import type { Scalar } from '../ir/ir.js';
 import { UserError } from './user-error.js';
@@ -155,7 +156,7 @@ function alphaByte(v: number): number {
  * made (png-file.ts). A file that cannot be written is an ImageError naming it and why. Returns
  * the file's size in bytes.
  */
-export async function savePng(file: string, width: number, height: number, pixels: Pixels): Promise<number> {
+export async function savePng(file: string, width: number, height: number, pixels: Pixels, signal?: AbortSignal): Promise<number> {
   if (typeof pixels !== 'function' && pixels.length !== width * height * 4) throw new Error(`savePng: ${pixels.length} bytes for ${width} x ${height} RGBA pixels`);
   let png: PngFile;
   try {
@@ -166,7 +167,10 @@ export async function savePng(file: string, width: number, height: number, pixel
   try {
     const rowsOf = typeof pixels === 'function' ? pixels : (y0: number, y1: number) => pixels.subarray(y0 * width * 4, y1 * width * 4);
     const step = stripRows(width);
-    for (let y0 = 0; y0 < height; y0 += step) await png.rows(rowsOf(y0, Math.min(height, y0 + step)));
+    for (let y0 = 0; y0 < height; y0 += step) {
+      throwIfCancelled(signal); // a render stopped (Ctrl-C): the file is not written
+      await png.rows(rowsOf(y0, Math.min(height, y0 + step)));
+    }
     return await png.finish();
   } catch (e) {
     await png.abort();

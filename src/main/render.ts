@@ -23,6 +23,7 @@ import { InputImageError } from './image-input.js';
 import { markPrinted, UserError } from './user-error.js';
 import { isCompletePng, shardFrames, type Shard } from './shard.js';
 import { mark } from './timeline.js';
+import { Cancelled, interruptedBySignals, throwIfCancelled } from './cancel.js';
 
 export class RenderError extends UserError {
   override name = 'RenderError';
@@ -151,6 +152,11 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     bar?.increment();
   };
   const writer = video ? new VideoWriter(options, reported) : new FrameWriter(frames ? workers : 0, reported);
+  // Ctrl-C or SIGTERM stops the render: the frame at work stops (on the pool at once, on this
+  // thread when it ends) and its file is not written; the frames written before it stay whole.
+  const stop = interruptedBySignals();
+  const stopped = (e: Cancelled, frame: number) =>
+    new RenderError(`${e.message}: stopped at frame ${frame}; its file was not written${writer.written ? ` (the ${writer.written} frame${writer.written > 1 ? 's' : ''} before it were)` : ''}`, frame);
   try {
     // Nothing left to write: nothing to evaluate either, not even a stateful scene's lead-in.
     const evaluateTo = end >= first ? end : start - 1;
@@ -165,13 +171,17 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       const t0 = performance.now();
       const time = frames ? options.time + frame / options.fps : options.time;
       try {
+        // A signal is seen only when the event loop turns, which a frame on this thread does not.
+        await new Promise((resolve) => setImmediate(resolve));
+        throwIfCancelled(stop.signal);
         await feed.fill(frame);
         // `frame` is the frame's number in the render, however the range is split (shards, farm).
         run.frame = frame;
-        await run.evaluate({ time });
+        await run.evaluate({ time }, stop.signal);
         mark(`frame ${frame} evaluated`);
       } catch (e) {
         await writer.drain(); // the frames before this one are written and reported first
+        if (e instanceof Cancelled) throw stopped(e, frame);
         if (e instanceof EvaluationError) throw new RenderError(`frame ${frame}: ${e.message}`, frame, e.node);
         if (e instanceof InputImageError) throw new RenderError(frames ? `frame ${frame}: ${e.message}` : e.message, frame);
         throw e;
@@ -182,8 +192,13 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       // A range of frames hands each frame's pixels to a thread; one frame is encoded from the
       // field, strip by strip (the field stays as it is until the write is done: drain below),
       // a large one on the pool's threads (field-png.ts).
-      if (!frames && !video && pool && pngOnPool(field) && writer instanceof FrameWriter) await writer.save(f, () => savePngOnPool(pool, file, field, options.output));
-      else await writer.write(f, frames || video ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output));
+      try {
+        if (!frames && !video && pool && pngOnPool(field) && writer instanceof FrameWriter) await writer.save(f, () => savePngOnPool(pool, file, field, options.output, stop.signal));
+        else await writer.write(f, frames || video ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output), stop.signal);
+      } catch (e) {
+        if (e instanceof Cancelled) throw stopped(e, frame);
+        throw e;
+      }
     }
     await writer.drain();
     mark('frames written');
@@ -210,6 +225,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     }
     throw e;
   } finally {
+    stop.dispose();
     run.dispose();
     await Promise.all([pool?.destroy(), writer.close()]);
   }
@@ -297,8 +313,8 @@ class FrameWriter {
    * Write one frame; waits while too many are in flight. On threads its pixels are moved (not
    * copied) to one; without, they may be rows made as they are encoded (done when this returns).
    */
-  async write(f: FrameFile, pixels: Pixels): Promise<void> {
-    if (!this.encoder) return this.save(f, () => savePng(f.file, f.width, f.height, pixels));
+  async write(f: FrameFile, pixels: Pixels, signal?: AbortSignal): Promise<void> {
+    if (!this.encoder) return this.save(f, () => savePng(f.file, f.width, f.height, pixels, signal));
     if (typeof pixels === 'function') throw new Error('internal: frames written on threads need their pixels copied out');
     const saved = this.encoder.save({ file: f.file, width: f.width, height: f.height, rgba: pixels });
     saved.catch(() => {}); // awaited in order by drain; a later frame's failure may come first
@@ -330,6 +346,7 @@ class FrameWriter {
     try {
       await saved;
     } catch (e) {
+      if (e instanceof Cancelled) throw e; // stopped: render.ts says where
       const message = (e as Error).message;
       throw new RenderError(this.encoder ? `frame ${f.frame}: ${message}` : message, f.frame);
     }
@@ -357,8 +374,9 @@ export class VideoWriter {
     private readonly reported: (w: FrameFile & { millis: number }) => void,
   ) {}
 
-  async write(f: FrameFile, pixels: Pixels): Promise<void> {
+  async write(f: FrameFile, pixels: Pixels, signal?: AbortSignal): Promise<void> {
     if (typeof pixels === 'function') throw new Error('internal: a video takes whole frames');
+    throwIfCancelled(signal);
     if (!this.video) {
       this.video = new VideoFile(f.file, { width: f.width, height: f.height, fps: this.options.fps, crf: this.options.crf });
       if (this.video.width !== f.width || this.video.height !== f.height)

@@ -6,7 +6,7 @@ import cliProgress from 'cli-progress';
 import type { Scene } from '../../ir/check/scene.js';
 import type { EvalPool } from '../../workers/pool.js';
 import { markPrinted } from '../user-error.js';
-import { Cancelled } from '../cancel.js';
+import { Cancelled, interruptedBySignals } from '../cancel.js';
 import type { Backend } from '../engine.js';
 import { EvaluationError } from '../evaluation-error.js';
 import { InputImageError } from '../image-input.js';
@@ -47,10 +47,7 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
   let png: PngFile | undefined;
   let bar: cliProgress.SingleBar | undefined;
   // Ctrl-C or SIGTERM stops the render between tiles; the frame's temporary file is removed.
-  const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => stop.abort(new Cancelled('cancel', `interrupted (${signal})`));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stop = interruptedBySignals();
   try {
     for (const { name, value } of options.params ?? []) renderer.params.set(name, value);
     const [tw, th] = renderer.tileSize(options.tile);
@@ -117,8 +114,7 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
     }
     throw err;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.dispose();
     renderer.dispose();
   }
 }

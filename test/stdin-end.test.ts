@@ -95,3 +95,15 @@ t.test('a file of requests on stdin is a script: its end stops nothing, every re
   t.same(answers.map((a) => a.ok?.frame), [1, 2], `both frames ran to the end: ${JSON.stringify(answers).slice(0, 300)}`);
   t.equal(await s.exit, 0);
 });
+
+t.test('a pipe that says quit before it closes is answered whole: its end is no client going away', async (t) => {
+  // Frames of about a second, all asked and the pipe closed at once: the requests before `quit`
+  // were cancelled (reason closed) by the end of the pipe behind them.
+  const dir = folder(SCENE.replace('while (frame == 1 && k < 16000000)', 'while (k < 300000)'));
+  const s = serve(dir, 'pipe');
+  s.child.stdin!.end('{"id":1,"op":"evaluate"}\n{"id":2,"op":"evaluate"}\n{"id":3,"op":"quit"}\n');
+  const answers = [JSON.parse((await s.out.next())!), JSON.parse((await s.out.next())!), JSON.parse((await s.out.next())!)];
+  t.same(answers.map((a) => a.ok?.frame), [1, 2, undefined], `both frames ran to the end: ${JSON.stringify(answers).slice(0, 300)}`);
+  t.same(answers[2], { id: 3, ok: {} }, 'then quit');
+  t.equal(await s.exit, 0);
+});

@@ -78,7 +78,18 @@ export function doorHandler(session: Session): LineHandler {
     return { answer, close };
   };
   handler.urgent = isCancel;
+  handler.farewell = isQuit;
   return handler;
+}
+
+/** A `quit` request: the end of input after it is expected (Door.peerClosed). */
+export function isQuit(line: string): boolean {
+  if (line.length > 4096 || !line.includes('quit')) return false;
+  try {
+    return JSON.parse(line)?.op === 'quit';
+  } catch {
+    return false;
+  }
 }
 
 /** A `cancel` request (a short line whose op is cancel): the doors answer it out of turn. */

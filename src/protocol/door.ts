@@ -36,6 +36,11 @@ export interface LineHandler {
    * (`cancel`: it would be no use behind the evaluation it stops).
    */
   urgent?: (line: string) => boolean;
+  /**
+   * Lines that say goodbye (`quit`): the client that sent one expects the answers of what it asked
+   * before, so the end of its input that follows is not it going away (peerClosed).
+   */
+  farewell?: (line: string) => boolean;
 }
 
 /** Extra HTTP routes (the Player page later): return true when handled. */
@@ -193,6 +198,8 @@ export class Door implements Connection {
   private running = false;
   private paused = false;
   private inputEnded = false;
+  /** A `quit` came (LineHandler.farewell): the input's end is expected, not the client gone. */
+  private farewell = false;
   /** The last answer's size: a big answer being read is not a reason to drop the client. */
   private allowance = 0;
   /** open: serving; ending: finish the answer in flight, then end; closed: gone. */
@@ -219,6 +226,7 @@ export class Door implements Connection {
 
   /** A request line arrived. */
   push(line: string): void {
+    if (this.handler.farewell?.(line)) this.farewell = true;
     if (this.handler.urgent?.(line)) void this.answerNow(line);
     else this.enqueue({ line }, line.length);
   }
@@ -230,9 +238,13 @@ export class Door implements Connection {
     if (result !== undefined && this.stateNow() !== 'closed') this.write(result.answer);
   }
 
-  /** The peer closed its side (a TCP FIN: how a client that went away looks): evaluations stop. */
+  /**
+   * The peer closed its side (a TCP FIN: how a client that went away looks): evaluations stop,
+   * unless it said goodbye first (a `quit` queued: `printf '...\n{"op":"quit"}\n' | serve` is
+   * answered whole).
+   */
   peerClosed(): void {
-    this.lostController.abort();
+    if (!this.farewell) this.lostController.abort();
   }
 
   /** A request line was too long: answered with an error in its turn. */

@@ -474,8 +474,9 @@ t.test('a scene that is not there yet: compose writes it; quit answers, then the
 });
 
 /** `entelechy mcp ARGS` that is expected to end on its own: its status, stdout and stderr. */
-async function runMcp(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+async function runMcp(args: string[], input?: string): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'mcp', ...args], { cwd: ROOT });
+  if (input !== undefined) child.stdin.end(input);
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += String(d)));
@@ -483,6 +484,25 @@ async function runMcp(args: string[]): Promise<{ code: number | null; out: strin
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   return { code, out, err };
 }
+
+t.test('a client that writes its requests and closes stdin at once gets every answer; a line that is no JSON-RPC gets its error', async (t) => {
+  // The end of stdin ended the server at once: the tool call still running was never answered,
+  // and a line that was not JSON was not answered at all.
+  const lines = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'printf', version: '1' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    'garbage',
+    { a: 1 },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'evaluate', arguments: {} } },
+  ];
+  const r = await runMcp([join(copyExample('rings', 'mcp'), 'scene.esn'), '--workers', '1'], lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+  t.equal(r.code, 0, r.err);
+  const answers = r.out.trim().split('\n').map((l) => JSON.parse(l));
+  t.ok(answers.find((a) => a.id === 1)?.result?.protocolVersion, 'initialize answered');
+  const call = answers.find((a) => a.id === 2);
+  t.ok(call?.result && !call.result.isError, `the evaluate call answered: ${JSON.stringify(call).slice(0, 200)}`);
+  t.same(answers.filter((a) => a.id === null).map((a) => a.error.code), [-32700, -32600], 'parse error, then invalid request');
+});
 
 t.test('mistakes in the command: a message, status 1, nothing on stdout', async (t) => {
   const folder = await runMcp([join(tmpdir(), 'entelechy-no-such-folder', 'scene.esn')]);

@@ -1,10 +1,12 @@
 // `entelechy mcp <scene>`: a session behind the MCP door, over stdio. The process ends when the
-// client closes stdin (how MCP clients stop a stdio server) or after a `quit` tool call.
+// client closes stdin (how MCP clients stop a stdio server), once the requests it sent before are
+// answered, or after a `quit` tool call.
 
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Session } from '../main/session.js';
 import { McpDoor } from './server.js';
 import type { InputOption } from '../main/input-feed.js';
@@ -71,13 +73,17 @@ export async function mcp(scenePath: string, options: McpOptions = {}): Promise<
   const door = new McpDoor(opening, { onQuit: () => end() });
   const transport = new StdioServerTransport(process.stdin, channel);
   transport.onclose = () => end();
-  // The SDK's transport does not watch for the end of stdin; a client that closes it is gone.
-  process.stdin.once('end', () => end());
-  process.stdin.once('close', () => end());
+  // The SDK's transport does not watch for the end of stdin; a client that closes it is done
+  // asking, and gets the answers to what it asked before (`printf ... | entelechy mcp` did not).
+  let answered = () => Promise.resolve();
+  const inputEnded = () => void answered().then(end);
+  process.stdin.once('end', inputEnded);
+  process.stdin.once('close', inputEnded);
   // A client that went away (EPIPE) ends the server; nothing more can be said to it.
   channel.on('error', () => end());
   process.stdout.on('error', () => end());
   await door.server.connect(transport);
+  answered = watchRequests(transport);
   let session: Session;
   try {
     session = await opening;
@@ -91,4 +97,34 @@ export async function mcp(scenePath: string, options: McpOptions = {}): Promise<
   door.close();
   await door.server.close();
   await session.close();
+}
+
+/**
+ * After the server has connected: a wait for the JSON-RPC requests it has not answered yet (called
+ * when the input ends). A line that is not a JSON-RPC message gets JSON-RPC's own error (-32700 for
+ * no JSON, -32600 for JSON that is no message), where the SDK's transport only told its onerror.
+ */
+function watchRequests(transport: StdioServerTransport): () => Promise<void> {
+  let pending = 0;
+  let idle: (() => void) | undefined;
+  const received = transport.onmessage!;
+  transport.onmessage = (message) => {
+    if ('method' in message && 'id' in message) pending++;
+    received(message);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message) => {
+    await send(message);
+    if (('result' in message || 'error' in message) && message.id !== null && pending > 0 && --pending === 0) idle?.();
+  };
+  const told = transport.onerror;
+  transport.onerror = (error) => {
+    told?.(error);
+    const parse = error instanceof SyntaxError;
+    if (parse || error.name === 'ZodError') {
+      const message = parse ? `Parse error: the line is not JSON (${error.message})` : 'Invalid Request: the line is JSON, but not a JSON-RPC 2.0 message';
+      void send({ jsonrpc: '2.0', id: null, error: { code: parse ? -32700 : -32600, message } } as unknown as JSONRPCMessage).catch(() => undefined);
+    }
+  };
+  return () => (pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
 }

@@ -64,7 +64,11 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   };
   refused(['render'], /name a scene: entelechy render <scene\.esn>/);
   refused(['render', 'examples/rings'], /`examples\/rings` is a folder: name the scene document in it, e\.g\. examples\/rings\/scene\.esn/);
-  refused(['render', 'examples/rings/scene.esn', '--time', 'abc'], /--time must be a number of seconds/);
+  refused(['render', 'examples/rings/scene.esn', '--time', 'abc'], /--time must be a number of seconds, e\.g\. --time 1\.5; got `abc`/);
+  refused(['render', 'examples/rings/scene.esn', '--workers=x'], /--workers must be a whole number of at least 1; got `x`/);
+  // PNG bytes were written under these names.
+  refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written.jpg')], /-o .*\.jpg: render writes PNG pictures \(name the file \.png\) or videos \(\.mp4, \.webm, \.gif/);
+  refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written')], /render writes PNG pictures/);
   refused(['render', 'examples/rings/scene.esn', '--workers', '0'], /--workers must be a whole number of at least 1/);
   refused(['render', 'examples/rings/scene.esn', '--size', '64x64x4'], /--size 64x64x4 has 3 axes, but no node of examples\/rings\/scene\.esn has 3: its nodes are 2-D; give WIDTHxHEIGHT/);
   refused(['render', 'examples/rings/scene.esn', '--size', '-5x10'], /`-5x10` reads as an option; write a value that starts with `-` as --name=-5x10/);

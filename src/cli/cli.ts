@@ -1,7 +1,7 @@
 // The `entelechy` command line.
 
 import { readdirSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { formatDiagnostic } from '../ir/check/report.js';
@@ -117,9 +117,9 @@ async function renderCommand(argv: {
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
   const paramOptions = parseParamOptions(argv.param);
-  if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${argv.fps}`);
-  if (!Number.isFinite(argv.time)) throw new UserError(`--time must be a number of seconds, e.g. --time 1.5; got ${argv.time}`);
-  if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${argv.workers}`);
+  if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${given('--fps', argv.fps)}`);
+  if (!Number.isFinite(argv.time)) throw new UserError(`--time must be a number of seconds, e.g. --time 1.5; got ${given('--time', argv.time)}`);
+  if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${given('--workers', argv.workers)}`);
   const { parseFrames, render } = await import('../main/render.js');
   const { parseTile } = await import('../main/tiles/render-tiled.js');
   mark('render imported');
@@ -152,6 +152,9 @@ async function renderCommand(argv: {
   if (!scene.outputs.some((o) => o.name === output))
     throw new UserError(`${argv.scene} has no output \`${output}\`; its outputs: ${scene.outputs.map((o) => o.name).join(', ')}`);
   const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
+  // Pictures are PNG whatever the name says: `-o out.jpg` wrote PNG bytes under a JPEG's name.
+  if (!isVideoFile(file) && extname(file).toLowerCase() !== '.png')
+    throw new UserError(`-o ${file}: render writes PNG pictures (name the file .png) or videos (.mp4, .webm, .gif, through ffmpeg)`);
   const crf = videoCrf(file, argv.crf);
   const options = {
     output, file, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, memory: memoryOption(argv.memory), tile, backend: argv.backend as Backend, fuse: argv.fuse,
@@ -162,6 +165,18 @@ async function renderCommand(argv: {
     return farmRender(scene, { ...options, farm: argv.farm, size, inputSizes });
   }
   await render(scene, options);
+}
+
+/**
+ * What the command line gave for a numeric option, as typed: yargs makes `--time abc` NaN, and
+ * "got NaN" does not say what was wrong. The value itself where the option is not in argv.
+ */
+function given(flag: string, value: unknown, argv: readonly string[] = process.argv): string {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === flag && i + 1 < argv.length) return `\`${argv[i + 1]}\``;
+    if (argv[i].startsWith(`${flag}=`)) return `\`${argv[i].slice(flag.length + 1)}\``;
+  }
+  return String(value);
 }
 
 /** --shard: with --frames and numbered files only (a video cannot be written in pieces). */
@@ -269,7 +284,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('json', { type: 'boolean', default: false, describe: 'one JSON line per event (ready, started, done, failed)' }),
       async (argv) => {
         for (const [name, v, least] of [['--concurrency', argv.concurrency ?? 1, 1], ['--workers', argv.workers, 1], ['--stall-ms', argv.stallMs, 100]] as const)
-          if (!(Number.isInteger(v) && v >= least)) throw new UserError(`${name} must be a whole number of at least ${least}; got ${v}`);
+          if (!(Number.isInteger(v) && v >= least)) throw new UserError(`${name} must be a whole number of at least ${least}; got ${given(name, v)}`);
         const { farmWorker } = await import('../farm/worker.js');
         await farmWorker({ redis: String(argv.redis), concurrency: argv.concurrency, workers: argv.workers, memory: memoryOption(argv.memory), stallMs: argv.stallMs, json: argv.json });
       },
@@ -311,13 +326,13 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           const names = [...corpus().map((c) => c.name), ...(argv.cold ? [] : [CHAIN])];
           const unknown = argv.scenes?.split(',').map((s) => s.trim()).find((s) => !names.includes(s));
           if (unknown) throw new UserError(`--scenes: \`${unknown}\` is not a corpus scene; they are ${names.join(', ')}`);
-          if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${argv.runs}`);
+          if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${given('--runs', argv.runs)}`);
           if (argv.cold) {
             const { benchCold } = await fromBench(() => import('../../bench/cold.js'));
             await benchCold({ scenes: argv.scenes?.split(',').map((s) => s.trim()), runs: argv.runs, json: argv.json });
             return;
           }
-          if (!(argv.edits >= 1 && argv.edits <= 1000)) throw new UserError(`--edits must be between 1 and 1000; got ${argv.edits}`);
+          if (!(argv.edits >= 1 && argv.edits <= 1000)) throw new UserError(`--edits must be between 1 and 1000; got ${given('--edits', argv.edits)}`);
           await benchCompile({ scenes: argv.scenes?.split(',').map((s) => s.trim()), runs: argv.runs, edits: argv.edits, json: argv.json });
           return;
         }
@@ -325,8 +340,8 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
         const pipelines = String(argv.pipelines).split(',').map((p) => p.trim().toUpperCase());
         const bad = pipelines.find((p) => !isPipelineName(p));
         if (bad) throw new UserError(`--pipelines: \`${bad}\` is not a pipeline; they are P1, P2, P3, P4`);
-        if (!(argv.size >= 16 && argv.size <= 16384)) throw new UserError(`--size must be between 16 and 16384; got ${argv.size}`);
-        if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${argv.runs}`);
+        if (!(argv.size >= 16 && argv.size <= 16384)) throw new UserError(`--size must be between 16 and 16384; got ${given('--size', argv.size)}`);
+        if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${given('--runs', argv.runs)}`);
         if (argv.rounds !== undefined || argv.sizes !== undefined || argv.chart !== undefined || argv.out !== undefined) {
           const { benchRounds } = await fromBench(() => import('../../bench/rounds-cli.js'));
           await benchRounds({ ...argv, pipelines: pipelines as PipelineName[] });

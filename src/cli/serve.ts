@@ -82,25 +82,21 @@ export function doorHandler(session: Session): LineHandler {
   return handler;
 }
 
-/** A `quit` request: the end of input after it is expected (Door.peerClosed). */
-export function isQuit(line: string): boolean {
-  if (line.length > 4096 || !line.includes('quit')) return false;
+/** A short request line whose op is `op`: the doors read these before the session does. */
+function isRequest(line: string, op: string): boolean {
+  if (line.length > 4096 || !line.includes(op)) return false;
   try {
-    return JSON.parse(line)?.op === 'quit';
+    return JSON.parse(line)?.op === op;
   } catch {
     return false;
   }
 }
 
-/** A `cancel` request (a short line whose op is cancel): the doors answer it out of turn. */
-export function isCancel(line: string): boolean {
-  if (line.length > 4096 || !line.includes('cancel')) return false;
-  try {
-    return JSON.parse(line)?.op === 'cancel';
-  } catch {
-    return false;
-  }
-}
+/** A `quit` request: the end of input after it is expected (Door.peerClosed). */
+export const isQuit = (line: string): boolean => isRequest(line, 'quit');
+
+/** A `cancel` request: the doors answer it out of turn. */
+export const isCancel = (line: string): boolean => isRequest(line, 'cancel');
 
 /** A session opened with the command line's `--param`s and `--input`s set; closed again if one is refused. */
 export async function openStarted(scenePath: string, options: SessionOptions & { params?: ParamOption[]; inputs?: InputOption[] }, command = 'entelechy'): Promise<Session> {

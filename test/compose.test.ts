@@ -374,6 +374,23 @@ t.test('a member edit for a node that does not exist says to add the node first'
   t.throws(() => apply(SCENE, [{ node: 'ring', member: 'count', text: 'count = 1.0;' }]), { message: /did you mean `rings`\?/ });
 });
 
+t.test("an edit's text holds only what it names: more, or another, is refused", async (t) => {
+  // Each of these was applied: the member edit closed the node and declared another, replaced
+  // `count` by a second `size`, set `count` twice; the kernel edit published a second kernel.
+  const refused = (e: EditItem, holds: RegExp) =>
+    t.throws(() => apply(SCENE, [e]), { name: 'EditError', edit: 0, field: 'text', message: holds }, JSON.stringify(e));
+  refused({ node: 'rings', member: 'count', text: 'count = 9.0; } node evil: demo.rings@1 { size = 4 x 4;' }, /edit 0 names the member `count` of node `rings`, but its text holds more than a member/);
+  refused({ node: 'rings', member: 'count', text: 'size = 8 x 8;' }, /but its text holds the member `size`: an edit changes only what it names/);
+  refused({ node: 'rings', member: 'count', text: 'count = 8.0;\n  count = 3.0;' }, /holds 2 members \(`count`, `count`\)/);
+  refused({ node: 'tint', text: 'node tint: demo.tint@1 { src <- rings.result; }\nnode more: demo.tint@1 { src <- rings.result; }' }, /names node `tint`, but its text holds 2 statements \(node `tint`, node `more`\)/);
+  refused({ node: 'tint', text: 'output tint <- rings.result;' }, /names node `tint`, but its text holds output `tint`/);
+  refused({ param: 'warmth', text: 'param heat: f32 = 0.5;' }, /names param `warmth`, but its text holds param `heat`/);
+  // What it names, however broken, goes on to the check (which says where).
+  t.match(apply(SCENE, [{ node: 'rings', member: 'count', text: 'count = 12.0' }]), /count = 12\.0 +\/\/ the node's own value/);
+  t.match(apply(SCENE, [{ node: 'rings', member: 'count', text: 'count = 12.0; // twelve' }]), /count = 12\.0; \/\/ twelve/);
+  t.match(apply(SCENE, [{ node: 'tint', text: 'node tint: demo.tint@1 { src <- ; }' }]), /src <- ; \}/);
+});
+
 // --- round trips: random edits keep every untouched statement's bytes ------------------------
 
 function rng(seed: number): () => number {

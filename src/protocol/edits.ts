@@ -33,6 +33,11 @@
 //   Removing what does not exist is an error (a typo should not pass silently).
 // - Member edits of a node that does not exist, or that failed to parse without being read
 //   whole, are errors that say what to do instead.
+// - An edit's text holds what it names and nothing more: a statement edit's text is that one
+//   statement (its kind and name), a member edit's text that one member. Text that reads as more
+//   (`count = 9.0; } node evil: ...` for the member `count`, a second kernel after the one named)
+//   or as another is refused: the edit would change what it does not name. Text too broken to
+//   read a statement or member in is left to the check, which says where.
 // - Edits apply in order, each to the result of the previous (the text is parsed again between
 //   edits). The result is not checked here: the caller parses and compiles it.
 
@@ -235,10 +240,38 @@ function similar(word: string, names: string[], what: string): string {
   return `; ${what} ${shown}${unique.length > 12 ? ', ...' : ''}`;
 }
 
+/**
+ * Refuse an edit whose text reads as more than, or other than, what it names (see the top of this
+ * file). Read alone: a statement's text as a document, a member's inside a node's block.
+ */
+function checkHeld(path: string, e: EditItem, index: number, kind: StatementKind, name: string): void {
+  if (e.text === null) return;
+  const named = e.member === undefined ? `${kind} \`${name}\`` : `the member \`${e.member}\` of node \`${name}\``;
+  const refuse = (holds: string) => {
+    throw new EditError(`edit ${index} names ${named}, but its text holds ${holds}: an edit changes only what it names; give each statement or member an edit of its own`, index, 'text', `the text of ${named} alone`);
+  };
+  if (e.member === undefined) {
+    const read = parseDocument(path, e.text).doc.items.flatMap((item) =>
+      item.kind === 'trivia' ? (item.broken?.kind ? [{ kind: item.broken.kind, name: item.broken.name?.value }] : []) : [{ kind: item.kind, name: item.name.value }],
+    );
+    const list = read.map((s) => `${s.kind} \`${s.name ?? '?'}\``).join(', ');
+    if (read.length > 1) refuse(`${read.length} statements (${list})`);
+    if (read.length === 1 && (read[0].kind !== kind || (read[0].name !== undefined && read[0].name !== name))) refuse(list);
+    return;
+  }
+  const statements = parseDocument(path, `node n: a.b@1 { ${e.text}\n}`).doc.items.filter((item) => item.kind !== 'trivia' || item.broken?.kind);
+  const wrapped = statements[0];
+  if (statements.length > 1) refuse(`more than a member: it closes the node's block and goes on (\`}\`)`);
+  const members = wrapped?.kind === 'node' ? wrapped.members.map((m) => m.name.value) : [];
+  if (members.length > 1) refuse(`${members.length} members (${members.map((m) => `\`${m}\``).join(', ')})`);
+  if (members.length === 1 && members[0] !== e.member) refuse(`the member \`${members[0]}\``);
+}
+
 function applyEdit(path: string, text: string, e: EditItem, index: number): string {
   const { doc } = parseDocument(path, text);
   const kind = kindOf(e);
   const name = e[kind] as string;
+  checkHeld(path, e, index, kind, name);
   const nl = text.includes('\r\n') ? '\r\n' : '\n';
   const all = ofKind(doc, kind);
   const found = all.find((s) => s.name === name)?.found;

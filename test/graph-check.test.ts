@@ -102,6 +102,12 @@ t.test('node members: only in ports, by name (nearest as the fix, else the list)
   t.same(diags('node a: k.line@1 { q = 1.0; }\n'), [[1, 20, 'k.line@1 has no in port `q`']]);
 });
 
+t.test('a node member given twice is an error (the last one was taken silently); the fix removes the first', async (t) => {
+  t.same(diags('node a: k.src2@1 {\n  gain = 2.0;\n  gain = 3.0;\n}\n'), [[3, 3, 'node `a` sets `gain` twice (first at line ' + (LINES + 2) + '); keep one', { node: 'a', member: 'gain', text: null }]]);
+  t.same(diags('node a: k.src2@1 { size = 8 x 8; size = 4 x 4; }\n'), [[1, 34, 'node `a` sets `size` twice (first at line ' + (LINES + 1) + '); keep one', { node: 'a', member: 'size', text: null }]]);
+  t.same(diags('node a: k.read@1 { s <- b; s <- b; }\nnode b: k.src2@1 {}\n').map((d) => d[2]), ['node `a` sets `s` twice (first at line ' + (LINES + 1) + '); keep one']);
+});
+
 t.test('in ports left without a source or value', async (t) => {
   t.same(diags('node a: k.read@1 {}\n'), [[1, 6, 'node `a` leaves the in port `s` (field2<f32>) unconnected: add `s <- NODE.PORT;`']]);
   t.same(diags('node a: k.color@1 {}\n'), [[1, 6, 'node `a` gives no value to the in port `bias`, which has no default: add `bias = ...;`']]);

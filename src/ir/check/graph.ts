@@ -64,7 +64,16 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
     let sizeMember: number[] | undefined;
     /** In ports a member names: one that is wrong says so itself, not again as missing. */
     const named = new Set<string>();
+    /** Each member once: a second one of the same name was taken silently, the last winning. */
+    const given = new Map<string, NodeMember>();
     for (const m of st.members) {
+      const first = given.get(m.name.value);
+      if (first) {
+        const line = diagnostic(doc, first.span, '').line;
+        err(m.name.span, `node \`${node.name}\` sets \`${m.name.value}\` twice (first at line ${line}); keep one`, { node: node.name, member: m.name.value, text: null });
+        continue;
+      }
+      given.set(m.name.value, m);
       if (m.form === 'size') {
         sizeMember = m.size.dims;
         continue;

@@ -295,7 +295,12 @@ t.test('read a node not pinned answers how to pin; pin, read, unpin', async (t) 
   const r = await ok(t, R, { op: 'read', node: 'rings', port: 'result', format: 'f32' });
   t.equal(r.name, 'rings.result');
   t.equal(Buffer.from(r.data, 'base64').length, 256 * 256 * 16);
-  const un = await ok(t, R, { op: 'unpin', node: 'rings' });
+  // unpin checks the port as pin does (a port the node lacks unpinned it).
+  const wrongPort = await err(t, R, { op: 'unpin', node: 'rings', port: 'nosuch' });
+  t.equal(wrongPort.field, 'port');
+  t.match(wrongPort.message, /node `rings` has no out or state port `nosuch`/);
+  t.same((await ok(t, R, { op: 'status' })).pins, ['rings'], 'still pinned');
+  const un = await ok(t, R, { op: 'unpin', node: 'rings', port: 'result' });
   t.same(un.pins, []);
   const again = await err(t, R, { op: 'unpin', node: 'rings' });
   t.equal(again.field, 'node');

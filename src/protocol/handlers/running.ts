@@ -7,6 +7,7 @@ import { encodePng, inputField, outputField, portField, readPlanes, readRgba, st
 import { clockOf, hasComputed, setParam, takeEvents } from '../../main/world-state.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { paramSetting } from '../../ir/check/params.js';
+import type { SceneNode } from '../../ir/check/graph.js';
 import type { RequestContext } from './index.js';
 import { imagePath, summarise, writeImage, type ChannelSummary } from '../../main/image-out.js';
 import { PathError } from '../../main/documents.js';
@@ -240,12 +241,18 @@ export async function cancel(s: Session, f: RequestFields<'cancel'>, conn: Reque
   return { cancelled: s.evaluations.cancel(conn.id, f.request) };
 }
 
+/** The node `pin` and `unpin` name, with the port they may name checked (an out or state port of it). */
+function pinnedNode(s: Session, f: { node?: unknown; port?: unknown }): SceneNode {
+  const node = s.scene.nodes.find((n) => n.name === f.node);
+  if (!node) throw new ProtocolError(`no node \`${f.node}\`; the nodes: ${s.scene.nodes.map((n) => n.name).join(', ')}`, { field: 'node' });
+  if (typeof f.port === 'string' && !node.kernel.ports.some((p) => p.name === f.port && p.kind !== 'in'))
+    throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${f.port}\``, { field: 'port' });
+  return node;
+}
+
 export async function pin(s: Session, f: RequestFields<'pin'>) {
   return s.change(async () => {
-    const node = s.scene.nodes.find((n) => n.name === f.node);
-    if (!node) throw new ProtocolError(`no node \`${f.node}\`; the nodes: ${s.scene.nodes.map((n) => n.name).join(', ')}`, { field: 'node' });
-    if (typeof f.port === 'string' && !node.kernel.ports.some((p) => p.name === f.port && p.kind !== 'in'))
-      throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${f.port}\``, { field: 'port' });
+    const node = pinnedNode(s, f);
     if (!s.pins.has(node.name)) await s.commit({ reason: 'pin', texts: s.texts, pins: new Set(s.pins).add(node.name), refusal: 'the scene no longer checks' });
     return { pins: [...s.pins] };
   });
@@ -254,6 +261,7 @@ export async function pin(s: Session, f: RequestFields<'pin'>) {
 export async function unpin(s: Session, f: RequestFields<'unpin'>) {
   return s.change(async () => {
     if (!s.pins.has(String(f.node))) throw new ProtocolError(`\`${f.node}\` is not pinned; the pins: ${[...s.pins].join(', ') || 'none'}`, { field: 'node' });
+    pinnedNode(s, f); // a port that is not the node's is refused, as pin refuses it
     const pins = new Set(s.pins);
     pins.delete(String(f.node));
     await s.commit({ reason: 'unpin', texts: s.texts, pins, refusal: 'the scene no longer checks' });

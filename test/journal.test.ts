@@ -11,7 +11,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { JOURNAL_NAME, PathError, resolveUnder, versionOf } from '../src/main/documents.js';
-import { SimulatedCrash, writeDocuments } from '../src/main/journal.js';
+import { prepareWrite, SimulatedCrash, writeDocuments } from '../src/main/journal.js';
 import { linkRefused } from '../src/main/journal-disk.js';
 import { JournalError, recoverJournal } from '../src/main/journal-recovery.js';
 import { can, immutable } from './disk.js';
@@ -49,6 +49,23 @@ function writeKilledAt(root: string, files: { path: string; text: string }[], st
   return spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ENTELECHY_TEST_KILL_AT_STEP: String(step) }, encoding: 'utf8', timeout: 120_000 });
 }
 const TAG = '[0-9a-f]{12}';
+
+t.test('a write abandoned (a compose refused) leaves no folder it made; one there before stays', async (t) => {
+  // A refused compose of `newdir/more.esn` left an empty `newdir/`.
+  const dir = folder();
+  mkdirSync(join(dir, 'old'));
+  writeFileSync(join(dir, 'scene.esn'), 'A');
+  const write = await prepareWrite(dir, [
+    { path: 'new/deeper/more.esn', text: 'B' },
+    { path: 'old/inside/more.esn', text: 'C' },
+    { path: 'scene.esn', text: 'D' },
+  ]);
+  t.ok(existsSync(join(dir, 'new', 'deeper')), 'precondition: steps 1-2 made the folders');
+  await write.abandon();
+  t.same(readdirSync(dir).sort(), ['old', 'scene.esn'], 'new/ is gone, and the journal');
+  t.same(readdirSync(join(dir, 'old')), [], 'old/ stays, without the inside/ the write made');
+  t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), 'A');
+});
 
 t.test('the files a write makes beside each document, named so that only Entelechy names them', async (t) => {
   const root = folder();

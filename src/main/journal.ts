@@ -39,7 +39,7 @@
 // The file operations and how a set ends are in journal-disk.ts; the recovery is in
 // journal-recovery.ts.
 
-import { statSync } from 'node:fs';
+import { rmdirSync, statSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { JOURNAL_NAME, PathError, inside, realRootOf, resolveUnder, versionOf } from './documents.js';
@@ -144,11 +144,14 @@ export async function prepareWrite(root: string, files: { path: string; text: st
   }
   crash('prepared');
   const dirs = new Set<string>();
+  /** Folders this write made for new documents, each with the first of them made: gone again if it is abandoned. */
+  const made: { dir: string; first: string }[] = [];
   try {
     for (const t of targets) {
       doing = t;
       const dir = dirname(t.abs);
-      await step(mkdir(dir, { recursive: true }));
+      const first = await step(mkdir(dir, { recursive: true }));
+      if (first) made.push({ dir, first });
       await writeFresh(join(realRoot, t.entry.temp), t.text, t.mode);
       if (t.entry.backup) await keepBackup(t.abs, join(realRoot, t.entry.backup), t.mode!);
       dirs.add(dir);
@@ -161,10 +164,14 @@ export async function prepareWrite(root: string, files: { path: string; text: st
   } catch (e) {
     if (e instanceof SimulatedCrash) throw e;
     await discard(realRoot, renames).catch(() => undefined); // a prepared journal left here is rolled back later
+    removeMade(made);
     throw writeError(e, at(doing), 'nothing was written');
   }
   return {
-    abandon: () => discard(realRoot, renames),
+    abandon: async () => {
+      await discard(realRoot, renames);
+      removeMade(made);
+    },
     commit: async () => {
       if (targets.length > 1) {
         try {
@@ -189,4 +196,22 @@ export async function prepareWrite(root: string, files: { path: string; text: st
       await finish(realRoot, renames);
     },
   };
+}
+
+/**
+ * Remove the folders a write made, now empty again (a refused compose of `new/more.esn` left an
+ * empty `new/`): from each one's deepest up to the first it made. One not empty stays, with its
+ * parents.
+ */
+function removeMade(made: { dir: string; first: string }[]): void {
+  for (const { dir, first } of made) {
+    for (let d = dir; ; d = dirname(d)) {
+      try {
+        rmdirSync(d);
+      } catch {
+        break;
+      }
+      if (d === first || dirname(d) === d) break;
+    }
+  }
 }

@@ -240,29 +240,52 @@ function similar(word: string, names: string[], what: string): string {
   return `; ${what} ${shown}${unique.length > 12 ? ', ...' : ''}`;
 }
 
+/** A document's statements (broken ones too, when their kind and name were read), as `kind \`name\``. */
+function statementNames(doc: Document): string[] {
+  return doc.items.flatMap((item) => {
+    if (item.kind !== 'trivia') return [`${item.kind} \`${item.name.value}\``];
+    return item.broken?.kind && item.broken.name ? [`${item.broken.kind} \`${item.broken.name.value}\``] : [];
+  });
+}
+
+/** The members of node `name` in a document, by name; undefined when it did not parse. */
+function memberNames(doc: Document, name: string): string[] | undefined {
+  const node = doc.statements.find((st) => st.kind === 'node' && st.name.value === name) as NodeStatement | undefined;
+  return node?.members.map((m) => m.name.value);
+}
+
+/** What `after` holds that `before` does not, in `after`'s order (each of `before` cancels one). */
+function added(after: string[], before: string[]): string[] {
+  const left = [...before];
+  return after.filter((x) => {
+    const i = left.indexOf(x);
+    if (i < 0) return true;
+    left.splice(i, 1);
+    return false;
+  });
+}
+
 /**
  * Refuse an edit whose text reads as more than, or other than, what it names (see the top of this
- * file). Read alone: a statement's text as a document, a member's inside a node's block.
+ * file): what the document holds after it, against before it less what it named. Both parses are
+ * the ones the edits and the check make anyway (parseDocument keeps the recent ones).
  */
-function checkHeld(path: string, e: EditItem, index: number, kind: StatementKind, name: string): void {
-  if (e.text === null) return;
+function checkHeld(before: Document, after: Document, e: EditItem, index: number, kind: StatementKind, name: string): void {
   const named = e.member === undefined ? `${kind} \`${name}\`` : `the member \`${e.member}\` of node \`${name}\``;
   const refuse = (holds: string) => {
     throw new EditError(`edit ${index} names ${named}, but its text holds ${holds}: an edit changes only what it names; give each statement or member an edit of its own`, index, 'text', `the text of ${named} alone`);
   };
+  const self = `${kind} \`${name}\``;
+  const statements = added(statementNames(after), added(statementNames(before), [self]));
   if (e.member === undefined) {
-    const read = parseDocument(path, e.text).doc.items.flatMap((item) =>
-      item.kind === 'trivia' ? (item.broken?.kind ? [{ kind: item.broken.kind, name: item.broken.name?.value }] : []) : [{ kind: item.kind, name: item.name.value }],
-    );
-    const list = read.map((s) => `${s.kind} \`${s.name ?? '?'}\``).join(', ');
-    if (read.length > 1) refuse(`${read.length} statements (${list})`);
-    if (read.length === 1 && (read[0].kind !== kind || (read[0].name !== undefined && read[0].name !== name))) refuse(list);
+    if (statements.length > 1) refuse(`${statements.length} statements (${statements.join(', ')})`);
+    if (statements.length === 1 && statements[0] !== self) refuse(statements[0]);
     return;
   }
-  const statements = parseDocument(path, `node n: a.b@1 { ${e.text}\n}`).doc.items.filter((item) => item.kind !== 'trivia' || item.broken?.kind);
-  const wrapped = statements[0];
-  if (statements.length > 1) refuse(`more than a member: it closes the node's block and goes on (\`}\`)`);
-  const members = wrapped?.kind === 'node' ? wrapped.members.map((m) => m.name.value) : [];
+  if (added(statements, [self]).length) refuse(`more than a member: it closes the node's block and goes on (\`}\`)`);
+  const [was, now] = [memberNames(before, name), memberNames(after, name)];
+  if (!was || !now) return; // the node does not parse: the check says where
+  const members = added(now, added(was, [e.member]));
   if (members.length > 1) refuse(`${members.length} members (${members.map((m) => `\`${m}\``).join(', ')})`);
   if (members.length === 1 && members[0] !== e.member) refuse(`the member \`${members[0]}\``);
 }
@@ -271,7 +294,12 @@ function applyEdit(path: string, text: string, e: EditItem, index: number): stri
   const { doc } = parseDocument(path, text);
   const kind = kindOf(e);
   const name = e[kind] as string;
-  checkHeld(path, e, index, kind, name);
+  const out = spliceEdit(path, text, doc, e, index, kind, name);
+  if (e.text !== null) checkHeld(doc, parseDocument(path, out).doc, e, index, kind, name);
+  return out;
+}
+
+function spliceEdit(path: string, text: string, doc: Document, e: EditItem, index: number, kind: StatementKind, name: string): string {
   const nl = text.includes('\r\n') ? '\r\n' : '\n';
   const all = ofKind(doc, kind);
   const found = all.find((s) => s.name === name)?.found;

@@ -4,8 +4,8 @@
 
 import { mkdirSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { renameTarget } from '../main/files.js';
+import { dirname } from 'node:path';
+import { besideTarget } from '../main/files.js';
 import { writeProblem } from '../main/png-file.js';
 import { RenderError } from '../main/render.js';
 import { adlerCombine, pngHead, pngTail } from './bands.js';
@@ -30,8 +30,7 @@ export class PictureFile {
   static async create(file: string, width: number, height: number, count: number): Promise<PictureFile> {
     try {
       mkdirSync(dirname(file) || '.', { recursive: true });
-      const target = renameTarget(file);
-      const tmp = join(dirname(target) || '.', `.${basename(target)}.${process.pid}.tmp`);
+      const { target, tmp } = besideTarget(file);
       const handle = await open(tmp, 'w');
       await handle.write(pngHead(width, height));
       return new PictureFile(target, tmp, handle, count);

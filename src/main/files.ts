@@ -58,10 +58,21 @@ export function renameTarget(file: string, links = 0): string {
   throw Object.assign(new Error(`\`${file}\` is ${what}, not a file`), { code: 'ENOTREG', what });
 }
 
+let temps = 0;
+
+/**
+ * Where a file written whole goes: `target`, what the finished file replaces (renameTarget), and
+ * `tmp`, a hidden name beside it, this process's own, to write first and rename over `target`.
+ * What renameTarget throws, this throws.
+ */
+export function besideTarget(file: string, suffix = 'tmp'): { target: string; tmp: string } {
+  const target = renameTarget(file);
+  return { target, tmp: join(dirname(target) || '.', `.${basename(target)}.${process.pid}.${temps++}.${suffix}`) };
+}
+
 /** Write a file whole or not at all: a temporary file beside it (or beside where a link there leads), then a rename. */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  const target = renameTarget(path);
-  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.tmp`);
+  const { target, tmp } = besideTarget(path);
   writeFileSync(tmp, data);
   renameSync(tmp, target);
 }

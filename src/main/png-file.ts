@@ -4,8 +4,8 @@
 
 import { mkdirSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { renameTarget } from './files.js';
+import { dirname } from 'node:path';
+import { besideTarget } from './files.js';
 import { PngEncoder, PngJoiner, type DeflatedStrip } from './png.js';
 
 export class PngWriteError extends Error {
@@ -19,8 +19,6 @@ export function writeProblem(file: string, e: unknown): string {
   const why = err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'a file is in the way of its folder' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOSPC' ? 'the disk is full' : err.code === 'EISDIR' ? 'it is a folder' : err.message;
   return `cannot write \`${file}\`: ${why}${err.code ? ` (${err.code})` : ''}`;
 }
-
-let made = 0;
 
 /**
  * One PNG file being written: `rows` (whole rows, in order; made by `create`) or `strip` (rows
@@ -56,8 +54,7 @@ export class PngFile {
     let handle: FileHandle;
     try {
       mkdirSync(dirname(file) || '.', { recursive: true });
-      target = renameTarget(file);
-      tmp = join(dirname(target) || '.', `.${basename(target)}.${process.pid}.${made++}.tmp`);
+      ({ target, tmp } = besideTarget(file));
       handle = await open(tmp, 'w');
     } catch (e) {
       throw new PngWriteError(writeProblem(file, e));

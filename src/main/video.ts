@@ -7,9 +7,9 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
-import { basename, dirname, extname, join } from 'node:path';
+import { dirname, extname } from 'node:path';
 import { UserError } from './user-error.js';
-import { renameTarget } from './files.js';
+import { besideTarget } from './files.js';
 import { writeProblem } from './png-file.js';
 
 export class VideoError extends UserError {
@@ -105,11 +105,10 @@ export class VideoFile {
       throw new VideoError(`cannot write \`${file}\`: its folder cannot be made (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
     try {
-      this.target = renameTarget(file);
+      ({ target: this.target, tmp: this.temporary } = besideTarget(file, 'partial'));
     } catch (e) {
       throw new VideoError(writeProblem(file, e));
     }
-    this.temporary = join(dirname(this.target), `.${basename(this.target)}.${process.pid}.partial`);
     const args = ['-hide_banner', '-loglevel', 'error', '-y',
       '-f', 'rawvideo', '-pix_fmt', 'rgba', '-s', `${this.width}x${this.height}`, '-r', String(source.fps), '-i', 'pipe:0',
       ...format.args(source.crf ?? format.crf?.default), '-f', format.muxer, this.temporary];

@@ -643,6 +643,21 @@ t.test('compose and sync', async (t) => {
     t.equal(old.text, original.replace('count = 8.0;', 'count = 12.0;'), 'document reads an earlier version');
   });
 
+  await t.test('nothing to change: no write, no new revision', async (t) => {
+    const before = (await ok(t, C, { op: 'status' })).revision;
+    const h = (await ok(t, C, { op: 'history' })).versions.length;
+    for (const req of [{ op: 'compose', edits: [] }, { op: 'compose', text: original }, { op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = 8.0;' }] }]) {
+      const a = await ok(t, C, req);
+      t.equal(a.written, false, `${JSON.stringify(req).slice(0, 40)}: not written`);
+      t.equal(a.version, versionOf(original));
+      t.same(a.events.map((e: any) => e.kind), ['idle']);
+      t.match(a.events[0].reason, /nothing was written or reloaded/);
+    }
+    t.equal((await ok(t, C, { op: 'status' })).revision, before, 'the same revision runs');
+    t.equal((await ok(t, C, { op: 'history' })).versions.length, h, 'no version added');
+    t.equal(read('scene.esn'), original);
+  });
+
   await t.test('path: another document', async (t) => {
     const kernel = 'kernel demo.extra@1 {\n  out result: field2<vec4>;\n  each (x, y) {\n    result = vec4(0.5);\n  }\n}';
     const a = await ok(t, C, { op: 'compose', path: 'kernels.esn', edits: [{ kernel: 'demo.extra@1', text: kernel }] });
@@ -748,8 +763,10 @@ t.test('compose and sync', async (t) => {
     t.same(e.fix, { node: 'tint', member: 'warmth', text: 'warmth = warmth;' });
     t.equal(read('scene.esn'), before);
     t.equal((await ok(t, C, { op: 'status' })).revision, revision, 'the running world is unchanged');
+    // The fix is what was there: nothing to write.
     const mended = await ok(t, C, { op: 'compose', edits: [e.fix] });
-    t.equal(mended.written, true);
+    t.equal(mended.written, false);
+    t.same(mended.events.map((x: any) => x.kind), ['idle']);
     t.equal(read('scene.esn'), before, 'the fix is what was there');
     const nothing = await err(t, C, { op: 'compose' });
     t.equal(nothing.field, 'text');

@@ -19,7 +19,7 @@ const EVENT_TABLE = eventTable([
   { kind: 'scene_rejected', meaning: 'a scene change was refused; the previous revision keeps running' },
   { kind: 'routed', meaning: 'edges changed: the evaluation order or fused groups are new' },
   { kind: 'large', meaning: 'a field past the large-field size was allocated' },
-  { kind: 'idle', meaning: 'evaluate ran nothing: the world is paused or nothing changed' },
+  { kind: 'idle', meaning: 'evaluate ran nothing (the world is paused or nothing changed), or compose changed nothing (the documents already held its texts, and the world ran them)' },
   { kind: 'unrun', meaning: 'a node is in the scene but no output or pin needs it' },
   { kind: 'wrote', meaning: 'compose wrote a document (path, version)' },
   { kind: 'removed', meaning: 'a statement or member was removed by compose' },

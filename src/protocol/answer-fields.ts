@@ -70,7 +70,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('at', 'when this session saw the version (ISO time)', { within: 'versions' }),
   a('running', 'history: the version the running world was built from (and `running: true` on that version)'),
   a('disk', 'history: the version the file holds now, null when there is none (and `disk: true` on that version)'),
-  a('written', 'whether compose wrote the document (false: refused, nothing written)'),
+  a('written', 'whether compose wrote the document (false: refused, or nothing to change: nothing written)'),
   a('dry_run', 'true: compose or publish only saw what the change would do (nothing written, published or counted as a generation); `events` are the ones it would tell'),
   a('evaluation', 'a dry run\'s frames on a fork of the world (`evaluate`: frames, time, outputs, thumbnail, png): per output a thumbnail and the diff against the running world\'s same frames (changed, max, mean, box, image), per state how the change carried it (states: how, digest, thumbnail, before any frame), per node the timings before and now', { doc: 'docs/agents.md#judging-a-change-before-committing-it' }),
   a('events', 'what happened because of the request (help events lists their kinds)', { doc: 'docs/protocol.md#events' }),

@@ -104,6 +104,10 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
     // A kernel published over the protocol and now composed into a document belongs to it.
     const composedIds = new Set([...overrides].flatMap(([path, text]) => parseDocument(path, text).doc.statements.filter((st) => st.kind === 'kernel').map((st) => st.name.value)));
     const published = new Map([...s.published].filter(([id]) => !composedIds.has(id)));
+    // Texts the documents already hold, which the running world runs: nothing to write or reload
+    // (`edits: []` wrote the same bytes and loaded a new revision).
+    const unchanged = targets.every((t) => t.before === t.text && s.texts.get(t.path) === t.text) && ![...composedIds].some((id) => s.published.has(id));
+    if (unchanged && !f.dry_run) return { path: asked, version: versionOf(main.text), written: false, events: [{ kind: 'idle', reason: 'the documents already hold these texts, and the world runs them: nothing was written or reloaded' }] };
     // Statements and members an edit removed (`text: null`).
     const edits = Array.isArray(f.documents) ? (f.documents as Fields[]).flatMap((d) => ((d.edits as Fields[]) ?? []).map((e) => ({ path: d.path, e }))) : ((f.edits as Fields[]) ?? []).map((e) => ({ path: main.path, e }));
     const removed: SessionEvent[] = edits.filter(({ e }) => e.text === null).map(({ path, e }) => ({ kind: 'removed', path, ...Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'text')) }));

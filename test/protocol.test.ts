@@ -918,7 +918,17 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
     const before = await cells();
     const st = await ok(t, L, { op: 'status' });
     const kernelsBefore = await ok(t, L, { op: 'kernels' });
+    // Well-formed, but its state does not fit (cut short, another size or components, no such
+    // state), its clock moved on: refused whole (a restore put the clock and kept the old state).
+    const real = JSON.parse((await ok(t, L, { op: 'snapshot' })).data);
+    real.clock.frame += 5;
+    const board = real.state.find((e: { key: string }) => e.key === 'board.cells');
+    const misfits = [{ ...board, data: board.data.slice(0, 100) }, { ...board, size: [board.size[0] * 2, board.size[1], 1] }, { ...board, comps: ['r', 'g'] }, { ...board, key: 'ghost.cells' }];
+    for (const [i, why] of [/holds \d+ bytes/, /is \d+ x \d+ x 1, the running one/, /has components r, g/, /no state `ghost.cells`/].entries()) {
+      t.match((await err(t, L, { op: 'restore', data: JSON.stringify({ ...real, state: [misfits[i]] }) })).message, why);
+    }
     for (const data of [
+      ...misfits.map((m) => JSON.stringify({ ...real, state: [m] })),
       '{"format":"entelechy-snapshot","version":1,"state":[{"key":"board.cells"}]}',
       '{"format":"entelechy-snapshot","version":1,"state":[{"key":"board.cells","comps":["f32"],"data":7}]}',
       '{"format":"entelechy-snapshot","version":1,"state":[],"clock":{"time":"noon","frame":1}}',

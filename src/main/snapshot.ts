@@ -46,28 +46,49 @@ export function snapshotOf(memory: FieldMemory, entry: string, w: World): string
   return JSON.stringify(snap);
 }
 
-/** Set a new engine to a snapshot: its state where the layout fits (else said), params, clock. */
-export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): WorldEvent[] {
-  const events: WorldEvent[] = [];
-  // A snapshot names each state `node.port`, as `snapshot` wrote it.
-  const held = new Map([...engine.fields.stateBuffers()].map((h) => [`${h.node}.${h.port}`, h.buffers.current]));
+/** A snapshot's state item that fits a running field: the field, its layout and the bytes to unpack; else why it does not. */
+type Fit = { field: Field; layout: RowLayout; bytes: Buffer } | { why: string };
+
+function fitOf(st: Snapshot['state'][number], held: Map<string, Field>): Fit {
+  const field = held.get(st.key);
+  if (!field) return { why: `the scene has no state \`${st.key}\`` };
+  const bytes = Buffer.from(st.data, 'base64');
+  // Packed elements; snapshots from before the packed form hold the memory's padded rows
+  // of that time (stride: width rounded up to 4; planes back to back).
+  const layout = st.packed ? packedLayout(field) : legacyLayout(field);
+  const size = (Array.isArray(st.size) ? st.size : [field.width, field.height, field.depth]).join(' x ');
+  const running = [field.width, field.height, field.depth].join(' x ');
+  if (field.comps.join() !== st.comps.join()) return { why: `the snapshot's \`${st.key}\` has components ${st.comps.join(', ')}, the running one ${field.comps.join(', ')}` };
+  if (size !== running) return { why: `the snapshot's \`${st.key}\` is ${size}, the running one ${running}` };
+  if (bytes.length !== layout.planeBytes * field.comps.length) return { why: `the snapshot's \`${st.key}\` holds ${bytes.length} bytes, not the ${layout.planeBytes * field.comps.length} of its size (cut short or changed)` };
+  return { field, layout, bytes };
+}
+
+/** The running states of an engine, by `node.port` (as `snapshot` names them). */
+function heldStates(engine: Engine): Map<string, Field> {
+  return new Map([...engine.fields.stateBuffers()].map((h) => [`${h.node}.${h.port}`, h.buffers.current]));
+}
+
+/** Why the snapshot's state does not fit the engine (its first misfit), or undefined: every state fits. Nothing changes. */
+export function snapshotMisfit(snap: Snapshot, engine: Engine): string | undefined {
+  const held = heldStates(engine);
   for (const st of snap.state) {
-    const field = held.get(st.key);
-    const bytes = Buffer.from(st.data, 'base64');
-    // Packed elements; snapshots from before the packed form hold the memory's padded rows
-    // of that time (stride: width rounded up to 4; planes back to back).
-    const layout = field && (st.packed ? packedLayout(field) : legacyLayout(field));
-    const sameShape = field && field.comps.join() === st.comps.join() && (!Array.isArray(st.size) || st.size.join() === [field.width, field.height, field.depth].join());
-    if (!field || !layout || !sameShape || bytes.length !== layout.planeBytes * field.comps.length) {
-      events.push({ kind: 'state_reset', field: st.key, message: `the snapshot's \`${st.key}\` does not fit the running layout` });
-      continue;
-    }
-    unpackField(memory, field, bytes, layout);
+    const fit = fitOf(st, held);
+    if ('why' in fit) return fit.why;
   }
+  return undefined;
+}
+
+/** Set a new engine to a snapshot whose state fits it (snapshotMisfit): its state, params, clock. */
+export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): WorldEvent[] {
+  const held = heldStates(engine);
+  const fits = snap.state.map((st) => fitOf(st, held));
+  for (const fit of fits) if ('why' in fit) throw new Error(`internal: restore of a snapshot that does not fit: ${fit.why}`);
+  for (const fit of fits) if (!('why' in fit)) unpackField(memory, fit.field, fit.bytes, fit.layout);
   for (const [name, value] of Object.entries(snap.params ?? {})) engine.params.set(name, value);
   engine.time = snap.clock?.time ?? 0;
   engine.frame = snap.clock?.frame ?? 0;
   engine.version++;
-  return events;
+  return [];
 }
 

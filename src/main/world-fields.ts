@@ -7,7 +7,7 @@ import type { Engine } from './engine.js';
 import { fillField, readField, storeRegion, type Box, type Field } from './field.js';
 import { fieldToRgba, planesToRgba } from './image.js';
 import { storePicture, type Picture } from './image-input.js';
-import { restoreInto, snapshotOf, type Snapshot } from './snapshot.js';
+import { restoreInto, snapshotMisfit, snapshotOf, type Snapshot } from './snapshot.js';
 import type { World, WorldEvent } from './world.js';
 
 export type { Box, Field, Picture, Snapshot };
@@ -69,7 +69,13 @@ export function snapshotText(world: World, entry: string): string {
   return snapshotOf(world.engine.memory, entry, world);
 }
 
-/** The snapshot's state, params and clock put into the engine of the next world (a change's `adjust`). */
-export function restoreSnapshot(engine: Engine, snap: Snapshot): WorldEvent[] {
+/**
+ * The snapshot's state, params and clock put into the engine of the next world (a change's
+ * `adjust`). A state that does not fit the engine's (another size, components or length, or no
+ * such state) refuses the whole snapshot before anything is put: `refuse(why)` throws.
+ */
+export function restoreSnapshot(engine: Engine, snap: Snapshot, refuse: (why: string) => never): WorldEvent[] {
+  const misfit = snapshotMisfit(snap, engine);
+  if (misfit) refuse(misfit);
   return restoreInto(engine.memory, snap, engine);
 }

@@ -182,7 +182,10 @@ export async function restore(s: Session, f: RequestFields<'restore'>, ctx: Requ
           if (!p || problem) throw new ProtocolError(`the snapshot's param \`${name}\` does not fit the scene${problem ? ` (${problem.why})` : ' (it declares no such param)'}: nothing was restored`, {});
         }
       },
-      adjust: (engine) => restoreSnapshot(engine, snap),
+      adjust: (engine) =>
+        restoreSnapshot(engine, snap, (why) => {
+          throw new ProtocolError(`${why}: nothing was restored (a snapshot's state is restored into the layout it was taken from)`, { field: 'state' });
+        }),
     });
     return { events };
   });

@@ -4,7 +4,7 @@
 // on a copy of an example folder in a temp dir: compose and sync write files.
 
 import t, { type Test } from 'tap';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { PNG } from 'pngjs';
@@ -656,6 +656,27 @@ t.test('compose and sync', async (t) => {
     t.equal((await ok(t, C, { op: 'status' })).revision, before, 'the same revision runs');
     t.equal((await ok(t, C, { op: 'history' })).versions.length, h, 'no version added');
     t.equal(read('scene.esn'), original);
+  });
+
+  await t.test('a file of the folder that is no document: compose and snapshot refuse to replace it', async (t) => {
+    const bytes = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]);
+    writeFileSync(join(dir, 'photo.jpg'), bytes);
+    writeFileSync(join(dir, 'own.replay'), '{"op":"status"}\n');
+    const c = await err(t, C, { op: 'compose', path: 'photo.jpg', text: '// hello\n' });
+    t.match(c.message, /not one of its documents: compose writes documents \(\.esn\) and replay tests/);
+    t.equal(c.path, 'photo.jpg');
+    for (const path of ['photo.jpg', 'own.replay']) {
+      const e = await err(t, C, { op: 'snapshot', path });
+      t.match(e.message, /holds something other than a snapshot; a snapshot would replace it/);
+    }
+    t.same(readFileSync(join(dir, 'photo.jpg')), bytes, 'the photograph as it was');
+    t.equal(read('own.replay'), '{"op":"status"}\n', 'the replay as it was');
+    // A snapshot replaces a snapshot; compose writes a replay test.
+    await ok(t, C, { op: 'snapshot', path: 'kept.snapshot.json' });
+    await ok(t, C, { op: 'snapshot', path: 'kept.snapshot.json' });
+    await ok(t, C, { op: 'compose', path: 'own.replay', text: '{"op":"graph"}\n' });
+    t.equal(read('own.replay'), '{"op":"graph"}\n');
+    for (const f of ['photo.jpg', 'own.replay', 'kept.snapshot.json']) rmSync(join(dir, f));
   });
 
   await t.test('path: another document', async (t) => {

@@ -259,20 +259,25 @@ export class Session {
     });
   }
 
-  /** Refuse a path that names a document of the scene, or one the session loaded or composed: `what` (a snapshot) would replace it. */
-  refuseDocument(path: string, what: string): void {
+  /** The document of the scene, or one the session loaded or composed, that `path` names (however spelled), or undefined. */
+  documentAt(path: string): string | undefined {
     const target = this.folder.resolve(path);
     for (const doc of new Set([this.entry, ...this.texts.keys(), ...this.scene.documents.map((d) => d.path), ...this.history.keys()])) {
-      let abs: string;
       try {
-        abs = this.folder.resolve(doc);
+        if (this.folder.resolve(doc) === target) return doc;
       } catch {
-        continue;
+        // a document path that no longer resolves names nothing here
       }
-      if (abs !== target) continue;
-      const instead = `${path.replace(/\.[^./\\]*$/, '')}.snapshot.json`;
-      throw new PathError(`\`${path}\` is a document of the scene (\`${doc}\`); ${what} would replace it: name another path, like \`${instead}\``, path);
     }
+    return undefined;
+  }
+
+  /** Refuse a path that names a document of the scene, or one the session loaded or composed: `what` (a snapshot) would replace it. */
+  refuseDocument(path: string, what: string): void {
+    const doc = this.documentAt(path);
+    if (doc === undefined) return;
+    const instead = `${path.replace(/\.[^./\\]*$/, '')}.snapshot.json`;
+    throw new PathError(`\`${path}\` is a document of the scene (\`${doc}\`); ${what} would replace it: name another path, like \`${instead}\``, path);
   }
 
   remember(path: string, text: string, origin: DocumentVersion['origin']): void {

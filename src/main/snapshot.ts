@@ -3,6 +3,7 @@
 // one. `snapshot` and `restore` (src/protocol/handlers/state.ts) read and check the text; a
 // restore is a scene change (commit.ts) whose `adjust` is restoreInto.
 
+import { closeSync, openSync, readSync } from 'node:fs';
 import { packField, packedLayout, unpackField, type Field, type RowLayout } from './field.js';
 import type { Engine } from './engine.js';
 import type { WorldEvent } from './events.js';
@@ -24,6 +25,27 @@ export interface Snapshot {
 function legacyLayout(f: Field): RowLayout {
   const stride = Math.ceil(f.width / 4) * 4;
   return { stride, planeBytes: stride * f.height * f.depth * 4 };
+}
+
+/**
+ * Whether `file` holds something other than a snapshot, which a snapshot must not replace (the
+ * scene's photograph, a replay test): its first bytes do not say `entelechy-snapshot`. False when
+ * there is no file.
+ */
+export function holdsOtherThanSnapshot(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const head = Buffer.alloc(256);
+    const n = readSync(fd, head, 0, head.length, 0);
+    return !/^\s*\{\s*"format"\s*:\s*"entelechy-snapshot"/.test(head.subarray(0, n).toString('latin1'));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The snapshot of a world: its protocol kernels, params, clock and state, packed. */

@@ -6,6 +6,7 @@ import type { World, WorldEvent } from '../../main/world.js';
 import type { ApplyValues } from '../../main/commit.js';
 import { decodeImageFor, fillValue, inputField, InputImageError, restoreSnapshot, snapshotText, stateField, storeBox, storeImage, type Field, type Picture, type Snapshot } from '../../main/world-fields.js';
 import { resetAll, resetNode } from '../../main/world-state.js';
+import { holdsOtherThanSnapshot } from '../../main/snapshot.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { needGrant } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
@@ -129,7 +130,11 @@ export async function reset(s: Session, f: RequestFields<'reset'>) {
 }
 
 export async function snapshot(s: Session, f: RequestFields<'snapshot'>) {
-  if (typeof f.path === 'string') s.refuseDocument(f.path, 'a snapshot');
+  if (typeof f.path === 'string') {
+    s.refuseDocument(f.path, 'a snapshot');
+    if (holdsOtherThanSnapshot(s.folder.resolve(f.path)))
+      throw new ProtocolError(`\`${f.path}\` holds something other than a snapshot; a snapshot would replace it: name another path, like \`${f.path.replace(/\.[^./\\]*$/, '')}.snapshot.json\`, or remove it first`, { path: f.path });
+  }
   const text = await s.read((w) => snapshotText(w, s.entry));
   if (typeof f.path === 'string') {
     await s.writeFile(f.path, text, 'a snapshot');

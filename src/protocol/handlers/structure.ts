@@ -89,6 +89,12 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
       s.folder.resolve(t.path);
       t.path = t.path.split(/[\\/]+/).filter((p) => p !== '' && p !== '.').join('/');
     }
+    // A file there that is no document (the scene's photograph, its licence) is not compose's to
+    // replace: its bytes would be gone, and no version of it kept.
+    for (const t of targets) {
+      if (t.before === undefined || /\.(esn|replay)$/.test(t.path) || s.documentAt(t.path) !== undefined) continue;
+      throw new ProtocolError(`\`${t.path}\` is a file of the scene's folder but not one of its documents: compose writes documents (.esn) and replay tests (.replay), and would replace it for good; name a document, or move the file away first`, { path: t.path, field: 'path' });
+    }
     const writes = targets.map(({ path, text }) => ({ path, text }));
     if (targets.every((t) => t.path.endsWith('.replay')) && f.dry_run) {
       if (evaluate) throw new ProtocolError('replay files are tests, not part of the world: a dry run of them has nothing to evaluate; drop `evaluate`', { field: 'evaluate' });

@@ -77,6 +77,7 @@ t.test('closing stdin mid-compose (a long migration) cancels it: nothing is writ
   const answer = JSON.parse((await s.out.next())!);
   t.equal(answer.error?.cancelled, true, `the compose is cancelled: ${JSON.stringify(answer).slice(0, 300)}`);
   t.equal(answer.error?.reason, 'closed');
+  t.match(answer.error?.message, /end the requests with \{"op":"quit"\} to have every one answered whole/, 'and says how to have it answered');
   t.equal(await s.exit, 0, 'the process ends, cleanly');
   t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), SCENE, 'the document is as it was');
   t.same(readdirSync(dir), ['scene.esn'], 'no journal, temp file or backup left');

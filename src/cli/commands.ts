@@ -13,7 +13,7 @@ export interface CommandSpec {
 
 export const COMMANDS: readonly CommandSpec[] = [
   { name: 'serve', usage: 'serve <scene>', summary: 'run a session: protocol lines on stdin (answers on stdout), and with --listen over TCP and WebSocket',
-    example: "echo '{\"id\":1,\"op\":\"status\"}' | entelechy serve examples/rings/scene.esn   (or --listen 127.0.0.1:7788)", doc: 'docs/protocol.md#the-agent-protocol' },
+    example: "printf '%s\\n' '{\"id\":1,\"op\":\"status\"}' '{\"op\":\"quit\"}' | entelechy serve examples/rings/scene.esn   (or --listen 127.0.0.1:7788; a pipe's requests end with quit: each one before it is answered whole)", doc: 'docs/protocol.md#the-agent-protocol' },
   { name: 'mcp', usage: 'mcp <scene>', summary: 'run a session as a Model Context Protocol server on stdio: the operations as tools (docs/mcp.md)',
     example: 'entelechy mcp examples/rings/scene.esn', doc: 'docs/mcp.md' },
   { name: 'test', usage: 'test [paths..]', summary: 'replay .replay files (requests and expected answers) against a fresh session each, on a copy of the scene\'s folder; a failed expectation is named by file:line:column (help replay: the line forms)',

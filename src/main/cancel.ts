@@ -106,7 +106,7 @@ export class Evaluations {
     let timer: NodeJS.Timeout | undefined;
     if (options.deadline !== undefined)
       timer = setTimeout(() => controller.abort(new Cancelled('deadline', `its deadline of ${options.deadline} ms passed`)), options.deadline);
-    const onClosed = () => controller.abort(new Cancelled('closed', 'the connection that asked for it closed'));
+    const onClosed = () => controller.abort(new Cancelled('closed', 'the connection that asked for it closed (a pipe of requests that ends closes it: end the requests with {"op":"quit"} to have every one answered whole)'));
     if (options.closed?.aborted) onClosed();
     else options.closed?.addEventListener('abort', onClosed, { once: true });
     return {

@@ -514,6 +514,11 @@ t.test('mistakes in the command: a message, status 1, nothing on stdout', async 
   t.equal(grant.code, 1);
   t.match(grant.err, /entelechy: `field\.raed` is not a grant; the grants are field\.read/);
   t.notMatch(grant.err, /internal error|\n\s+at /);
+  // `--grant` alone granted everything.
+  const none = await runMcp([join(ROOT, 'examples', 'rings', 'scene.esn'), '--workers', '1', '--grant']);
+  t.equal(none.code, 1);
+  t.match(none.err, /entelechy: --grant names no grant: give the ones to grant \(of field\.read, field\.write, time\.read, input\.read\), or leave --grant out/);
+  t.equal(none.out, '', 'nothing on stdout');
 });
 
 async function waitGone(pid: number, ms: number): Promise<boolean> {

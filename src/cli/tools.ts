@@ -17,6 +17,8 @@ export function sessionGrants(grant?: string[], deny?: string[]): Grant[] {
   for (const g of [...(grant ?? []), ...(deny ?? [])]) {
     if (!isGrant(g)) throw new ToolError(`\`${g}\` is not a grant; the grants are ${ALL_GRANTS.join(', ')}`);
   }
+  // `--grant` alone (no names) granted everything: the opposite of what it asks for.
+  if (grant !== undefined && grant.length === 0) throw new ToolError(`--grant names no grant: give the ones to grant (of ${ALL_GRANTS.join(', ')}), or leave --grant out to grant them all`);
   const base = grant?.length ? (grant as Grant[]) : ALL_GRANTS;
   return base.filter((g) => !(deny ?? []).includes(g));
 }

@@ -658,6 +658,23 @@ t.test('compose and sync', async (t) => {
     t.equal(read('scene.esn'), original);
   });
 
+  await t.test('edits that would drop one another are refused: two of one member or statement, text beside edits', async (t) => {
+    const count = (n: number) => ({ node: 'rings', member: 'count', text: `count = ${n}.0;` });
+    const cases: [object, RegExp][] = [
+      [{ edits: [count(12), count(13)] }, /edit 1 changes member `count` of node `rings`, as edit 0 does: give one edit for it/],
+      [{ edits: [{ node: 'x', text: 'node x: demo.rings@1 { size = 4 x 4; }' }, { node: 'x', text: 'node x: demo.rings@1 { size = 8 x 8; }' }] }, /edit 1 changes node `x`, as edit 0 does/],
+      [{ edits: [count(12), { node: 'rings', text: 'node rings: demo.rings@1 { size = 8 x 8; count = 2.0; }' }] }, /edit 1 changes node `rings`, as edit 0 does/],
+      [{ edits: [count(12)], text: original }, /give `text` \(the whole document\) or `edits`, not both/],
+      [{ documents: [{ path: 'scene.esn', text: original, edits: [count(12)] }] }, /not both \(documents\[0\]\)/],
+    ];
+    for (const [fields, why] of cases) t.match((await err(t, C, { op: 'compose', ...fields })).message, why);
+    t.equal(read('scene.esn'), original, 'nothing was written');
+    // Two members of one node are two edits still.
+    await ok(t, C, { op: 'compose', edits: [count(12), { node: 'rings', member: 'size', text: 'size = 64 x 64;' }] });
+    t.equal(read('scene.esn'), original.replace('count = 8.0;', 'count = 12.0;').replace('size = 256 x 256;', 'size = 64 x 64;'));
+    await ok(t, C, { op: 'compose', text: original });
+  });
+
   await t.test('a file of the folder that is no document: compose and snapshot refuse to replace it', async (t) => {
     const bytes = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]);
     writeFileSync(join(dir, 'photo.jpg'), bytes);

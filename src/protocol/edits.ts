@@ -188,13 +188,43 @@ export function applyEdits(path: string, text: string, edits: EditItem[]): strin
   const added = edits.reduce((n: number, e) => n + (typeof (e as EditItem)?.text === 'string' ? (e as EditItem).text!.length : 0), 0);
   const work = editWorkProblem(edits.length, Math.min(text.length + added, LIMITS.text.limit));
   if (work) throw work;
+  const items = edits.map((raw, index) => validateEditItem(raw, index));
+  refuseTwice(items);
   let current = text;
-  edits.forEach((raw, index) => {
-    current = applyEdit(path, current, validateEditItem(raw, index), index);
+  items.forEach((item, index) => {
+    current = applyEdit(path, current, item, index);
     const long = textProblem(current, 'text', `the text edit ${index} makes of \`${path}\``);
     if (long) throw long;
   });
   return current;
+}
+
+/**
+ * Refuse two edits of one statement, or of one member, or a statement's whole text after an edit
+ * of one of its members: the last one won without a word (two edits of `count`: the second
+ * written). A member after its statement's text applies to that text, as edits apply in order.
+ */
+function refuseTwice(items: EditItem[]): void {
+  const wholes = new Map<string, number>();
+  const members = new Map<string, number>();
+  /** A statement's first edit of a member. */
+  const someMember = new Map<string, number>();
+  items.forEach((e, index) => {
+    const kind = kindOf(e);
+    const statement = `${kind} \`${e[kind]}\``;
+    const member = e.member === undefined ? undefined : `member \`${e.member}\` of ${statement}`;
+    // A member edited after its statement's whole text edits what that text made: both kept.
+    const before = member === undefined ? wholes.get(statement) ?? someMember.get(statement) : members.get(member);
+    if (before !== undefined) {
+      const what = member !== undefined && items[before].member !== undefined ? member : statement;
+      throw new EditError(`edit ${index} changes ${what}, as edit ${before} does: give one edit for it (a statement's whole text holds every change to it)`, index, kind);
+    }
+    if (member === undefined) wholes.set(statement, index);
+    else {
+      members.set(member, index);
+      if (!someMember.has(statement)) someMember.set(statement, index);
+    }
+  });
 }
 
 // --- one edit -------------------------------------------------------------------------------

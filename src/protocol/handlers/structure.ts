@@ -25,6 +25,8 @@ function target(s: Session, path: string, item: Fields, index?: number): { path:
       { path, version: current, expected: item.expect, ...(before !== undefined ? { text: before } : {}) },
     );
   }
+  // Both given: the edits were dropped without a word.
+  if (item.text !== undefined && item.edits !== undefined) throw new ProtocolError(`give \`text\` (the whole document) or \`edits\`, not both${where}`, { fields: ['text', 'edits'], field: 'edits' });
   if (typeof item.text === 'string') return { path, text: item.text, before };
   if (Array.isArray(item.edits)) {
     if (before === undefined) throw new ProtocolError(`\`${path}\` does not exist${where}: compose it with \`text\` first`, { field: 'edits' });

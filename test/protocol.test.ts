@@ -675,6 +675,15 @@ t.test('compose and sync', async (t) => {
     await ok(t, C, { op: 'compose', text: original });
   });
 
+  await t.test('a pinned node a compose removes takes its pin with it, told', async (t) => {
+    await ok(t, C, { op: 'pin', node: 'tint' });
+    const a = await ok(t, C, { op: 'compose', edits: [{ node: 'tint', text: null }, { output: 'result', text: 'output result <- rings.result;' }] });
+    t.match(a.events.find((e: any) => e.kind === 'unpinned'), { node: 'tint' });
+    t.same((await ok(t, C, { op: 'status' })).pins, [], 'no pin of a node that is gone');
+    await ok(t, C, { op: 'compose', text: original });
+    t.same((await ok(t, C, { op: 'status' })).pins, [], 'a node of that name again is not pinned by itself');
+  });
+
   await t.test('a file of the folder that is no document: compose and snapshot refuse to replace it', async (t) => {
     const bytes = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]);
     writeFileSync(join(dir, 'photo.jpg'), bytes);

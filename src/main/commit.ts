@@ -132,7 +132,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
     await abandon();
     throw e;
   }
-  const { scene, published, pins, prepare_ms } = prepared;
+  const { scene, published, pins, unpinned, prepare_ms } = prepared;
   // A frame of the old world still running is not waited for: it stops and commits nothing.
   if (!change.tierSwap) site.interrupt(`a change swapped the world (revision ${old.revision + 1}) while it ran`);
   // Whatever stops the change before its write is committed abandons the write.
@@ -168,7 +168,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
       }
       // A state kept is told to the request that changed the scene, not on opening or a tier swap.
       const told = change.reason === 'open' || change.tierSwap ? carried.filter((e) => !(e.kind === 'state_carried' && (e.how as string[])[0] === 'kept')) : carried;
-      events.push(...(change.events ?? []), ...told, ...adjusted);
+      events.push(...(change.events ?? []), ...told, ...adjusted, ...unpinnedEvents(unpinned));
     } catch (e) {
       engine.dispose();
       void moved?.pool?.destroy();
@@ -198,11 +198,18 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
   });
 }
 
+/** The pins a change dropped with their nodes, told. */
+export function unpinnedEvents(unpinned: string[]): WorldEvent[] {
+  return unpinned.map((node) => ({ kind: 'unpinned', node, reason: 'the change removed the node' }));
+}
+
 /** A scene change checked and compiled (step 1): what the new world runs. */
 export interface PreparedChange {
   scene: Scene;
   published: ReadonlyMap<string, string>;
   pins: ReadonlySet<string>;
+  /** Pins of nodes the new scene no longer has: dropped (a pin outlived its node, and `unpin` could not name it). */
+  unpinned: string[];
   prepare_ms: number;
 }
 
@@ -213,7 +220,7 @@ export interface PreparedChange {
 export async function prepareChange(site: CommitSite, change: SceneChange): Promise<PreparedChange> {
   const old = site.world;
   const published = change.published ?? old.published;
-  const pins = change.pins ?? old.pins;
+  const asked = change.pins ?? old.pins;
   // A tier swap runs the running world's texts and kernels again: its scene is that world's, not
   // checked again (the check and lowering of the corpus's inline scene took 10 ms of this thread
   // while the frames after an edit ran), and its groups and digests are the ones already made.
@@ -221,12 +228,14 @@ export async function prepareChange(site: CommitSite, change: SceneChange): Prom
   const scene = same ? old.scene : site.check(change.texts, published);
   if (scene.diagnostics.length) throw new CheckFailed(change.refusal, scene.diagnostics);
   change.check?.(scene);
+  const unpinned = [...asked].filter((p) => !scene.nodes.some((n) => n.name === p));
+  const pins = unpinned.length ? new Set([...asked].filter((p) => !unpinned.includes(p))) : asked;
   const preparing = performance.now();
   await site.prepareScene(scene, [...pins]);
   await site.prepare(migrationIrs(published, old.scene, scene));
   const prepare_ms = performance.now() - preparing;
   throwIfCancelled(change.signal);
-  return { scene, published, pins, prepare_ms };
+  return { scene, published, pins, unpinned, prepare_ms };
 }
 
 /** A fresh memory for `scene` when the running one holds far more than it needs (shouldRenew), else undefined. */

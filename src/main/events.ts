@@ -21,6 +21,7 @@ const EVENT_TABLE = eventTable([
   { kind: 'large', meaning: 'a field past the large-field size was allocated' },
   { kind: 'idle', meaning: 'evaluate ran nothing (the world is paused or nothing changed), or compose changed nothing (the documents already held its texts, and the world ran them)' },
   { kind: 'unrun', meaning: 'a node is in the scene but no output or pin needs it' },
+  { kind: 'unpinned', meaning: 'a pinned node was removed by a change of the scene: its pin went with it (node)' },
   { kind: 'wrote', meaning: 'compose wrote a document (path, version)' },
   { kind: 'removed', meaning: 'a statement or member was removed by compose' },
   { kind: 'renamed', meaning: 'a document was renamed on disk' },

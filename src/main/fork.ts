@@ -9,7 +9,7 @@
 // is a pure function) only to tell which kernels it would publish.
 
 import { carryWorld } from './carry.js';
-import { prepareChange, type CommitSite, type SceneChange } from './commit.js';
+import { prepareChange, unpinnedEvents, type CommitSite, type SceneChange } from './commit.js';
 import { Engine, type FrameReport } from './engine.js';
 import { fieldToRgba } from './image.js';
 import { packField, readField, type Field } from './field.js';
@@ -96,7 +96,7 @@ export interface ForkSite extends CommitSite {
 
 /** Run `change` on a fork of the world (see the top of this file); the world is untouched. */
 export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): Promise<ForkResult> {
-  const { scene, published, pins, prepare_ms } = await prepareChange(site, change);
+  const { scene, published, pins, unpinned, prepare_ms } = await prepareChange(site, change);
   const wanted = run.outputs ?? scene.outputs.map((o) => o.name);
   return site.frame(async (signal) => {
     const old = site.world;
@@ -105,7 +105,7 @@ export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): P
     try {
       const now = new Engine(scene, { ...options, pins: [...pins] });
       forks.push(now);
-      const events: WorldEvent[] = [...(change.events ?? [])];
+      const events: WorldEvent[] = [...(change.events ?? []), ...unpinnedEvents(unpinned)];
       events.push(...(await carryWorld(published, old.engine, now, { pool: site.pool, signal })));
       events.push(...(change.adjust?.(now) ?? []));
       const states = carriedStates(old.engine, now, events);

@@ -142,6 +142,17 @@ t.test('recursion and unsupported forms are refused with reasons', async (t) => 
   t.ok(ds.some((d) => /strings are not values/.test(d.message) && d.line === 6));
 });
 
+t.test('a fn that may end without a return is refused at the statement where it may (it gave 0)', async (t) => {
+  const kernel = (fns: string) => `${fns}\nkernel k.h@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = f(x - 2.0);\n  }\n}\nnode n: k.h@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
+  const [d, ...more] = only(textScene({ 'scene.esn': kernel('fn f(a: f32): f32 {\n  if (a > 0.0) { return a; }\n}') }));
+  t.same(more, []);
+  t.same([d.line, d.column], [2, 3], 'at the `if`');
+  t.match(d.message, /not every path of fn `f` returns a value .*: end it with a `return`, or give the `if` an `else` that returns/);
+  for (const body of ['if (a > 0.0) { return a; } else { return 1.0; }', 'if (a > 0.0) { return a; } else if (a < -1.0) { return 2.0; } else { return 1.0; }', 'if (a > 0.0) { return a; }\n  return 1.0;', '{ return a; }'])
+    t.same(only(textScene({ 'scene.esn': kernel(`fn f(a: f32): f32 {\n  ${body}\n}`) })), [], `every path returns: ${body.replace(/\s+/g, ' ')}`);
+  t.match(only(textScene({ 'scene.esn': kernel('fn f(a: f32): f32 {\n  for (let i = 0; i < 2; i++) { return a; }\n}') }))[0]?.message, /not every path/, 'a loop may run no time');
+});
+
 t.test('GLSL habits: `float v = 1.0;`, `vec2 p = ...;`, `int i = 0;` are told to declare with let or const, each at its place, with the kernel mended as the fix', async (t) => {
   const body = [
     '    float v = 1.0;',

@@ -237,6 +237,27 @@ function returnStatement(ctx: BodyContext, node: N): void {
   if (depth >= 0) ctx.emit({ k: 'break', depth });
 }
 
+/** returnsOnEveryPath's answers by body. */
+const everyPath = new WeakMap<N[], boolean>();
+
+/**
+ * Whether every way through a fn's body ends at a `return`: one of its statements always returns
+ * (a `return`, a block that always does, an `if` whose branches both do). A loop is not counted
+ * on: its body may run no time at all.
+ */
+export function returnsOnEveryPath(body: N[]): boolean {
+  let every = everyPath.get(body);
+  if (every === undefined) everyPath.set(body, (every = body.some(alwaysReturns)));
+  return every;
+}
+
+function alwaysReturns(n: N): boolean {
+  if (n.type === 'ReturnStatement') return true;
+  if (n.type === 'BlockStatement') return (n.body as N[]).some(alwaysReturns);
+  if (n.type === 'IfStatement') return !!n.alternate && alwaysReturns(n.consequent as N) && alwaysReturns(n.alternate as N);
+  return false;
+}
+
 /** needsReturnBlock's answers by body: a fn's body is walked once, not at each of its calls (a parsed body never changes). */
 const returnBlocks = new WeakMap<N[], boolean>();
 
@@ -295,5 +316,8 @@ export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N
   }, true);
   if (errors.length) throw errors[0];
   if (!frame.result) fail(node, `fn \`${name}\` returns no value`);
+  const body = fn.body.statements as N[];
+  if (!returnsOnEveryPath(body))
+    fail(body[body.length - 1] ?? node, `not every path of fn \`${name}\` returns a value (one that ends without a \`return\` would give 0): end it with a \`return\`, or give the \`if\` an \`else\` that returns`);
   return { type: frame.result.type, comps: frame.result.locals.map((i) => ({ k: 'local', t: ctx.locals[i], i } as Expr)) };
 }

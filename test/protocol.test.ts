@@ -675,6 +675,20 @@ t.test('compose and sync', async (t) => {
     await ok(t, C, { op: 'compose', text: original });
   });
 
+  await t.test('documents whose node runs a kernel only the protocol published are refused, with the kernel as the fix', async (t) => {
+    const source = 'kernel demo.only@1 { out result: field2<vec4>; each (x, y) { result = vec4(0.5); } }';
+    await ok(t, C, { op: 'publish', source });
+    const edits = [{ node: 'extra', text: 'node extra: demo.only@1 { size = 8 x 8; }' }, { output: 'ex', text: 'output ex <- extra.result;' }];
+    const e = await err(t, C, { op: 'compose', edits });
+    t.match(e.message, /node `extra` runs `demo.only@1`, which only the protocol published: the documents written would not load on their own/);
+    t.same([e.node, e.kernel, e.written], ['extra', 'demo.only@1', false]);
+    t.same(e.fix, { kernel: 'demo.only@1', text: source });
+    t.equal(read('scene.esn'), original, 'nothing was written');
+    await ok(t, C, { op: 'compose', edits: [...edits, e.fix] });
+    t.equal((await ok(t, C, { op: 'kernel', kernel: 'demo.only@1' })).origin, 'scene.esn', 'the kernel is the document\'s now');
+    await ok(t, C, { op: 'compose', text: original });
+  });
+
   await t.test('a pinned node a compose removes takes its pin with it, told', async (t) => {
     await ok(t, C, { op: 'pin', node: 'tint' });
     const a = await ok(t, C, { op: 'compose', edits: [{ node: 'tint', text: null }, { output: 'result', text: 'output result <- rings.result;' }] });

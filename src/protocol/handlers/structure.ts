@@ -5,6 +5,7 @@ import type { Session, SessionEvent } from '../../main/session.js';
 import { CheckFailed, diagnosticsData } from '../../main/refusals.js';
 import { versionOf } from '../../main/documents.js';
 import { parseDocument } from '../../ir/syntax/index.js';
+import type { Scene } from '../../ir/check/scene.js';
 import { ProtocolError } from '../envelope.js';
 import { inputWritesGranted } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
@@ -66,6 +67,23 @@ function editedDocument(s: Session, f: Fields): string {
   throw new ProtocolError(`edits[${i}] names a statement of \`${homes[i]}\`, but the other edits are not all of that document: give \`"path": "${homes[i]}"\` to edit it there, or \`documents: [{path, edits}, ...]\` to change several documents at once`, { field: 'edits', edit: i, path: homes[i] });
 }
 
+/**
+ * Refuse documents whose nodes run a kernel only the protocol published: written, they would not
+ * load on their own (the next `serve`, `check` or `render` of the scene says no document declares
+ * it). The fix composes the kernel into the document with them.
+ */
+function refuseProtocolOnly(scene: Scene, published: ReadonlyMap<string, string>): void {
+  const declared = new Set(scene.documents.flatMap((d) => d.statements.filter((st) => st.kind === 'kernel').map((st) => st.name.value)));
+  const node = scene.nodes.find((n) => !declared.has(n.kernel.id));
+  if (!node) return;
+  const id = node.kernel.id;
+  const source = published.get(id);
+  throw new ProtocolError(
+    `node \`${node.name}\` runs \`${id}\`, which only the protocol published: the documents written would not load on their own (no document declares it); compose the kernel into a document of the scene with the node (this error's \`fix\` is that edit), nothing was written`,
+    { node: node.name, kernel: id, written: false, ...(source !== undefined ? { fix: { kernel: id, text: source } } : {}) },
+  );
+}
+
 export async function compose(s: Session, f: RequestFields<'compose'>, ctx: RequestContext) {
   const evaluate = evaluateOptions(f.evaluate);
   refuseEvaluateAlone(f.dry_run, evaluate, 'compose');
@@ -123,7 +141,10 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
       const change = {
         reason: 'compose' as const, texts: s.readAll(overrides), published, writes, events: removed, refusal: 'compose refused: nothing was written', signal: ctx.signal,
         // An input the compose adds or redeclares gets its declared value: a write into it.
-        check: inputWritesGranted(s, '`compose`'),
+        check: (scene: Scene) => {
+          inputWritesGranted(s, '`compose`')(scene);
+          refuseProtocolOnly(scene, published);
+        },
       };
       if (f.dry_run) return { path: asked, version: versionOf(main.text), written: false, dry_run: true, ...(await dryRun(s, change, evaluate)) };
       const events = await s.commit(change);

@@ -153,6 +153,18 @@ t.test('a fn that may end without a return is refused at the statement where it 
   t.match(only(textScene({ 'scene.esn': kernel('fn f(a: f32): f32 {\n  for (let i = 0; i < 2; i++) { return a; }\n}') }))[0]?.message, /not every path/, 'a loop may run no time');
 });
 
+t.test('a variable in an each body named as a coordinate or a port is refused at its name; in a fn it is its own', async (t) => {
+  const src = (body: string) => `fn rot(p: vec2): f32 {\n  let x = p.x;\n  return x;\n}\nkernel t.c@1 {\n  in gain: f32 = 1.0;\n  out result: field2<vec4>;\n  each (x, y) {\n    ${body}\n  }\n}\nnode c: t.c@1 { size = 8 x 8; gain = 0.7; }\noutput o <- c.result;\n`;
+  const [coord, ...more] = only(textScene({ 'scene.esn': src('let a = x; let x = 3.0; result = vec4(a + x + rot(vec2(x, y)));') }));
+  t.same(more, []);
+  t.same([coord.line, coord.column], [9, 20]);
+  t.equal(coord.message, "`x` is the element's coordinate: a variable of that name would hide it; name the variable otherwise");
+  const [port] = only(textScene({ 'scene.esn': src('let gain = 0.1; result = vec4(gain);') }));
+  t.same([port.line, port.column], [9, 9]);
+  t.match(port.message, /`gain` is a port of the kernel: a variable of that name would hide it \(and the value the node gives it\)/);
+  t.same(only(textScene({ 'scene.esn': src('if (gain > 0.0) { let a = 2.0; result = vec4(a); } else { let a = 3.0; result = vec4(a + rot(vec2(x, y))); }') })), [], 'a name in two blocks, and a fn\'s own `x`');
+});
+
 t.test('GLSL habits: `float v = 1.0;`, `vec2 p = ...;`, `int i = 0;` are told to declare with let or const, each at its place, with the kernel mended as the fix', async (t) => {
   const body = [
     '    float v = 1.0;',

@@ -70,6 +70,9 @@ t.test('kernels see linear values: sRGB byte 128 is 0.2158605 in the field', asy
 
   const denied = cli(['serve', 'scene.esn', '--workers', '1', '--deny', 'field.write'], lines[0] + '\n', dir);
   t.match(JSON.parse(denied.stdout.trim()), { error: { grant: 'field.write' } }, 'refused under --deny field.write');
+  // A port beside an input: it has none (it was told there was no input of its own name).
+  const port = cli(['serve', 'scene.esn', '--workers', '1'], JSON.stringify({ op: 'write', input: 'img', port: 'x', value: [0, 0, 0, 1] }) + '\n', dir);
+  t.match(JSON.parse(port.stdout.trim()), { error: { field: 'port', message: '`img` is an input, which has no ports: drop `port`' } });
   const outside = cli(['serve', 'scene.esn', '--workers', '1'], JSON.stringify({ op: 'write', input: 'img', file: join(dir, '..', 'x.png') }) + '\n', dir);
   t.match(JSON.parse(outside.stdout.trim()), { error: { field: 'file', message: /is not under the scene's folder/ } }, 'refused outside the folder');
 });

@@ -919,6 +919,7 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
   });
 
   await t.test('reset', async (t) => {
+    t.match(await err(t, L, { op: 'reset', node: 'nope' }), { field: 'node', message: 'no node `nope`; the nodes: board' });
     const r = await ok(t, L, { op: 'reset', node: 'board' });
     t.same(r.events, [{ kind: 'state_reset', node: 'board' }]);
     t.ok(decode(await cells()).every((v) => v === 0), 'state back to its declared value');

@@ -13,6 +13,11 @@ export class ProtocolError extends Error {
     super(message);
   }
 
+  /** A request named a node the scene does not have: the nodes it has. */
+  static noNode(name: unknown, nodes: readonly { name: string }[]): ProtocolError {
+    return new ProtocolError(`no node \`${name}\`; the nodes: ${nodes.map((n) => n.name).join(', ') || 'none'}`, { field: 'node' });
+  }
+
   /** A domain error that carries its own data (a limit passed), as the protocol answers it. */
   static from(e: Error & { data: Record<string, unknown> }): ProtocolError {
     return new ProtocolError(e.message, { ...e.data });

@@ -124,7 +124,7 @@ function readable(s: World, f: Fields): { name: string; field: Field; state: boo
   }
   if (typeof f.node === 'string') {
     const node = s.scene.nodes.find((n) => n.name === f.node);
-    if (!node) throw new ProtocolError(`no node \`${f.node}\``, { field: 'node' });
+    if (!node) throw ProtocolError.noNode(f.node, s.scene.nodes);
     const ports = node.kernel.ports.filter((p) => p.kind !== 'in').map((p) => p.name);
     const port = typeof f.port === 'string' ? f.port : ports[0];
     if (!ports.includes(port)) throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${port}\`; its ports: ${ports.join(', ')}`, { field: 'port' });
@@ -244,7 +244,7 @@ export async function cancel(s: Session, f: RequestFields<'cancel'>, conn: Reque
 /** The node `pin` and `unpin` name, with the port they may name checked (an out or state port of it). */
 function pinnedNode(s: Session, f: { node?: unknown; port?: unknown }): SceneNode {
   const node = s.scene.nodes.find((n) => n.name === f.node);
-  if (!node) throw new ProtocolError(`no node \`${f.node}\`; the nodes: ${s.scene.nodes.map((n) => n.name).join(', ')}`, { field: 'node' });
+  if (!node) throw ProtocolError.noNode(f.node, s.scene.nodes);
   if (typeof f.port === 'string' && !node.kernel.ports.some((p) => p.name === f.port && p.kind !== 'in'))
     throw new ProtocolError(`node \`${node.name}\` has no out or state port \`${f.port}\``, { field: 'port' });
   return node;

@@ -18,7 +18,10 @@ function writable(w: World, f: RequestFields<'write'>): { key: string; field: Fi
     throw new ProtocolError(`no input \`${f.input}\`; the inputs: ${[...w.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'input' });
   if (typeof f.input !== 'string' && typeof f.node !== 'string') throw new ProtocolError('`write` names the field it writes: `input` (a scene input) or `node` (with `port`, a state)', { field: 'node', fields: ['node', 'input'] });
   const name = String(f.input ?? f.node);
-  if (w.scene.inputs.has(name) && f.port === undefined) return { key: `input:${name}`, field: inputField(w, name)! };
+  if (w.scene.inputs.has(name) && (typeof f.input === 'string' || !w.scene.nodes.some((n) => n.name === name))) {
+    if (f.port !== undefined) throw new ProtocolError(`\`${name}\` is an input, which has no ports: drop \`port\``, { field: 'port' });
+    return { key: `input:${name}`, field: inputField(w, name)! };
+  }
   const node = w.scene.nodes.find((n) => n.name === name);
   if (!node) throw new ProtocolError(`no node or input \`${name}\`; the nodes: ${w.scene.nodes.map((n) => n.name).join(', ')}; the inputs: ${[...w.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'node' });
   const states = node.kernel.ports.filter((p) => p.kind === 'state').map((p) => p.name);
@@ -119,7 +122,7 @@ export async function reset(s: Session, f: RequestFields<'reset'>) {
         };
       }
       const found = w.scene.nodes.find((n) => n.name === node);
-      if (!found) throw new ProtocolError(`no node \`${node}\``, { field: 'node' });
+      if (!found) throw ProtocolError.noNode(node, w.scene.nodes);
       return (engine) => {
         resetNode(engine, found);
         return [{ kind: 'state_reset', node: found.name }];

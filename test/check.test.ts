@@ -165,6 +165,14 @@ t.test('a variable in an each body named as a coordinate or a port is refused at
   t.same(only(textScene({ 'scene.esn': src('if (gain > 0.0) { let a = 2.0; result = vec4(a); } else { let a = 3.0; result = vec4(a + rot(vec2(x, y))); }') })), [], 'a name in two blocks, and a fn\'s own `x`');
 });
 
+t.test('a type of GLSL or TypeScript is told its name here', async (t) => {
+  for (const [written, meant] of [['float', 'f32'], ['int', 'i32'], ['number', 'f32'], ['boolean', 'bool']]) {
+    const [d] = only(textScene({ 'scene.esn': `kernel t.c@1 {\n  in k: ${written} = 1;\n  out r: field2<f32>;\n  each (x, y) {\n    r = 0.0;\n  }\n}\n` }));
+    t.equal(d?.message, `unknown type \`${written}\`; did you mean \`${meant}\`?`);
+    t.same([d?.line, d?.column], [2, 9]);
+  }
+});
+
 t.test('GLSL habits: `float v = 1.0;`, `vec2 p = ...;`, `int i = 0;` are told to declare with let or const, each at its place, with the kernel mended as the fix', async (t) => {
   const body = [
     '    float v = 1.0;',

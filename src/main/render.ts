@@ -211,7 +211,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     out({ done: true, frames: writer.written, ...(done.size ? { skipped: done.size } : {}), ...(options.shard ? { shard: { ...options.shard, first, last } } : {}), ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: pool?.workers ?? 1, events: run.events });
     bar?.stop();
     if (writer instanceof VideoWriter && writer.padded && !options.json) process.stderr.write(`note: ${writer.padded}\n`);
-    if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frames to ${options.file}${done.size ? ` (${done.size} already there skipped)` : ''} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
+    if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frame${writer.written === 1 ? '' : 's'} to ${options.file}${done.size ? ` (${done.size} already there skipped)` : ''} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
     else if (!options.json) {
       const field = run.outputField(options.output)!;
       process.stderr.write(`wrote ${options.file} (${field.width} x ${field.height}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${pool ? pool.workers : 1} worker${pool && pool.workers > 1 ? 's' : ''})\n`);

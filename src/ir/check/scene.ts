@@ -71,6 +71,9 @@ export interface SceneOptions {
   grants?: readonly Grant[];
 }
 
+/** Type names of GLSL and TypeScript, which no edit distance leads to ours: what they are here. */
+const OTHER_LANGUAGES: Record<string, string> = { float: 'f32', double: 'f32', half: 'f32', number: 'f32', int: 'i32', uint: 'i32', boolean: 'bool' };
+
 /** Load, parse and check a scene. The result holds diagnostics; it is usable when there are none. */
 export function loadScene(entry: string, options: SceneOptions): Scene {
   const diagnostics: Diagnostic[] = [];
@@ -247,7 +250,7 @@ function makeEnv(
     } finally {
       resolving.delete(name);
     }
-    const near = closest(name, known());
+    const near = OTHER_LANGUAGES[name] ?? closest(name, known());
     throw new LowerError(`unknown type \`${name}\`${near ? `; did you mean \`${near}\`?` : ''}`, ref.name.span);
   };
 

@@ -102,7 +102,7 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
     out({ done: true, frames: written, millis: Math.round(millis), compile_ms: Math.round(ctx.compileMillis), cached_modules: ctx.cachedModules, workers: ctx.pool?.workers ?? 1, tiles: { width: tw, height: th, count: tiles, whole, reason: ctx.reason } });
     if (!options.json) {
       const what = frames ? `${written} frames to ${options.file}` : `${options.file} (${renderer.width} x ${renderer.height}, output \`${options.output}\`)`;
-      process.stderr.write(`wrote ${what} in ${tiles} tiles of ${tw} x ${th} (${ctx.reason}), ${(millis / 1000).toFixed(2)} s${whole.length ? `; computed whole: ${whole.join(', ')}` : ''}\n`);
+      process.stderr.write(`wrote ${what} in ${tiles} tile${tiles === 1 ? '' : 's'} of ${tw} x ${th} (${ctx.reason}), ${(millis / 1000).toFixed(2)} s${whole.length ? `; computed whole: ${whole.join(', ')}` : ''}\n`);
     }
   } catch (e) {
     bar?.stop();

@@ -40,7 +40,7 @@ function target(s: Session, path: string, item: Fields, index?: number): { path:
       throw e;
     }
   }
-  throw new ProtocolError(`compose needs \`text\` (the whole document) or \`edits\`${where}`, { fields: ['text', 'edits', 'documents', 'path', 'expect'], field: 'text', expected: 'string' });
+  throw new ProtocolError(`compose needs \`text\` (the whole document) or \`edits\`${where ? where : ', or `documents` (several at once)'}`, { fields: ['text', 'edits', 'documents', 'path', 'expect'], field: 'text', expected: 'string' });
 }
 
 /**

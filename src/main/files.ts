@@ -1,6 +1,6 @@
 // The scene's folder: documents are read and written only under it.
 
-import { existsSync, lstatSync, readFileSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { PathError, resolveUnder } from './documents.js';
 
@@ -56,6 +56,21 @@ export function renameTarget(file: string, links = 0): string {
   if (stat.isFile() || stat.isDirectory()) return file;
   const what = stat.isFIFO() ? 'a named pipe' : stat.isSocket() ? 'a socket' : stat.isCharacterDevice() || stat.isBlockDevice() ? 'a device' : 'not a regular file';
   throw Object.assign(new Error(`\`${file}\` is ${what}, not a file`), { code: 'ENOTREG', what });
+}
+
+/** `read` the open file (its descriptor), closed after; undefined when the file cannot be opened. */
+export function readingFile<T>(file: string, read: (fd: number) => T): T | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    return read(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 let temps = 0;

@@ -5,7 +5,8 @@
 // every frame from 0 up to its own last (the state is made frame by frame), and a contiguous
 // share keeps that to the frames before its end.
 
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { fstatSync, readSync } from 'node:fs';
+import { readingFile } from './files.js';
 import { UserError } from './user-error.js';
 
 export class ShardError extends UserError {
@@ -64,21 +65,15 @@ const IEND = Buffer.from([0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 
  * no file; this also turns away a file of another size (another --size) or someone else's.
  */
 export function isCompletePng(file: string, width: number, height: number): boolean {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return false;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (size < 8 + 25 + 12) return false;
-    const head = Buffer.alloc(24);
-    const tail = Buffer.alloc(12);
-    readSync(fd, head, 0, 24, 0);
-    readSync(fd, tail, 0, 12, size - 12);
-    return head.subarray(0, 8).equals(SIGNATURE) && head.toString('latin1', 12, 16) === 'IHDR' && head.readUInt32BE(16) === width && head.readUInt32BE(20) === height && tail.equals(IEND);
-  } finally {
-    closeSync(fd);
-  }
+  return (
+    readingFile(file, (fd) => {
+      const size = fstatSync(fd).size;
+      if (size < 8 + 25 + 12) return false;
+      const head = Buffer.alloc(24);
+      const tail = Buffer.alloc(12);
+      readSync(fd, head, 0, 24, 0);
+      readSync(fd, tail, 0, 12, size - 12);
+      return head.subarray(0, 8).equals(SIGNATURE) && head.toString('latin1', 12, 16) === 'IHDR' && head.readUInt32BE(16) === width && head.readUInt32BE(20) === height && tail.equals(IEND);
+    }) ?? false
+  );
 }

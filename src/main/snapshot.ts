@@ -3,7 +3,8 @@
 // one. `snapshot` and `restore` (src/protocol/handlers/state.ts) read and check the text; a
 // restore is a scene change (commit.ts) whose `adjust` is restoreInto.
 
-import { closeSync, openSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
+import { readingFile } from './files.js';
 import { packField, packedLayout, unpackField, type Field, type RowLayout } from './field.js';
 import type { Engine } from './engine.js';
 import type { WorldEvent } from './events.js';
@@ -33,19 +34,13 @@ function legacyLayout(f: Field): RowLayout {
  * there is no file.
  */
 export function holdsOtherThanSnapshot(file: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return false;
-  }
-  try {
-    const head = Buffer.alloc(256);
-    const n = readSync(fd, head, 0, head.length, 0);
-    return !/^\s*\{\s*"format"\s*:\s*"entelechy-snapshot"/.test(head.subarray(0, n).toString('latin1'));
-  } finally {
-    closeSync(fd);
-  }
+  return (
+    readingFile(file, (fd) => {
+      const head = Buffer.alloc(256);
+      const n = readSync(fd, head, 0, head.length, 0);
+      return !/^\s*\{\s*"format"\s*:\s*"entelechy-snapshot"/.test(head.subarray(0, n).toString('latin1'));
+    }) ?? false
+  );
 }
 
 /** The snapshot of a world: its protocol kernels, params, clock and state, packed. */

@@ -1011,6 +1011,21 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
     await ok(t, L, { op: 'retire', kernel: 'life.step@2' });
   });
 
+  await t.test('a snapshot holding the state of a node that no longer runs asks for its pin', async (t) => {
+    await ok(t, L, { op: 'compose', edits: [{ node: 'other', text: 'node other: life.step@2 { size = 8 x 8; }' }] });
+    await ok(t, L, { op: 'pin', node: 'other' });
+    await evalAt(1);
+    const snap = (await ok(t, L, { op: 'snapshot' })).data;
+    t.ok(JSON.parse(snap).state.some((e: { key: string }) => e.key === 'other.cells'), 'precondition: the pinned node\'s state is in the snapshot');
+    await ok(t, L, { op: 'unpin', node: 'other' });
+    const e = await err(t, L, { op: 'restore', data: snap });
+    t.match(e.message, /node `other` does not run now \(no output or pin needs it\), so its state `other.cells` is not held: `pin` it, then restore: nothing was restored/);
+    await ok(t, L, { op: 'pin', node: 'other' });
+    await ok(t, L, { op: 'restore', data: snap });
+    await ok(t, L, { op: 'unpin', node: 'other' });
+    await ok(t, L, { op: 'compose', edits: [{ node: 'other', text: null }] });
+  });
+
   await t.test('a failed evaluation names its node and commits nothing', async (t) => {
     await evalAt(3);
     const before = await cells();

@@ -66,9 +66,13 @@ export function snapshotOf(memory: FieldMemory, entry: string, w: World): string
 /** A snapshot's state item that fits a running field: the field, its layout and the bytes to unpack; else why it does not. */
 type Fit = { field: Field; layout: RowLayout; bytes: Buffer } | { why: string };
 
-function fitOf(st: Snapshot['state'][number], held: Map<string, Field>): Fit {
+function fitOf(st: Snapshot['state'][number], held: Map<string, Field>, engine: Engine): Fit {
   const field = held.get(st.key);
-  if (!field) return { why: `the scene has no state \`${st.key}\`` };
+  if (!field) {
+    const [node, port] = st.key.split('.');
+    const runs = engine.scene.nodes.find((n) => n.name === node)?.kernel.ports.some((p) => p.kind === 'state' && p.name === port);
+    return { why: runs ? `node \`${node}\` does not run now (no output or pin needs it), so its state \`${st.key}\` is not held: \`pin\` it, then restore` : `the scene has no state \`${st.key}\`` };
+  }
   const bytes = Buffer.from(st.data, 'base64');
   // Packed elements; snapshots from before the packed form hold the memory's padded rows
   // of that time (stride: width rounded up to 4; planes back to back).
@@ -90,7 +94,7 @@ function heldStates(engine: Engine): Map<string, Field> {
 export function snapshotMisfit(snap: Snapshot, engine: Engine): string | undefined {
   const held = heldStates(engine);
   for (const st of snap.state) {
-    const fit = fitOf(st, held);
+    const fit = fitOf(st, held, engine);
     if ('why' in fit) return fit.why;
   }
   return undefined;
@@ -99,7 +103,7 @@ export function snapshotMisfit(snap: Snapshot, engine: Engine): string | undefin
 /** Set a new engine to a snapshot whose state fits it (snapshotMisfit): its state, params, clock. */
 export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): WorldEvent[] {
   const held = heldStates(engine);
-  const fits = snap.state.map((st) => fitOf(st, held));
+  const fits = snap.state.map((st) => fitOf(st, held, engine));
   for (const fit of fits) if ('why' in fit) throw new Error(`internal: restore of a snapshot that does not fit: ${fit.why}`);
   for (const fit of fits) if (!('why' in fit)) unpackField(memory, fit.field, fit.bytes, fit.layout);
   for (const [name, value] of Object.entries(snap.params ?? {})) engine.params.set(name, value);

@@ -102,9 +102,10 @@ function declare(ctx: BodyContext, kind: string, d: N): void {
   if (!d.init) fail(d, `give \`${d.id.name}\` a value where it is declared: \`${kind} ${d.id.name} = 0.0;\``);
   if (kind === 'var') fail(d, 'use `let` or `const`, not `var`');
   const name = d.id.name as string;
-  // JavaScript refuses this too (the each body's coordinates and ports being its parameters; a
-  // second `let` in one block acorn refuses): a `let x` there hid the coordinate (and read as it
-  // before its line), a `let gain` left the node's value of the port unread.
+  // The each body's coordinates and ports are its parameters: a `let x` anywhere in it hid the
+  // coordinate (and read as it before its line), a `let gain` left the node's value of the port
+  // unread. (JavaScript refuses such a `let` at a function body's top level; a second `let` of a
+  // name in one block acorn refuses.)
   const outer = ctx.fnStack.length ? undefined : ctx.lookup(name);
   if (outer?.kind === 'coord') fail(d.id, `\`${name}\` is the element's coordinate: a variable of that name would hide it; name the variable otherwise`);
   if (outer?.kind === 'port') fail(d.id, `\`${name}\` is a port of the kernel: a variable of that name would hide it${outer.port.kind === 'in' ? ' (and the value the node gives it)' : ''}; name the variable otherwise`);

@@ -35,7 +35,7 @@ t.test('entelechy help serve: the usage, an example and its options; help test t
   const serve = cli(['help', 'serve']);
   t.equal(serve.status, 0, serve.ended);
   t.match(serve.stdout, /^serve \(command\)\n {2}entelechy serve <scene>\n/);
-  t.match(serve.stdout, /e\.g\. echo '\{"id":1,"op":"status"\}' \| entelechy serve examples\/rings\/scene\.esn/);
+  t.match(serve.stdout, /e\.g\. printf '%s\\n' '\{"id":1,"op":"status"\}' '\{"op":"quit"\}' \| entelechy serve examples\/rings\/scene\.esn/);
   t.match(serve.stdout, /^Options:$/m);
   t.match(serve.stdout, /--listen +host:port for TCP and WebSocket/);
   t.notMatch(serve.stdout, /^entelechy serve <scene>$/m, 'yargs\' own usage line is not repeated');

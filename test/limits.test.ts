@@ -78,7 +78,7 @@ t.test('every cap refuses over stdin, naming the field, the limit and what to do
   refused(t, await s.ask({ id: 12, op: 'evaluate', keys: new Array(LIMITS.items.limit + 1).fill('a') }), 'items', 'keys');
   refused(t, await s.ask({ id: 13, op: 'compose', documents: new Array(LIMITS.documents.limit + 1).fill({ path: 'scene.esn', text: '' }) }), 'documents', 'documents');
   // Within the limits all is as before: the world still answers, a real edit still lands.
-  const done = await s.ask({ id: 14, op: 'compose', edits: [edit, edit] });
+  const done = await s.ask({ id: 14, op: 'compose', edits: [edit, { node: 'rings', member: 'size', text: 'size = 128 x 128;' }] });
   t.ok(done.ok, `two edits compose (${JSON.stringify(done).slice(0, 200)})`);
   const status = await s.ask({ id: 15, op: 'status' });
   t.equal(status.id, 15);

@@ -122,7 +122,7 @@ t.test(`${CONNECTIONS} connections x ${REQUESTS} requests while another client c
   let composes = 0;
   const composing = (async () => {
     while (!loadDone) {
-      const line = JSON.stringify({ id: `c${composes}`, op: 'compose', edits: [{ node: 'rings', member: 'count', text: `count = ${composes % 2 ? 4 : 8}.0;` }] });
+      const line = JSON.stringify({ id: `c${composes}`, op: 'compose', edits: [{ node: 'rings', member: 'count', text: `count = ${composes % 2 ? 8 : 4}.0;` }] });
       const answer = await composer.ask(line);
       const problem = answerProblem(line, answer, `c${composes}`);
       if (problem || !JSON.parse(answer).ok?.written) problems.push(`compose ${composes}: ${problem ?? answer.slice(0, 300)}`);

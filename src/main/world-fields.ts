@@ -8,6 +8,8 @@ import { fillField, readField, storeRegion, type Box, type Field } from './field
 import { fieldToRgba, planesToRgba } from './image.js';
 import { storePicture, type Picture } from './image-input.js';
 import { restoreInto, snapshotMisfit, snapshotOf, type Snapshot } from './snapshot.js';
+
+export { holdsOtherThanSnapshot } from './snapshot.js';
 import type { World, WorldEvent } from './world.js';
 
 export type { Box, Field, Picture, Snapshot };

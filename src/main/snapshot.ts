@@ -7,7 +7,6 @@ import { readSync } from 'node:fs';
 import { readingFile } from './files.js';
 import { packField, packedLayout, unpackField, type Field, type RowLayout } from './field.js';
 import type { Engine } from './engine.js';
-import type { WorldEvent } from './events.js';
 import type { FieldMemory } from './memory.js';
 import type { World } from './world.js';
 
@@ -90,26 +89,24 @@ function heldStates(engine: Engine): Map<string, Field> {
   return new Map([...engine.fields.stateBuffers()].map((h) => [`${h.node}.${h.port}`, h.buffers.current]));
 }
 
-/** Why the snapshot's state does not fit the engine (its first misfit), or undefined: every state fits. Nothing changes. */
-export function snapshotMisfit(snap: Snapshot, engine: Engine): string | undefined {
+/**
+ * Set a new engine to a snapshot: its state, params and clock. A state that does not fit (another
+ * size, components or length, or no such state held) puts nothing and answers why; undefined when
+ * the snapshot was put.
+ */
+export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): string | undefined {
   const held = heldStates(engine);
+  const fits: Exclude<Fit, { why: string }>[] = [];
   for (const st of snap.state) {
     const fit = fitOf(st, held, engine);
     if ('why' in fit) return fit.why;
+    fits.push(fit);
   }
-  return undefined;
-}
-
-/** Set a new engine to a snapshot whose state fits it (snapshotMisfit): its state, params, clock. */
-export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): WorldEvent[] {
-  const held = heldStates(engine);
-  const fits = snap.state.map((st) => fitOf(st, held, engine));
-  for (const fit of fits) if ('why' in fit) throw new Error(`internal: restore of a snapshot that does not fit: ${fit.why}`);
-  for (const fit of fits) if (!('why' in fit)) unpackField(memory, fit.field, fit.bytes, fit.layout);
+  for (const fit of fits) unpackField(memory, fit.field, fit.bytes, fit.layout);
   for (const [name, value] of Object.entries(snap.params ?? {})) engine.params.set(name, value);
   engine.time = snap.clock?.time ?? 0;
   engine.frame = snap.clock?.frame ?? 0;
   engine.version++;
-  return [];
+  return undefined;
 }
 

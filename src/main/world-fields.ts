@@ -7,10 +7,10 @@ import type { Engine } from './engine.js';
 import { fillField, readField, storeRegion, type Box, type Field } from './field.js';
 import { fieldToRgba, planesToRgba } from './image.js';
 import { storePicture, type Picture } from './image-input.js';
-import { restoreInto, snapshotMisfit, snapshotOf, type Snapshot } from './snapshot.js';
+import { restoreInto, snapshotOf, type Snapshot } from './snapshot.js';
+import type { World, WorldEvent } from './world.js';
 
 export { holdsOtherThanSnapshot } from './snapshot.js';
-import type { World, WorldEvent } from './world.js';
 
 export type { Box, Field, Picture, Snapshot };
 export { decodeImageFor, InputImageError } from './image-input.js';
@@ -77,7 +77,7 @@ export function snapshotText(world: World, entry: string): string {
  * such state) refuses the whole snapshot before anything is put: `refuse(why)` throws.
  */
 export function restoreSnapshot(engine: Engine, snap: Snapshot, refuse: (why: string) => never): WorldEvent[] {
-  const misfit = snapshotMisfit(snap, engine);
+  const misfit = restoreInto(engine.memory, snap, engine);
   if (misfit) refuse(misfit);
-  return restoreInto(engine.memory, snap, engine);
+  return [];
 }

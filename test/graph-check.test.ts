@@ -119,10 +119,27 @@ t.test('in ports left without a source or value', async (t) => {
 
 t.test('values: components counted, a single number repeated over a vector', async (t) => {
   t.same(diags('node a: k.color@1 { bias = 0.5; tint = vec2(1.0, 2.0); }\n'), [[1, 40, '`tint` takes a vec3 (3 components); this value has 2']]);
-  t.same(diags('node a: k.color@1 { bias = vec2(1.0, 2.0); }\n'), [[1, 28, '`bias` takes a f32 (1 component); this value has 2']]);
+  t.same(diags('node a: k.color@1 { bias = vec2(1.0, 2.0); }\n'), [[1, 28, '`bias` takes an f32 (1 component); this value has 2']]);
   const s = clean(t, 'node a: k.color@1 { bias = 0.5; tint = 0.25; }\n');
   t.same(s.nodes[0].values.get('tint'), { value: [0.25, 0.25, 0.25] });
   t.same(clean(t, 'node a: k.color@1 { bias = 0.5; tint = vec3(1.0, 2.0, 3.0); }\n').nodes[0].values.get('tint'), { value: [1, 2, 3] });
+});
+
+t.test('values: true and false only for bools, whole numbers for i32s (nodes, port defaults, params and inputs alike)', async (t) => {
+  // `count = true` for an f32 was taken as 1, `n = 2.5` for an i32 as 2.5, `on = 1` for a bool as true.
+  const kinds = 'kernel k.kinds@1 {\n  in n: i32 = 1;\n  in on: bool = false;\n  out r: field2<f32>;\n  each (x, y) { r = on ? f32(n) : 0.0; }\n}\n';
+  const member = (text: string) => diags(`${kinds}node a: k.kinds@1 { ${text} }\n`).map((d) => d[2]);
+  t.same(member('n = 3; on = true;'), []);
+  t.same(member('n = 2.5;'), ['`n` takes an i32, which holds whole numbers: write an integer, e.g. 3']);
+  t.same(member('on = 1;'), ['`on` takes a bool: write true or false']);
+  t.same(diags('node a: k.color@1 { bias = true; }\n'), [[1, 28, '`bias` takes an f32, not true or false: write a number, e.g. 1.0']]);
+  t.same(diags('node a: k.color@1 { bias = 0.5; tint = false; }\n').map((d) => d[2]), ['`tint` takes a vec3, not true or false: write a number, e.g. 1.0']);
+  // The same rule for what a kernel, a param and an input declare (a param's numbers keep to its own rule: test/params).
+  t.same(diags(kinds.replace('in on: bool = false;', 'in on: bool = 0;')).map((d) => d[2]), ['in port `on` takes a bool: write true or false']);
+  t.same(diags(kinds.replace('in n: i32 = 1;', 'in n: i32 = 0.5;')).map((d) => d[2]), ['in port `n` takes an i32, which holds whole numbers: write an integer, e.g. 1']);
+  t.same(diags('param p: f32 = true;\n').map((d) => d[2]), ['param `p` takes an f32, not true or false: write a number, e.g. 1.0']);
+  t.same(diags('input i: field2<f32> = false size 4 x 4;\n').map((d) => d[2]), ['input `i` takes an f32, not true or false: write a number, e.g. 1.0']);
+  t.same(diags('param v: vec3 = vec2(1.0, 2.0);\n').map((d) => d[2]), ['param `v` takes a vec3 (3 components); this value has 2']);
 });
 
 t.test('a field port set to a value, and a plain port given an edge', async (t) => {
@@ -133,8 +150,8 @@ t.test('a field port set to a value, and a plain port given an edge', async (t) 
 t.test('params: unknown (nearest as the fix, else how to declare it), of another type', async (t) => {
   t.same(diags('param gain: f32 = 1.0;\nnode a: k.src2@1 { gain = gian; }\n'), [[2, 27, '`gian` is not a param of the scene; did you mean `gain`?', { node: 'a', member: 'gain', text: 'gain = gain;' }]]);
   t.same(diags('node a: k.src2@1 { gain = level; }\n'), [[1, 27, '`level` is not a param of the scene: declare `param level: f32 = ...;`']]);
-  t.same(diags('param c: vec3 = 1.0;\nnode a: k.src2@1 { gain = c; }\n'), [[2, 27, 'param `c` is a vec3, but `gain` takes a f32']]);
-  t.same(diags('param g: f32 = 1.0;\nnode a: k.color@1 { bias = 0.5; tint = g; }\n'), [[2, 40, 'param `g` is a f32, but `tint` takes a vec3']]);
+  t.same(diags('param c: vec3 = 1.0;\nnode a: k.src2@1 { gain = c; }\n'), [[2, 27, 'param `c` is a vec3, but `gain` takes an f32']]);
+  t.same(diags('param g: f32 = 1.0;\nnode a: k.color@1 { bias = 0.5; tint = g; }\n'), [[2, 40, 'param `g` is an f32, but `tint` takes a vec3']]);
   // A number of another scalar type is taken (an i32 param into an f32 port); a vec3 into a vec3 too.
   const s = clean(t, 'param n: i32 = 2;\nparam c: vec3 = 0.5;\nnode a: k.color@1 { bias = n; tint = c; }\n');
   t.same(Object.fromEntries(s.nodes[0].values), { bias: { param: 'n' }, tint: { param: 'c' } });

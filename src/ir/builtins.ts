@@ -3,7 +3,7 @@
 import type { Grant } from './grants.js';
 import type { Expr, Op, Scalar } from './ir.js';
 import { convert, f32, i32, op, select, type Value } from './lower/build.js';
-import { BOOL, F32, I32, vec, type ElemType } from './types.js';
+import { BOOL, F32, I32, aType, vec, type ElemType } from './types.js';
 
 /** Thrown by a builtin's lowering when its arguments do not fit; the checker adds the location. */
 export class BuiltinError extends Error {}
@@ -48,12 +48,12 @@ export const BUILTIN_VALUES: BuiltinValue[] = [
 const isNum = (v: Value) => v.type.kind === 'scalar' && v.type.name !== 'bool';
 
 function scalarOf(v: Value, what: string): Expr {
-  if (v.type.kind !== 'scalar') throw new BuiltinError(`${what} takes a number, not a ${v.type.name}`);
+  if (v.type.kind !== 'scalar') throw new BuiltinError(`${what} takes a number, not ${aType(v.type.name)}`);
   return v.comps[0];
 }
 
 function floatComps(v: Value, what: string): Expr[] {
-  if (v.type.kind === 'struct') throw new BuiltinError(`${what} takes numbers or vectors, not a ${v.type.name}`);
+  if (v.type.kind === 'struct') throw new BuiltinError(`${what} takes numbers or vectors, not ${aType(v.type.name)}`);
   if (v.type.kind === 'scalar' && v.type.name === 'bool') throw new BuiltinError(`${what} takes numbers or vectors, not a bool`);
   return v.comps.map((c) => convert(c, 'f32'));
 }
@@ -69,7 +69,7 @@ function broadcast(args: Value[], what: string): Expr[][] {
   return lists.map((l, i) => {
     if (l.length === n) return l;
     if (l.length === 1) return new Array(n).fill(l[0]);
-    throw new BuiltinError(`${what}: argument ${i + 1} is a ${args[i].type.name} but another is a vec${n}`);
+    throw new BuiltinError(`${what}: argument ${i + 1} is ${aType(args[i].type.name)} but another is a vec${n}`);
   });
 }
 

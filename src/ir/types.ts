@@ -53,6 +53,11 @@ export function typeName(t: ElemType): string {
   return t.name;
 }
 
+/** A type's name with its article, as a sentence says it: "an f32", "an i32", "a vec3". */
+export function aType(name: string): string {
+  return /^([fi]\d|[aeiou])/.test(name) ? `an ${name}` : `a ${name}`;
+}
+
 export function isNumeric(t: ElemType): boolean {
   return t.kind === 'scalar' && t.name !== 'bool';
 }

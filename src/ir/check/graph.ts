@@ -2,9 +2,11 @@
 
 import { closest } from '../suggest.js';
 import type { Diagnostic, Document, NodeMember, NodeStatement, OutputStatement } from '../syntax/tree.js';
-import { components, sameType } from '../types.js';
+import { aType, sameType } from '../types.js';
 import type { KernelInfo, PortInfo } from './kernel.js';
 import { diagnostic } from './report.js';
+import { literalValue } from './literal.js';
+import { LowerError } from '../lower/context.js';
 import type { InputInfo, OutputInfo, ParamInfo } from './scene.js';
 
 /** Where a node's field input comes from: another node's port, or a scene `input`. */
@@ -246,18 +248,17 @@ function checkMember(
       return;
     }
     if (!sameType(param.type, port.type) && !(param.type.kind === 'scalar' && port.type.kind === 'scalar'))
-      err(m.param.span, `param \`${param.name}\` is a ${param.type.name}, but \`${port.name}\` takes a ${port.type.name}`);
+      err(m.param.span, `param \`${param.name}\` is ${aType(param.type.name)}, but \`${port.name}\` takes ${aType(port.type.name)}`);
     node.values.set(port.name, { param: param.name });
     return;
   }
   if (m.form === 'value') {
-    const n = components(port.type).length;
-    const values = m.value.values.length === 1 && n > 1 ? new Array(n).fill(m.value.values[0]) : m.value.values;
-    if (values.length !== n) {
-      err(m.value.span, `\`${port.name}\` takes a ${port.type.name} (${n} component${n > 1 ? 's' : ''}); this value has ${m.value.values.length}`);
-      return;
+    try {
+      node.values.set(port.name, { value: literalValue(port.type, m.value, `\`${port.name}\``) });
+    } catch (e) {
+      if (!(e instanceof LowerError)) throw e;
+      err(e.at, e.message);
     }
-    node.values.set(port.name, { value: values });
   }
 }
 

@@ -11,6 +11,7 @@ import { blockOrStatements } from '../lower/blocks.js';
 import type { Diagnostic, Document, EachDecl, KernelStatement, MigrateDecl, PortDecl, Span } from '../syntax/tree.js';
 import { components, type ElemType } from '../types.js';
 import { diagnostic } from './report.js';
+import { literalValue } from './literal.js';
 
 export interface PortInfo {
   name: string;
@@ -202,12 +203,7 @@ function portInfo(decl: PortDecl, env: Env): PortInfo {
   if (decl.type.fieldDims) info.dims = decl.type.fieldDims;
   if (decl.kind !== 'in' && !decl.type.fieldDims)
     throw new LowerError(`${decl.kind} port \`${decl.name.value}\` must be a field type, e.g. \`field2<${type.name}>\``, decl.type.span);
-  if (decl.value) {
-    const n = components(type).length;
-    const values = decl.value.values.length === 1 && n > 1 ? new Array(n).fill(decl.value.values[0]) : decl.value.values;
-    if (values.length !== n) throw new LowerError(`the default of \`${decl.name.value}\` has ${values.length} components; a ${type.name} has ${n}`, decl.value.span);
-    info.value = values;
-  }
+  if (decl.value) info.value = literalValue(type, decl.value, `in port \`${decl.name.value}\``);
   if (decl.resample) info.resample = decl.resample.filter.value as PortInfo['resample'];
   if (decl.narrow) info.narrow = true;
   return info;

@@ -4,7 +4,7 @@
 import { LowerError } from '../lower/context.js';
 import { closest } from '../suggest.js';
 import type { Document, ParamStatement } from '../syntax/tree.js';
-import type { ElemType } from '../types.js';
+import { aType, type ElemType } from '../types.js';
 import type { Scene } from './scene.js';
 
 /** What the rule needs of a param: its name, type, arity (its value's length) and range. */
@@ -19,7 +19,7 @@ export interface ParamShape {
 export function paramValueProblem(p: ParamShape, value: unknown[]): { why: string; expected: string } | undefined {
   const n = p.value.length;
   if (value.length !== n || !value.every((v) => typeof v === 'number' && Number.isFinite(v)))
-    return { why: `\`${p.name}\` is a ${p.type.name}: give ${n} finite number${n > 1 ? 's' : ''}`, expected: n > 1 ? `array of ${n} numbers` : 'number' };
+    return { why: `\`${p.name}\` is ${aType(p.type.name)}: give ${n} finite number${n > 1 ? 's' : ''}`, expected: n > 1 ? `array of ${n} numbers` : 'number' };
   const numbers = value as number[];
   if (p.range && numbers.some((v) => v < p.range!.lo || v > p.range!.hi))
     return { why: `\`${p.name}\` keeps to ${p.range.lo}..${p.range.hi} (its range)`, expected: `${p.range.lo}..${p.range.hi}` };

@@ -12,6 +12,7 @@ import { checkKernel, type KernelInfo } from './kernel.js';
 import { diagnostic } from './report.js';
 import { checkGraph, type SceneNode } from './graph.js';
 import { checkParamDeclaration } from './params.js';
+import { literalValue } from './literal.js';
 
 export interface ParamInfo {
   name: string;
@@ -268,18 +269,11 @@ function makeEnv(
   return { structs: structMap, fns: new Map(fns.map(({ st }) => [st.name.value, st])), resolveType };
 }
 
-function literalComponents(type: ElemType, values: number[], span: Span, what: string): number[] {
-  const n = components(type).length;
-  if (values.length === 1 && n > 1) return new Array(n).fill(values[0]);
-  if (values.length !== n) throw new LowerError(`${what} has ${values.length} component${values.length === 1 ? '' : 's'}; a ${type.name} has ${n}`, span);
-  return values;
-}
-
 function paramInfo(doc: Document, st: ParamStatement, env: Env): ParamInfo {
   if (st.type.fieldDims) throw new LowerError(`param \`${st.name.value}\` must have an element type (f32, vec3, ...), not a field`, st.type.span);
   const type = env.resolveType(st.type);
   if (type.kind === 'struct') throw new LowerError(`param \`${st.name.value}\` must be a number, bool or vector, not a struct`, st.type.span);
-  const value = st.value ? literalComponents(type, st.value.values, st.value.span, `the value of param \`${st.name.value}\``) : components(type).map(() => 0);
+  const value = st.value ? literalValue(type, st.value, `param \`${st.name.value}\``, false) : components(type).map(() => 0);
   const info: ParamInfo = { name: st.name.value, type, value, path: doc.path, statement: st };
   if (st.range) info.range = { lo: st.range.lo, hi: st.range.hi };
   return info;
@@ -291,7 +285,7 @@ function inputInfo(doc: Document, st: InputStatement, env: Env, given?: number[]
   const dims = st.type.fieldDims;
   const size = st.size?.dims ?? (given?.length === dims ? given : new Array(dims).fill(dims === 3 ? 64 : 256));
   if (size.length !== dims) throw new LowerError(`input \`${st.name.value}\` is a field${dims}: its size needs ${dims} numbers`, st.size!.span);
-  const value = st.value ? literalComponents(type, st.value.values, st.value.span, `the value of input \`${st.name.value}\``) : components(type).map(() => 0);
+  const value = st.value ? literalValue(type, st.value, `input \`${st.name.value}\``) : components(type).map(() => 0);
   return { name: st.name.value, type, dims, size, value, path: doc.path, statement: st };
 }
 

@@ -6,7 +6,7 @@ import type { Grant } from '../grants.js';
 import type { Expr, Op, Scalar } from '../ir.js';
 import { cornerLoads } from '../sample.js';
 import { closest } from '../suggest.js';
-import { BOOL, F32, I32, SWIZZLE, sameType, vec, type ElemType } from '../types.js';
+import { BOOL, F32, I32, SWIZZLE, aType, sameType, vec, type ElemType } from '../types.js';
 import { convert, cst, op, scalarValue, select, type Value } from './build.js';
 import { BodyContext, FollowOnError, LowerError, type PortView } from './context.js';
 import { callFn } from './statement.js';
@@ -99,7 +99,7 @@ function literal(node: N): Value {
 }
 
 export function toBool(v: Value, node: AcornNode): Expr {
-  if (v.type.kind !== 'scalar') fail(node, `a condition must be a bool or a number, not a ${v.type.name}`);
+  if (v.type.kind !== 'scalar') fail(node, `a condition must be a bool or a number, not ${aType(v.type.name)}`);
   return convert(v.comps[0], 'bool');
 }
 
@@ -167,9 +167,9 @@ function swizzle(v: Value, prop: string, node: AcornNode): Value {
     fail(node, `${v.type.name} has no field \`${prop}\`${near ? `; did you mean \`${near}\`?` : ''}`);
   }
   const size = v.type.kind === 'vec' ? v.type.size : 1;
-  if (!/^[xyzwrgba]{1,4}$/.test(prop)) fail(node, `\`.${prop}\` is not a swizzle of a ${v.type.name}: use letters of xyzw or rgba`);
+  if (!/^[xyzwrgba]{1,4}$/.test(prop)) fail(node, `\`.${prop}\` is not a swizzle of ${aType(v.type.name)}: use letters of xyzw or rgba`);
   const idx = [...prop].map((ch) => SWIZZLE[ch]);
-  if (idx.some((i) => i >= size)) fail(node, `\`.${prop}\` reaches past the ${size} component${size > 1 ? 's' : ''} of a ${v.type.name}`);
+  if (idx.some((i) => i >= size)) fail(node, `\`.${prop}\` reaches past the ${size} component${size > 1 ? 's' : ''} of ${aType(v.type.name)}`);
   const comps = idx.map((i) => v.comps[i]);
   return comps.length === 1 ? scalarValue(comps[0]) : { type: vec(comps.length as 2 | 3 | 4), comps };
 }
@@ -269,7 +269,7 @@ function gather(ctx: BodyContext, port: PortView, method: string, args: N[], nod
   const comps = ctx.fields[field].comps;
   const coords = args.map((a) => {
     const v = lowerExpr(ctx, a);
-    if (!isNumber(v)) fail(a, `a coordinate must be a number, not a ${v.type.name}`);
+    if (!isNumber(v)) fail(a, `a coordinate must be a number, not ${aType(v.type.name)}`);
     return v.comps[0];
   });
   if (method !== 'sample') {
@@ -306,7 +306,7 @@ function unary(ctx: BodyContext, node: N): Value {
   const v = lowerExpr(ctx, node.argument);
   switch (node.operator) {
     case '-':
-      if (v.type.kind === 'struct' || v.type.name === 'bool') fail(node, `cannot negate a ${v.type.name}`);
+      if (v.type.kind === 'struct' || v.type.name === 'bool') fail(node, `cannot negate ${aType(v.type.name)}`);
       return { type: v.type, comps: v.comps.map((e) => (e.t === 'i32' ? op('i32.neg', e) : op('f32.neg', e))) };
     case '+':
       if (v.type.name === 'bool') return scalarValue(convert(v.comps[0], 'i32'));
@@ -314,7 +314,7 @@ function unary(ctx: BodyContext, node: N): Value {
     case '!':
       return scalarValue(op('bool.not', toBool(v, node.argument)));
     case '~':
-      if (v.type.kind !== 'scalar') fail(node, `~ takes an integer, not a ${v.type.name}`);
+      if (v.type.kind !== 'scalar') fail(node, `~ takes an integer, not ${aType(v.type.name)}`);
       return scalarValue(op('i32.not', convert(v.comps[0], 'i32')));
     default:
       return fail(node, `the operator \`${node.operator}\` is not part of the kernel language`);
@@ -378,7 +378,7 @@ function unify(a: Value, b: Value, node: AcornNode): [Value, Value] {
 export function assignable(v: Value, t: ElemType, node: AcornNode, what: string): Value {
   if (sameType(v.type, t)) return v;
   if (t.kind === 'scalar' && v.type.kind === 'scalar') return { type: t, comps: [convert(v.comps[0], t.name)] };
-  return fail(node, `${what} holds a ${t.name}, not a ${v.type.name}`);
+  return fail(node, `${what} holds ${aType(t.name)}, not ${aType(v.type.name)}`);
 }
 
 export { scalarType };

@@ -3,7 +3,7 @@
 import type { Node as AcornNode } from 'acorn';
 import type { Expr } from '../ir.js';
 import type { FnStatement } from '../syntax/tree.js';
-import { F32, components, type ElemType } from '../types.js';
+import { F32, aType, components, type ElemType } from '../types.js';
 import { op, type Value } from './build.js';
 import { BodyContext, FollowOnError, LowerError } from './context.js';
 import { blockOrStatements } from './blocks.js';
@@ -151,11 +151,11 @@ function target(ctx: BodyContext, node: N): { type: ElemType; locals: number[]; 
     }
     if (outer.type.kind === 'vec' && /^[xyzwrgba]{1,4}$/.test(prop)) {
       const idx = [...prop].map((ch) => 'xyzw'.indexOf(ch) >= 0 ? 'xyzw'.indexOf(ch) : 'rgba'.indexOf(ch));
-      if (idx.some((i) => i >= outer.locals.length) || new Set(idx).size !== idx.length) fail(node.property, `cannot assign to \`.${prop}\` of a ${outer.type.name}`);
+      if (idx.some((i) => i >= outer.locals.length) || new Set(idx).size !== idx.length) fail(node.property, `cannot assign to \`.${prop}\` of ${aType(outer.type.name)}`);
       const locals = idx.map((i) => outer.locals[i]);
       return { type: locals.length === 1 ? F32 : { kind: 'vec', name: `vec${locals.length}` as 'vec2', size: locals.length as 2 }, locals };
     }
-    return fail(node.property, `cannot assign to \`.${prop}\` of a ${outer.type.name}`);
+    return fail(node.property, `cannot assign to \`.${prop}\` of ${aType(outer.type.name)}`);
   }
   return fail(node, 'only variables, out and state ports, and their components can be assigned');
 }

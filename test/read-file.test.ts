@@ -11,6 +11,7 @@ import { Session } from '../src/main/session.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 import { copyExample } from './fixtures.js';
 import { can, immutable } from './disk.js';
+import { summarise } from '../src/main/image-out.js';
 
 const dir = copyExample('rings', 'read-file');
 const R = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
@@ -90,4 +91,12 @@ t.test('a write the file system refuses leaves the file as it was, nothing half-
   t.same(readFileSync(join(dir, 'kept/frame.png')), kept, 'the file is the one written before');
   await ok(t, { op: 'read', file: 'kept/frame.png' });
   t.notSame(readFileSync(join(dir, 'kept/frame.png')), kept, 'once it can, the new frame is written');
+});
+
+t.test('the summary is over the finite values, and counts the NaNs and infinities left out', async (t) => {
+  // One infinity made min, max and mean all infinite, which JSON answers as null, with no count.
+  const [mixed, none, clean] = summarise([new Float32Array([1, NaN, Infinity, -Infinity, 3]), new Float32Array([Infinity, NaN]), new Float32Array([2, 4])]);
+  t.same(mixed, { channel: 0, min: 1, max: 3, mean: 2, nan: 1, infinite: 2 });
+  t.same(JSON.parse(JSON.stringify(none)), { channel: 1, min: null, max: null, mean: null, nan: 1, infinite: 1 }, 'no finite value: null, and the counts say why');
+  t.same(clean, { channel: 2, min: 2, max: 4, mean: 3 }, 'no count when every value is finite');
 });

@@ -10,30 +10,39 @@ import { PathError, TEMP_SUFFIX } from './documents.js';
 /** One channel (component) of the field read: its least, greatest and mean value; `nan` counts the NaNs left out of them. */
 export interface ChannelSummary {
   channel: number;
+  /** Over the finite values; null (in JSON) when there are none. */
   min: number;
   max: number;
   mean: number;
+  /** How many NaNs, and how many infinities, were left out (absent when none). */
   nan?: number;
+  infinite?: number;
 }
 
-/** Each plane's min, max and mean, over the values that are numbers (the field's floats, before the PNG's 8 bits). */
+/**
+ * Each plane's min, max and mean over its finite values (the field's floats, before the PNG's 8
+ * bits), and how many were not: JSON has no infinity, so one infinity made all three null.
+ */
 export function summarise(planes: Float32Array[]): ChannelSummary[] {
   return planes.map((p, channel) => {
     let min = Infinity;
     let max = -Infinity;
     let sum = 0;
     let nan = 0;
+    let infinite = 0;
     for (const v of p) {
-      if (Number.isNaN(v)) {
-        nan++;
+      if (!Number.isFinite(v)) {
+        if (Number.isNaN(v)) nan++;
+        else infinite++;
         continue;
       }
       if (v < min) min = v;
       if (v > max) max = v;
       sum += v;
     }
-    const n = p.length - nan;
-    return n ? { channel, min, max, mean: sum / n, ...(nan ? { nan } : {}) } : { channel, min: NaN, max: NaN, mean: NaN, nan };
+    const n = p.length - nan - infinite;
+    const left = { ...(nan ? { nan } : {}), ...(infinite ? { infinite } : {}) };
+    return n ? { channel, min, max, mean: sum / n, ...left } : { channel, min: NaN, max: NaN, mean: NaN, ...left };
   });
 }
 

@@ -60,14 +60,26 @@ t.test('a misspelt kernel id: the closest id, and the node with it as the fix', 
   t.same(d.fix, { node: 'a', text: 'node a: demo.rings@1 { size = 8 x 8; }' });
 });
 
-t.test('a missing grant names it and gives the kernel with the grant added', async (t) => {
+t.test('a missing grant names it where the body first needs it, and gives the kernel with the grant added', async (t) => {
   const src = `kernel k.t@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = time;\n  }\n}\nnode n: k.t@1 {}\noutput o <- n.r;\n`;
   const [d] = only(textScene({ 'scene.esn': src }));
   t.match(d.message, /time.read/);
-  t.equal(d.line, 1);
-  t.equal(d.column, 8);
+  t.equal(d.line, 4, 'at `time` (it was at the kernel\'s name)');
+  t.equal(d.column, 9);
   t.equal(d.fix?.kernel, 'k.t@1');
   t.match(String(d.fix?.text), /^kernel k.t@1 \{\n  grants time.read;\n  out r/);
+});
+
+t.test('several missing grants: each where first needed, and every fix adds them all (one fix dropped the others)', async (t) => {
+  const src = `kernel k.m@1 {\n  in s: field2<f32>;\n  state c: field2<f32>;\n  out r: field2<f32>;\n  each (x, y) {\n    c = s.at(x + 1, y) + pointer.xy.x;\n    r = c + f32(frame);\n  }\n}\n`;
+  const ds = textScene({ 'scene.esn': src }).diagnostics;
+  t.same(ds.map((d) => [d.line, d.column, /grant (\S+):/.exec(d.message)?.[1]]), [[6, 9, 'field.read'], [6, 26, 'input.read'], [7, 17, 'time.read'], [3, 3, 'field.write']]);
+  for (const d of ds) {
+    t.match(d.message, /the fix adds all 4 it lacks: field\.read, input\.read, time\.read, field\.write\)$/);
+    t.match(String(d.fix?.text), /^kernel k\.m@1 \{\n  grants field\.read, input\.read, time\.read, field\.write;\n  in s/);
+  }
+  const fixed = src.replace(/^kernel k\.m@1 \{[^]*?\n\}\n/, String(ds[0].fix!.text) + '\n');
+  t.same(textScene({ 'scene.esn': fixed }).diagnostics.map((d) => d.message), [], 'the fix checks clean');
 });
 
 t.test('a gather without field.read is refused', async (t) => {

@@ -254,16 +254,16 @@ t.test('grants: a kernel needing one the session lacks is refused where it is de
   const scene = 'node a: k.gather@1 { s <- b.r; }\nnode b: k.src2@1 {}\n';
   const lacking = check(scene, { grants: ['time.read'] }).diagnostics;
   t.same(lacking.map((d) => [d.line, d.column, d.message]), [
-    [28, 8, 'kernel k.gather@1 needs field.read, which this session does not grant (its grants: time.read); start the session with --grant field.read, or change the kernel not to need it'],
-    [34, 8, 'kernel k.life@1 needs field.write, which this session does not grant (its grants: time.read); start the session with --grant field.write, or change the kernel not to need it'],
-    [40, 8, 'kernel k.only@1 needs field.write, which this session does not grant (its grants: time.read); start the session with --grant field.write, or change the kernel not to need it'],
+    [28, 8, 'kernel k.gather@1 needs field.read, which this session does not grant (its grants: time.read); start the session with --grant time.read field.read (what it holds and what the kernel needs), or change the kernel not to need it'],
+    [34, 8, 'kernel k.life@1 needs field.write, which this session does not grant (its grants: time.read); start the session with --grant time.read field.write (what it holds and what the kernel needs), or change the kernel not to need it'],
+    [40, 8, 'kernel k.only@1 needs field.write, which this session does not grant (its grants: time.read); start the session with --grant time.read field.write (what it holds and what the kernel needs), or change the kernel not to need it'],
   ], 'each kernel needing another grant, once; the node running it says nothing more');
   t.notOk(check(scene, { grants: ['time.read'] }).kernels.has('k.gather@1'), 'the refused kernel is not in the scene');
   const none = check('', { grants: [] }).diagnostics.map((d) => d.message);
   t.same(none, [
-    'kernel k.gather@1 needs field.read, which this session does not grant (its grants: none); start the session with --grant field.read, or change the kernel not to need it',
-    'kernel k.life@1 needs field.write, time.read, which this session does not grant (its grants: none); start the session with --grant field.write, or change the kernel not to need it',
-    'kernel k.only@1 needs field.write, which this session does not grant (its grants: none); start the session with --grant field.write, or change the kernel not to need it',
+    'kernel k.gather@1 needs field.read, which this session does not grant (its grants: none); start the session with --grant field.read (what it holds and what the kernel needs), or change the kernel not to need it',
+    'kernel k.life@1 needs field.write, time.read, which this session does not grant (its grants: none); start the session with --grant field.write time.read (what it holds and what the kernel needs), or change the kernel not to need it',
+    'kernel k.only@1 needs field.write, which this session does not grant (its grants: none); start the session with --grant field.write (what it holds and what the kernel needs), or change the kernel not to need it',
   ]);
   // Granted, or no grants given (a session's default: all), they run.
   t.match(check(scene, { grants: ['time.read', 'input.read'] }).diagnostics[0].message, /\(its grants: time\.read, input\.read\)/);

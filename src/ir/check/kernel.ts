@@ -123,13 +123,15 @@ export function checkKernel(doc: Document, k: KernelStatement, env: Env, fuel = 
   }
   for (const e of errors) error(e.at, e.message, e.fix);
 
-  for (const [grant, why] of requiredGrants(ctx)) {
-    if (!grants.includes(grant)) {
-      error(k.name.span, `kernel ${id} ${why} but does not hold the grant ${grant}: add it to the kernel's grants`, {
-        kernel: id,
-        text: withGrant(doc, k, grant),
-      });
-    }
+  // Each missing grant where the body first needs it; each fix adds all of them, so taking any
+  // one leaves none missing.
+  const missing = requiredGrants(ctx, ports).filter(([grant]) => !grants.includes(grant));
+  const more = missing.length > 1 ? ` (the fix adds all ${missing.length} it lacks: ${missing.map(([g]) => g).join(', ')})` : '';
+  for (const [grant, why, at] of missing) {
+    error(at, `kernel ${id} ${why} but does not hold the grant ${grant}: add it to the kernel's grants${more}`, {
+      kernel: id,
+      text: withGrants(doc, k, missing.map(([g]) => g)),
+    });
   }
   if (diagnostics.length) return { diagnostics };
 
@@ -168,25 +170,26 @@ function lowerEach(ctx: BodyContext, each: EachDecl, errors: LowerError[]) {
   return ctx.topLevel;
 }
 
-function requiredGrants(ctx: BodyContext): [Grant, string][] {
-  const out: [Grant, string][] = [];
+/** The grants a kernel needs: each with why, and where it is first needed (a state port's declaration for field.write). */
+function requiredGrants(ctx: BodyContext, ports: PortInfo[]): [Grant, string, Span][] {
   const why: Record<Grant, string> = {
     'field.read': 'reads a field at other elements (at, wrap or sample)',
     'field.write': 'holds state',
     'time.read': 'reads time or frame',
     'input.read': 'reads the pointer or keys',
   };
-  for (const g of ctx.grantsUsed) out.push([g, why[g]]);
-  if ([...ctx.ports.values()].some((p) => p.kind === 'state')) out.push(['field.write', why['field.write']]);
+  const out: [Grant, string, Span][] = [...ctx.grantsUsed].map(([g, at]) => [g, why[g], at]);
+  const state = ports.find((p) => p.kind === 'state');
+  if (state) out.push(['field.write', why['field.write'], state.decl.span]);
   return out;
 }
 
-/** The kernel statement's text with a grant added (to its grants line, or a new one). */
-function withGrant(doc: Document, k: KernelStatement, grant: Grant): string {
+/** The kernel statement's text with grants added (to its grants line, or a new one). */
+function withGrants(doc: Document, k: KernelStatement, added: Grant[]): string {
   const text = doc.text.slice(k.span.start, k.span.end);
   const existing = k.parts.find((p) => p.part === 'grants');
   if (existing && existing.part === 'grants') {
-    const names = [...existing.grants.map((g) => g.value), grant];
+    const names = [...existing.grants.map((g) => g.value), ...added];
     const s = existing.span.start - k.span.start;
     const e = existing.span.end - k.span.start;
     return text.slice(0, s) + `grants ${names.join(', ')};` + text.slice(e);
@@ -194,7 +197,7 @@ function withGrant(doc: Document, k: KernelStatement, grant: Grant): string {
   const brace = text.indexOf('{');
   const firstPart = k.parts[0];
   const indent = firstPart ? /[ \t]*$/.exec(doc.text.slice(0, firstPart.span.start))![0] : '  ';
-  return text.slice(0, brace + 1) + `\n${indent}grants ${grant};` + text.slice(brace + 1);
+  return text.slice(0, brace + 1) + `\n${indent}grants ${added.join(', ')};` + text.slice(brace + 1);
 }
 
 function portInfo(decl: PortDecl, env: Env): PortInfo {

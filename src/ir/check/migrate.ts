@@ -44,7 +44,7 @@ export function lowerMigration(doc: Document, kernel: KernelInfo, m: MigrateDecl
   const errors: LowerError[] = [];
   lowerStatements(ctx, m.body.statements as (AcornNode & Record<string, any>)[], errors);
   const diagnostics = errors.map((e) => diagnostic(doc, e.at, `in the migration from ${old.id}: ${e.message}`, e.fix));
-  const used = [...ctx.grantsUsed].filter((g) => g !== 'field.read');
+  const used = [...ctx.grantsUsed.keys()].filter((g) => g !== 'field.read');
   if (used.length) diagnostics.push(diagnostic(doc, m.span, `a migration reads only the old state and the coordinates; it cannot use ${used.join(', ')}`));
   if (diagnostics.length) return { diagnostics };
   const stores: IrFunction['stores'] = [];

@@ -123,7 +123,7 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
     }
     const lacking = options.grants ? result.kernel.grants.filter((g) => !options.grants!.includes(g)) : [];
     if (lacking.length) {
-      diagnostics.push(diagnostic(doc, st.name.span, `kernel ${result.kernel.id} needs ${lacking.join(', ')}, which this session does not grant (its grants: ${options.grants!.join(', ') || 'none'}); start the session with --grant ${lacking[0]}, or change the kernel not to need it`));
+      diagnostics.push(diagnostic(doc, st.name.span, `kernel ${result.kernel.id} needs ${lacking.join(', ')}, which this session does not grant (its grants: ${options.grants!.join(', ') || 'none'}); start the session with --grant ${[...options.grants!, ...lacking].join(' ')} (what it holds and what the kernel needs), or change the kernel not to need it`));
       unchecked.kernels.add(st.name.value);
       continue;
     }

@@ -67,7 +67,8 @@ export class BodyContext {
   /** What each of `uniforms` holds (the engine's binding; the IR's names are for people). */
   uniformSources: UniformSource[] = [];
   private uniformSlots = new Map<string, number>();
-  grantsUsed = new Set<Grant>();
+  /** Each grant the body needs, and where it first needs it (what a missing grant's error points at). */
+  grantsUsed = new Map<Grant, { start: number; end: number }>();
   /** Field ports read at the own element, and field ports gathered. */
   pointwise = new Set<string>();
   gathered = new Set<string>();

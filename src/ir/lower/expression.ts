@@ -18,10 +18,9 @@ export function fail(node: AcornNode, message: string): never {
   throw new LowerError(message, node);
 }
 
-function need(ctx: BodyContext, grant: Grant, node: AcornNode, what: string): void {
-  ctx.grantsUsed.add(grant);
-  void node;
-  void what;
+/** Note that the body needs `grant`, first at `node` (the checker refuses a kernel lacking it, there). */
+function need(ctx: BodyContext, grant: Grant, node: AcornNode): void {
+  if (!ctx.grantsUsed.has(grant)) ctx.grantsUsed.set(grant, node);
 }
 
 const scalarType = (t: Scalar): ElemType => (t === 'f32' ? F32 : t === 'i32' ? I32 : BOOL);
@@ -135,10 +134,10 @@ function identifier(ctx: BodyContext, node: N): Value {
     case 'height': return scalarValue({ k: 'extent', t: 'i32', axis: 1 });
     case 'depth': return scalarValue({ k: 'extent', t: 'i32', axis: 2 });
     case 'time':
-      need(ctx, 'time.read', node, 'time');
+      need(ctx, 'time.read', node);
       return scalarValue(ctx.uniform({ kind: 'time' }, 'f32'));
     case 'frame':
-      need(ctx, 'time.read', node, 'frame');
+      need(ctx, 'time.read', node);
       return scalarValue(ctx.uniform({ kind: 'frame' }, 'i32'));
     case 'undefined':
     case 'NaN':
@@ -185,14 +184,14 @@ function member(ctx: BodyContext, node: N): Value {
     if (obj.name === 'old' && [...ctx.ports.keys()].some((k) => k.startsWith('old.')))
       fail(node.property, `the old kernel has no state port \`${prop}\`; it has ${[...ctx.ports.keys()].filter((k) => k.startsWith('old.')).map((k) => k.slice(4)).join(', ')}`);
     if (obj.name === 'pointer') {
-      need(ctx, 'input.read', node, 'pointer');
+      need(ctx, 'input.read', node);
       const px = ctx.uniform({ kind: 'pointer', axis: 'x' }, 'f32');
       const py = ctx.uniform({ kind: 'pointer', axis: 'y' }, 'f32');
       if (prop === 'down') return scalarValue(ctx.uniform({ kind: 'pointer', axis: 'down' }, 'bool'));
       return swizzle({ type: vec(2), comps: [px, py] }, prop, node);
     }
     if (obj.name === 'keys') {
-      need(ctx, 'input.read', node, 'keys');
+      need(ctx, 'input.read', node);
       return scalarValue(ctx.uniform({ kind: 'key', key: prop.toLowerCase() }, 'bool'));
     }
     if (obj.name === 'Math' && prop.toUpperCase() === 'PI') return scalarValue(cst('f32', Math.PI));
@@ -263,7 +262,7 @@ function gather(ctx: BodyContext, port: PortView, method: string, args: N[], nod
     fail(node.callee.property, `fields have no method \`${method}\`${near ? `; did you mean \`${near}\`?` : ''} (at, wrap, sample)`);
   }
   if (args.length !== dims) fail(node, `\`${port.name}\` is a ${dims}-D field: ${method} takes ${dims} coordinate${dims > 1 ? 's' : ''}, got ${args.length}`);
-  ctx.grantsUsed.add('field.read');
+  need(ctx, 'field.read', node);
   ctx.gathered.add(port.name);
   const field = port.readField;
   const comps = ctx.fields[field].comps;

@@ -73,6 +73,12 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   refused(['render', 'examples/rings/scene.esn', '--size', '64x64x4'], /--size 64x64x4 has 3 axes, but no node of examples\/rings\/scene\.esn has 3: its nodes are 2-D; give WIDTHxHEIGHT/);
   refused(['render', 'examples/rings/scene.esn', '--size', '-5x10'], /`-5x10` reads as an option; write a value that starts with `-` as --name=-5x10/);
   refused(['rendr', 'examples/rings/scene.esn'], /Did you mean render\?/);
+  // An option given twice came as an array: an internal error (-o), or a message quoting the first value only.
+  refused(['render', 'examples/rings/scene.esn', '-o', 'a.png', '-o', 'b.png'], /--out is given 2 times \(a\.png, b\.png\); give it once/);
+  refused(['render', 'examples/rings/scene.esn', '--time', '1', '--time', '2'], /--time is given 2 times \(1, 2\); give it once/);
+  refused(['bench', '--workers', '1', '--workers', '2'], /--workers is given 2 times/);
+  refused(['bench', '--workers', '0', '--size', '16', '--runs', '1'], /--workers must be a whole number of at least 1; got `0`/);
+  refused(['bench', '--workers', '1.5', '--size', '16', '--runs', '1'], /--workers must be a whole number of at least 1; got `1\.5`/);
 });
 
 t.test('render --json on a scene that does not check prints the error and its diagnostics as JSON', async (t) => {

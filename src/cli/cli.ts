@@ -342,6 +342,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
         if (bad) throw new UserError(`--pipelines: \`${bad}\` is not a pipeline; they are P1, P2, P3, P4`);
         if (!(argv.size >= 16 && argv.size <= 16384)) throw new UserError(`--size must be between 16 and 16384; got ${given('--size', argv.size)}`);
         if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${given('--runs', argv.runs)}`);
+        if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${given('--workers', argv.workers)}`);
         if (argv.rounds !== undefined || argv.sizes !== undefined || argv.chart !== undefined || argv.out !== undefined) {
           const { benchRounds } = await fromBench(() => import('../../bench/rounds-cli.js'));
           await benchRounds({ ...argv, pipelines: pipelines as PipelineName[] });
@@ -437,6 +438,16 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
         setStatus(await replayFiles(paths?.length ? paths : ['examples'], grants));
       },
     )
+    // An option given twice came as an array where one value was expected (a path, a number):
+    // an internal error, or a message quoting only the first. Options taking several keep them.
+    .check((argv, options) => {
+      for (const key of Object.keys(options.key)) {
+        const value = argv[key];
+        if (Array.isArray(value) && key.length > 1 && !options.array.includes(key))
+          throw new UserError(`--${key} is given ${value.length} times (${value.join(', ')}); give it once`);
+      }
+      return true;
+    }, true)
     .demandCommand(1, 'name a command: render, check, serve, mcp, farm, help, test, bisect or bench (entelechy --help lists them)')
     .strict()
     .recommendCommands()

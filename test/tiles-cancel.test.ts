@@ -6,7 +6,9 @@ import t from 'tap';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCompletePng } from '../src/main/shard.js';
+import { spawnSync } from 'node:child_process';
 import { CACHE, entelechy, SLOW_SCENE } from './farm-processes.js';
+import { ROOT } from './helpers.js';
 import { scratchDir } from './scratch.js';
 
 const dir = scratchDir('entelechy-tiles-cancel-');
@@ -35,3 +37,25 @@ for (const [signal, tiled] of [['SIGINT', true], ['SIGTERM', true], ['SIGINT', f
     t.same(p.lines.at(-1)?.error?.frame, stopped, '--json: the error line names the frame');
   });
 }
+
+// `render --json | head -1`: the reader left, and Node threw its EPIPE as an unhandled 'error'
+// event, a stack trace, while the render went on to its end or died mid-frame.
+t.test('a render whose stdout is closed stops as an interrupted one, without a stack trace', async (t) => {
+  const out = join(dir, 'pipe-closed');
+  const p = entelechy(['render', join(dir, 'slow.esn'), '--size', '64x64', '--frames', '0:9', '--workers', '1', '--json', '-o', join(out, '%04d.png')], { ENTELECHY_CACHE_DIR: CACHE });
+  await p.line((l) => l.frame === 0);
+  p.child.stdout!.destroy();
+  const ended = await p.exited;
+  t.same(ended, { code: 1, signal: null }, p.stderr);
+  t.match(p.stderr, /interrupted \(stdout was closed\): stopped at frame \d+; its file was not written/);
+  t.notMatch(p.stderr, /EPIPE|node:events|at .*\.js:\d+/, 'no stack trace');
+  const files = readdirSync(out);
+  t.same(files.filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+  t.ok(files.length < 10 && files.every((f) => isCompletePng(join(out, f), 64, 64)), `stopped early, each frame written whole (${files.length})`);
+});
+
+t.test('help piped into a reader that stops early ends quietly', async (t) => {
+  const r = spawnSync('sh', ['-c', `"${process.execPath}" bin/entelechy.js help serve | head -c 10`], { cwd: ROOT, encoding: 'utf8' });
+  t.equal(r.stdout, 'serve (com');
+  t.equal(r.stderr, '', 'no stack trace');
+});

@@ -463,6 +463,11 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
 }
 
 export async function run(args: string[]): Promise<void> {
+  // A reader of stdout that goes away (`entelechy help | head -1`) is no error of ours: Node
+  // reports it as an unhandled 'error' event with a stack trace. A render stops for it (cancel.ts).
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
   try {
     process.exitCode = await main(args);
   } catch (e) {

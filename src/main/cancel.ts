@@ -140,13 +140,19 @@ export class Evaluations {
 export function interruptedBySignals(): { signal: AbortSignal; dispose(): void } {
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => stop.abort(new Cancelled('cancel', `interrupted (${signal})`));
+  // The reader of stdout went away (`render --json | head -1`): what SIGPIPE is to a C program.
+  const onPipe = (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') stop.abort(new Cancelled('cancel', 'interrupted (stdout was closed)'));
+  };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  process.stdout.on('error', onPipe);
   return {
     signal: stop.signal,
     dispose: () => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      process.stdout.off('error', onPipe);
     },
   };
 }

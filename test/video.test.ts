@@ -2,12 +2,13 @@
 // and decoded by ffmpeg to compare with the PNGs of the same frames.
 
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
 import { ROOT } from './helpers.js';
-import { hangsAtFrame } from './fixtures.js';
+import { hangsAtFrame, SLOW_SCENE } from './fixtures.js';
+import { Proc } from './farm-processes.js';
 import { scratchDir } from './scratch.js';
 
 const BIN = join(ROOT, 'bin', 'entelechy.js');
@@ -137,4 +138,19 @@ t.test('a render that fails mid-way leaves no video, whole or partial', async (t
   t.match(r.stderr, /frame 2: node `hang` ran out of fuel/);
   t.same(readdirSync(dir), ['scene.esn'], 'no v.mp4 and no partial file');
   t.notOk(existsSync(join(dir, 'v.mp4')));
+});
+
+// Ctrl-C reaches the whole process group, ffmpeg too: its exit (status 255) was reported as
+// "ffmpeg could not write", for a render the user stopped.
+t.test('Ctrl-C (SIGINT to the process group, ffmpeg too) stops a video render as interrupted, leaving no video', async (t) => {
+  const dir = scratchDir('entelechy-video-sigint-');
+  writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
+  const out = join(dir, 'v', 'clip.mp4');
+  const p = new Proc(spawn(process.execPath, [BIN, 'render', join(dir, 'slow.esn'), '--size', '64x64', '--frames', '0:30', '--workers', '1', '--json', '-o', out], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } }));
+  await p.line((l) => l.frame === 1);
+  process.kill(-p.child.pid!, 'SIGINT');
+  t.same(await p.exited, { code: 1, signal: null }, p.stderr);
+  t.match(p.stderr, /interrupted \(SIGINT\): stopped at frame \d+; the video `.*clip\.mp4` was not written/);
+  t.notMatch(p.stderr, /ffmpeg could not write/);
+  t.same(readdirSync(dirname(out)), [], 'no video, whole or partial');
 });

@@ -156,7 +156,9 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   // thread when it ends) and its file is not written; the frames written before it stay whole.
   const stop = interruptedBySignals();
   const stopped = (e: Cancelled, frame: number) =>
-    new RenderError(`${e.message}: stopped at frame ${frame}; its file was not written${writer.written ? ` (the ${writer.written} frame${writer.written > 1 ? 's' : ''} before it were)` : ''}`, frame);
+    new RenderError(writer instanceof VideoWriter
+      ? `${e.message}: stopped at frame ${frame}; the video \`${options.file}\` was not written (a video is kept only whole)`
+      : `${e.message}: stopped at frame ${frame}; its file was not written${writer.written ? ` (the ${writer.written} frame${writer.written > 1 ? 's' : ''} before it were)` : ''}`, frame);
   try {
     // Nothing left to write: nothing to evaluate either, not even a stateful scene's lead-in.
     const evaluateTo = end >= first ? end : start - 1;
@@ -206,7 +208,12 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       out({ frame, file: frameFile(options.file, frame), skipped: true });
       bar?.increment();
     }
-    await writer.complete();
+    try {
+      await writer.complete(stop.signal);
+    } catch (e) {
+      if (e instanceof Cancelled) throw stopped(e, end);
+      throw e;
+    }
     const millis = performance.now() - started;
     out({ done: true, frames: writer.written, ...(done.size ? { skipped: done.size } : {}), ...(options.shard ? { shard: { ...options.shard, first, last } } : {}), ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: pool?.workers ?? 1, events: run.events });
     bar?.stop();
@@ -335,7 +342,7 @@ class FrameWriter {
   }
 
   /** Every frame is its own file, written whole when reported: nothing to finish or undo. */
-  async complete(): Promise<void> {}
+  async complete(_signal?: AbortSignal): Promise<void> {}
   async abort(): Promise<void> {}
 
   async close(): Promise<void> {
@@ -385,7 +392,7 @@ export class VideoWriter {
     } else if (f.width !== this.size[0] || f.height !== this.size[1]) {
       throw new RenderError(`frame ${f.frame}: the output is ${f.width} x ${f.height}, but the video's frames are ${this.size.join(' x ')}: a video's frames keep one size`, f.frame);
     }
-    await this.video.write(pixels).catch((e) => Promise.reject(new RenderError((e as Error).message, f.frame)));
+    await this.video.write(pixels).catch(async (e) => Promise.reject((await interruptedMeanwhile(signal)) ?? new RenderError((e as Error).message, f.frame)));
     this.written++;
     this.pixels += f.width * f.height;
     this.reported({ ...f, millis: Math.round((performance.now() - f.t0) * 1000) / 1000 });
@@ -393,8 +400,8 @@ export class VideoWriter {
 
   async drain(): Promise<void> {}
 
-  async complete(): Promise<void> {
-    await this.video?.close().catch((e) => Promise.reject(new RenderError((e as Error).message)));
+  async complete(signal?: AbortSignal): Promise<void> {
+    await this.video?.close().catch(async (e) => Promise.reject((await interruptedMeanwhile(signal)) ?? new RenderError((e as Error).message)));
   }
 
   async abort(): Promise<void> {
@@ -409,3 +416,17 @@ export class VideoWriter {
 }
 
 export const defaultWorkers = () => availableParallelism();
+
+/**
+ * The interruption that ended ffmpeg, if one did: ffmpeg shares the terminal's process group, so
+ * Ctrl-C ends it too, and its exit can be seen before this process's own SIGINT is. Its failure
+ * said "ffmpeg could not write" for a render the user stopped. Asked only once ffmpeg has failed.
+ */
+async function interruptedMeanwhile(signal: AbortSignal | undefined, waitMs = 200): Promise<Cancelled | undefined> {
+  if (!signal) return undefined;
+  if (!signal.aborted) await new Promise<void>((done) => {
+    const timer = setTimeout(done, waitMs);
+    signal.addEventListener('abort', () => (clearTimeout(timer), done()), { once: true });
+  });
+  return signal.aborted && signal.reason instanceof Cancelled ? signal.reason : undefined;
+}

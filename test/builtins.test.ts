@@ -121,6 +121,10 @@ t.test('rounding, sign and the GLSL functions against their formulas', async (t)
   const even = (x: number) => (Math.abs(x % 1) === 0.5 ? 2 * Math.round(x / 2) : Math.round(x));
   agree(t, 'round (ties to even)', run('round(a)', A), (i) => even(A[i]));
   t.same(run('round(a)', A).slice(4, 10).map((r) => r[0]), [0, -0, 0, 2, -2, 2], '0.5, -0.5, 0.25, 1.5, -1.5, 2.5');
+  // Math.round is JavaScript's: halves up (it was taken as round, so Math.round(2.5) gave 2).
+  agree(t, 'Math.round (as JavaScript)', run('Math.round(a)', A), (i) => Math.round(A[i]));
+  t.same(run('Math.round(a)', A).slice(4, 10).map((r) => r[0]), [1, 0, 0, 2, -1, 3], '0.5, -0.5, 0.25, 1.5, -1.5, 2.5');
+  t.same(run('Math.round(vec2(-2.5, 0.49999997)), Math.floor(2.5), Math.abs(-1.0)', A)[0], [-2, 0, 2, 1], 'componentwise; the other Math.* are the builtins');
   agree(t, 'fract', run('fract(a)', A), (i) => fr(A[i] - Math.floor(A[i])));
   agree(t, 'sign', run('sign(a)', A), (i) => (A[i] > 0 ? 1 : A[i] < 0 ? -1 : A[i]));
   agree(t, 'mod (GLSL: a - b floor(a / b))', run('mod(a, b)', A, B), (i) => A[i] - B[i] * Math.floor(A[i] / B[i]), 1e-5);

@@ -116,7 +116,7 @@ t.test('--crf trades size for quality, and is checked', async (t) => {
   t.ok(sizes[0] > 2 * sizes[1], `crf 4 is larger than crf 40 (${sizes.join(' vs ')} bytes)`);
   const bad = cli(['render', 'examples/rings/scene.esn', '--frames', '0:3', '--crf', '70', '-o', join(dir, 'x.mp4')]);
   t.equal(bad.status, 1);
-  t.match(bad.stderr, /--crf for \.mp4 is a whole number from 0 \(lossless\) to 51/);
+  t.match(bad.stderr, /--crf for \.mp4 is a whole number from 0 \(best\) to 51/);
   const png = cli(['render', 'examples/rings/scene.esn', '--crf', '20', '-o', join(dir, 'x.png')]);
   t.match(png.stderr, /--crf sets a video's quality: write a video with -o out\.mp4/);
 });

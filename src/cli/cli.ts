@@ -259,7 +259,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('size', { type: 'string', describe: 'WIDTHxHEIGHT (or WxHxD): the size of every node with that many axes whose size the scene fixes' })
           .option('frames', { type: 'string', describe: 'FIRST:LAST: render a range of frames (inclusive) to numbered files (-o out/%04d.png)' })
           .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames (and of the video)' })
-          .option('crf', { type: 'number', describe: 'a video\'s quality: 0 is lossless; .mp4 0-51 (default 18), .webm 0-63 (default 31)' })
+          .option('crf', { type: 'number', describe: 'a video\'s quality, lower is better: 0 is the best (not lossless: colour is stored as 4:2:0 YUV, as players need); .mp4 0-51 (default 18), .webm 0-63 (default 31)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'worker threads (default: one per core)' })
           .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G); a render whose fields do not fit is made in tiles' })
           .option('tile', { type: 'string', describe: 'WIDTHxHEIGHT: render in tiles of this size (default: in tiles only when the fields do not fit --memory, of whole rows)' })

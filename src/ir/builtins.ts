@@ -277,3 +277,20 @@ export const BUILTIN_CONSTANTS: Record<string, number> = { TAU: Math.PI * 2, PI:
 export function findBuiltin(name: string): BuiltinFunction | undefined {
   return BUILTIN_FUNCTIONS.find((b) => b.name === name);
 }
+
+/**
+ * `Math.X` is the builtin X, but for one whose JavaScript meaning differs: `Math.round` rounds
+ * halves up (2.5 -> 3, -2.5 -> -2), where `round` ties to even (2.5 -> 2), and a JavaScript
+ * author writing it means JavaScript's.
+ */
+const MATH_ROUND: BuiltinFunction = {
+  name: 'Math.round', signature: 'Math.round(T) -> T', summary: 'round to nearest, halves up (as JavaScript), componentwise', arity: [1, 1],
+  lower: componentwise('Math.round', (a) => {
+    const down = op('f32.floor', a);
+    return op('f32.add', down, select(op('f32.ge', op('f32.sub', a, down), f32(0.5)), f32(1), f32(0)));
+  }),
+};
+
+export function findMathBuiltin(name: string): BuiltinFunction | undefined {
+  return name === 'round' ? MATH_ROUND : findBuiltin(name);
+}

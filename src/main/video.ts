@@ -57,7 +57,7 @@ export function videoCrf(file: string, crf: number | undefined): number | undefi
   if (!format) throw new VideoError(`--crf sets a video's quality: write a video with -o out.mp4 (or .webm); got -o ${file}`);
   if (!format.crf) throw new VideoError(`--crf does not apply to a GIF (it is lossless within its 256-colour palette): leave it out, or write .mp4 or .webm`);
   if (!(Number.isInteger(crf) && crf >= 0 && crf <= format.crf.max))
-    throw new VideoError(`--crf for ${extname(file)} is a whole number from 0 (lossless) to ${format.crf.max} (worst), ${format.crf.default} by default; got ${crf}`);
+    throw new VideoError(`--crf for ${extname(file)} is a whole number from 0 (best) to ${format.crf.max} (worst), ${format.crf.default} by default; got ${crf}`);
   return crf;
 }
 

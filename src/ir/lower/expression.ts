@@ -1,7 +1,7 @@
 // Lowering JavaScript-subset expressions to typed, scalarised IR values.
 
 import type { Node as AcornNode } from 'acorn';
-import { BUILTIN_CONSTANTS, BUILTIN_FUNCTIONS, BuiltinError, findBuiltin } from '../builtins.js';
+import { BUILTIN_CONSTANTS, BUILTIN_FUNCTIONS, BuiltinError, findBuiltin, findMathBuiltin } from '../builtins.js';
 import type { Grant } from '../grants.js';
 import type { Expr, Op, Scalar } from '../ir.js';
 import { cornerLoads } from '../sample.js';
@@ -219,7 +219,7 @@ function call(ctx: BodyContext, node: N): Value {
     const b = ctx.lookup(callee.object.name);
     const method: string = callee.property.name;
     if (b?.kind === 'port' && b.port.dims) return gather(ctx, b.port, method, args, node);
-    if (!b && callee.object.name === 'Math') return builtinCall(ctx, method, args, node);
+    if (!b && callee.object.name === 'Math') return builtinCall(ctx, method, args, node, findMathBuiltin(method));
   }
   if (callee.type !== 'Identifier') fail(callee, 'only builtins, fns, struct constructors and field methods can be called');
   const name: string = callee.name;
@@ -235,8 +235,7 @@ function call(ctx: BodyContext, node: N): Value {
   return builtinCall(ctx, name, args, node);
 }
 
-function builtinCall(ctx: BodyContext, name: string, args: N[], node: N): Value {
-  const b = findBuiltin(name);
+function builtinCall(ctx: BodyContext, name: string, args: N[], node: N, b = findBuiltin(name)): Value {
   if (!b) {
     const near = closest(name, [...BUILTIN_FUNCTIONS.map((f) => f.name), ...ctx.env.fns.keys(), ...ctx.env.structs.keys()]);
     fail(node.callee, `unknown function \`${name}\`${near ? `; did you mean \`${near}\`?` : ''}`);

@@ -504,16 +504,33 @@ t.test('a client that writes its requests and closes stdin at once gets every an
   t.same(answers.filter((a) => a.id === null).map((a) => a.error.code), [-32700, -32600], 'parse error, then invalid request');
 });
 
+t.test('a call after quit is refused, not run: the server is ending', async (t) => {
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'printf', version: '1' } } };
+  const lines = [init, { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'quit', arguments: {} } },
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'status', arguments: {} } }];
+  const r = await runMcp([join(copyExample('rings', 'mcp'), 'scene.esn'), '--workers', '1'], lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  t.equal(r.code, 0, r.err);
+  const answers = r.out.trim().split('\n').map((l) => JSON.parse(l));
+  t.notOk(answers.find((a) => a.id === 2)?.result?.isError, 'quit answered');
+  const after = answers.find((a) => a.id === 3)?.result;
+  t.ok(after?.isError, 'the call after quit is a tool error');
+  t.match(after?.content?.[0]?.text, /the server is ending: `quit` came before this call/);
+});
+
 t.test('mistakes in the command: a message, status 1, nothing on stdout', async (t) => {
   const folder = await runMcp([join(tmpdir(), 'entelechy-no-such-folder', 'scene.esn')]);
   t.equal(folder.code, 1);
   t.match(folder.err, /entelechy: cannot open `.*scene\.esn`: no such folder/);
   t.notMatch(folder.err, /internal error|\n\s+at /);
   t.equal(folder.out, '', 'nothing on stdout');
-  const grant = await runMcp([join(ROOT, 'examples', 'rings', 'scene.esn'), '--grant', 'field.raed', '--workers', '1']);
+  // A client's `initialize` was answered before the bad grant ended the server.
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'printf', version: '1' } } };
+  const grant = await runMcp([join(ROOT, 'examples', 'rings', 'scene.esn'), '--grant', 'field.raed', '--workers', '1'], JSON.stringify(init) + '\n');
   t.equal(grant.code, 1);
   t.match(grant.err, /entelechy: `field\.raed` is not a grant; the grants are field\.read/);
   t.notMatch(grant.err, /internal error|\n\s+at /);
+  t.equal(grant.out, '', 'refused before initialize is answered');
   // `--grant` alone granted everything.
   const none = await runMcp([join(ROOT, 'examples', 'rings', 'scene.esn'), '--workers', '1', '--grant']);
   t.equal(none.code, 1);

@@ -64,6 +64,10 @@ export async function mcp(scenePath: string, options: McpOptions = {}): Promise<
   // Like `serve`, a scene file that is not there yet opens a refused session (compose can write
   // it); a folder that is not there is a mistake in the command.
   if (!existsSync(dirname(resolve(scenePath)))) throw new CommandError(`cannot open \`${scenePath}\`: no such folder`);
+  // A mistake in the options is told before the client is answered at all (it got `initialize`'s
+  // answer, then the server ended); the scene's own mistakes need the scene, and come later.
+  const { sessionGrants } = await import('../cli/tools.js');
+  sessionGrants(options.grant, options.deny);
   const channel = claimStdout();
   // The server answers the client's `initialize` while the scene compiles.
   const opening = openSession(scenePath, options);

@@ -42,6 +42,8 @@ export class McpDoor {
   /** Tool calls run one at a time, in order, as the requests of one connection of any door. */
   private queue: Promise<unknown> = Promise.resolve();
   private nextId = 0;
+  /** `quit` was called: the calls after it are refused. */
+  private quitting = false;
   private static connections = 0;
   private readonly conn = { kind: 'mcp', id: ++McpDoor.connections };
 
@@ -91,6 +93,9 @@ export class McpDoor {
 
   /** A tool call (its arguments checked by its schema): the operation of that name, answered as MCP content. */
   async call(name: string, args: Json, request?: RequestId): Promise<CallToolResult> {
+    // Calls queued behind `quit` (a client that wrote its requests at once) were still run.
+    if (this.quitting) return toolError({ message: `the server is ending: \`quit\` came before this call, and nothing after it runs` });
+    if (name === 'quit') this.quitting = true;
     if (name === 'evaluate') {
       const refused = await this.refusedScene();
       if (refused) return refused;

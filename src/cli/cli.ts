@@ -145,6 +145,12 @@ async function renderCommand(argv: {
     const dims = [...new Set(scene.nodes.map((n) => n.domain.length))].sort();
     throw new UserError(`--size ${argv.size} has ${size.length} axes, but no node of ${argv.scene} has ${size.length}: its nodes are ${dims.map((d) => `${d}-D`).join(' and ')}; give ${dims.map((d) => ['WIDTH', 'WIDTHxHEIGHT', 'WIDTHxHEIGHTxDEPTH'][d - 1]).join(' or ')}`);
   }
+  // --size was ignored without a word where every node of its axes follows what it reads (the
+  // photo example's nodes follow its picture).
+  if (size && !scene.nodes.some((n) => n.resized)) {
+    const sized = scene.nodes.filter((n) => n.domain.length === size.length);
+    throw new UserError(`--size ${argv.size} sizes no node of ${argv.scene}: its ${size.length}-D nodes (${sized.map((n) => n.name).join(', ')}) take their size from what they read (${sized[0].domain.join(' x ')}): leave --size out, or change the size of what they read`);
+  }
   const params = checkParamOptions(scene, paramOptions);
   checkInputOptions(scene, inputs, argv.scene);
   const output = argv.output ?? scene.outputs[0]?.name;

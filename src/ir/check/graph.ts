@@ -23,6 +23,8 @@ export interface SceneNode {
   edges: Map<string, Source>;
   /** Plain in-ports: a value (the document's) or a graph param's name. */
   values: Map<string, { value: number[] } | { param: string }>;
+  /** Its domain is the size given for the whole scene (`render --size`), not its own. */
+  resized?: true;
 }
 
 interface GraphInput {
@@ -157,7 +159,10 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
       const first = [...node.edges.values()].map((s) => domainOf(s, nodes, g.inputs)).find((d) => d && d.length === k.dims);
       node.domain = first ?? (k.size?.length === k.dims ? k.size : [...DEFAULT_EXTENT[k.dims]]);
     }
-    if (g.size && g.size.length === k.dims && (node.statement.members.some((m) => m.form === 'size') || !node.edges.size)) node.domain = [...g.size];
+    if (g.size && g.size.length === k.dims && (node.statement.members.some((m) => m.form === 'size') || !node.edges.size)) {
+      node.domain = [...g.size];
+      node.resized = true;
+    }
     // Pointwise reads need the source to have the node's own extents.
     const doc = docOf.get(node.name)!;
     for (const [portName, src] of node.edges) {

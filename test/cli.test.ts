@@ -70,6 +70,10 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written.jpg')], /-o .*\.jpg: render writes PNG pictures \(name the file \.png\) or videos \(\.mp4, \.webm, \.gif/);
   refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written')], /render writes PNG pictures/);
   refused(['render', 'examples/rings/scene.esn', '--workers', '0'], /--workers must be a whole number of at least 1/);
+  // A frame number pattern where it cannot number anything was kept in the name, literally.
+  refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written', '%04d.png')], /names numbered files, but this renders one frame: add --frames FIRST:LAST, or name one file, e\.g\. -o .*frame\.png/);
+  refused(['render', 'examples/rings/scene.esn', '--frames', '0:1', '-o', join(tmpdir(), 'entelechy-never-written', 'x%d%d.png')], /has 2 frame number patterns: give one/);
+  refused(['render', 'examples/rings/scene.esn', '--frames', '0:1', '-o', join(tmpdir(), 'entelechy-never-written', 'v%d.mp4')], /a video is one file: name it without a frame number pattern/);
   // The photo's nodes follow its picture: --size was ignored without a word.
   refused(['render', 'examples/photo/scene.esn', '--size', '100x50'], /--size 100x50 sizes no node of examples\/photo\/scene\.esn: its 2-D nodes \(grade\) take their size from what they read \(240 x 160\): leave --size out/);
   refused(['render', 'examples/rings/scene.esn', '--size', '64x64x4'], /--size 64x64x4 has 3 axes, but no node of examples\/rings\/scene\.esn has 3: its nodes are 2-D; give WIDTHxHEIGHT/);

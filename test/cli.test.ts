@@ -70,6 +70,10 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written.jpg')], /-o .*\.jpg: render writes PNG pictures \(name the file \.png\) or videos \(\.mp4, \.webm, \.gif/);
   refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written')], /render writes PNG pictures/);
   refused(['render', 'examples/rings/scene.esn', '--workers', '0'], /--workers must be a whole number of at least 1/);
+  // Each of these was taken without a word, and did nothing.
+  refused(['render', 'examples/rings/scene.esn', '--fps', '10', '-o', join(tmpdir(), 'entelechy-never-written.png')], /--fps sets the rate of --frames .*: add --frames FIRST:LAST, or leave --fps out/);
+  refused(['render', 'examples/rings/scene.esn', '--param', '-o', join(tmpdir(), 'entelechy-never-written.png')], /--param names no param: give NAME=VALUE/);
+  refused(['render', 'examples/rings/scene.esn', '--input', '-o', join(tmpdir(), 'entelechy-never-written.png')], /--input names no input: give NAME=FILE/);
   // A frame number pattern where it cannot number anything was kept in the name, literally.
   refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written', '%04d.png')], /names numbered files, but this renders one frame: add --frames FIRST:LAST, or name one file, e\.g\. -o .*frame\.png/);
   refused(['render', 'examples/rings/scene.esn', '--frames', '0:1', '-o', join(tmpdir(), 'entelechy-never-written', 'x%d%d.png')], /has 2 frame number patterns: give one/);

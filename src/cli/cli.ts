@@ -118,6 +118,9 @@ async function renderCommand(argv: {
   const size = argv.size ? parseSize(argv.size) : undefined;
   const paramOptions = parseParamOptions(argv.param);
   if (!(argv.fps > 0)) throw new UserError(`--fps must be a positive number; got ${given('--fps', argv.fps)}`);
+  // One frame has no rate: --fps without --frames was ignored without a word.
+  if (argv.frames === undefined && process.argv.some((a) => a === '--fps' || a.startsWith('--fps=')))
+    throw new UserError('--fps sets the rate of --frames (frame N is at --time + N / fps): add --frames FIRST:LAST, or leave --fps out');
   if (!Number.isFinite(argv.time)) throw new UserError(`--time must be a number of seconds, e.g. --time 1.5; got ${given('--time', argv.time)}`);
   if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${given('--workers', argv.workers)}`);
   const { parseFrames, render } = await import('../main/render.js');
@@ -259,7 +262,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
           .option('out', { alias: 'o', type: 'string', describe: 'the PNG to write (default: the scene name .png); with --frames out/%04d.png, or a video: out.mp4, out.webm, out.gif (through ffmpeg)' })
           .option('output', { type: 'string', describe: 'which output of the scene (default: the first)' })
-          .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds' })
+          .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds (with --frames, of frame 0: frame N is at TIME + N / FPS)' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
           .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input field from an image (PNG, JPEG), its size following the image unless the scene fixes it; NAME=in/%04d.png reads one file per frame' })
           .option('size', { type: 'string', describe: 'WIDTHxHEIGHT (or WxHxD): the size of every node with that many axes whose size the scene fixes' })

@@ -22,6 +22,7 @@ export interface InputOption {
 }
 
 export function parseInputOptions(texts: readonly (string | number)[] | undefined): InputOption[] {
+  if (texts?.length === 0) throw new InputOptionError('--input names no input: give NAME=FILE, e.g. --input photo=photo.jpg, or leave --input out');
   return (texts ?? []).map((item) => {
     const text = String(item);
     const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)=(.+)$/s.exec(text);

@@ -19,6 +19,8 @@ export interface ParamOption {
 
 /** `NAME=VALUE`: a number, `true`/`false`, or components separated by commas (`1,0.5,0`). */
 export function parseParamOptions(texts: readonly (string | number)[] | undefined): ParamOption[] {
+  // `--param` alone was taken as no param at all.
+  if (texts?.length === 0) throw new ParamOptionError('--param names no param: give NAME=VALUE, e.g. --param warmth=0.8, or leave --param out');
   return (texts ?? []).map((item) => {
     const text = String(item);
     const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$/s.exec(text);

@@ -49,6 +49,18 @@ t.test('one mistake is reported once: what names the broken kernel, node or vari
   // A name that is unknown for its own sake is still reported.
   const unknown = textScene({ 'scene.esn': SCENE, 'k.esn': KERNELS.replace('result = vec4(v, v, v, 1.0);', 'result = vec4(w, v, v, 1.0);') });
   t.same(only(unknown).map((d) => d.message), ['unknown name `w`']);
+  // A node running a kernel no document declares: not again at the output reading the node.
+  const version = textScene({ 'scene.esn': SCENE.replace('demo.rings@1', 'demo.rings@2'), 'k.esn': KERNELS });
+  t.same(only(version).map((d) => d.message), ['node `a` runs `demo.rings@2`, which no document of the scene declares; did you mean `demo.rings@1`?']);
+});
+
+t.test('an assignment to a misspelt name suggests the port or variable meant', async (t) => {
+  const SCENE = `use "k.esn";\nnode a: demo.rings@1 { size = 8 x 8; }\noutput o <- a.result;\n`;
+  // It said only "declare it first", as if a new variable were meant.
+  const typo = textScene({ 'scene.esn': SCENE, 'k.esn': KERNELS.replace('result = vec4(v, v, v, 1.0);', 'reslt = vec4(v, v, v, 1.0);') });
+  t.same(only(typo).map((d) => d.message), ['unknown name `reslt`; did you mean `result`? (a new variable is declared first: `let reslt = ...;`)']);
+  const fresh = textScene({ 'scene.esn': SCENE, 'k.esn': KERNELS.replace('result = vec4(v, v, v, 1.0);', 'zzzq = 1.0;\n    result = vec4(v, v, v, 1.0);') });
+  t.same(only(fresh).map((d) => d.message), ['unknown name `zzzq`: declare it first with `let zzzq = ...;`']);
 });
 
 t.test('a misspelt kernel id: the closest id, and the node with it as the fix', async (t) => {

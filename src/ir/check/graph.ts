@@ -57,6 +57,7 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
       continue;
     }
     if (!kernel) {
+      unchecked.add(st.name.value); // said here: what reads the node says nothing more
       const near = closest(st.kernel.value, g.kernels.keys());
       const text = doc.text.slice(st.span.start, st.span.end);
       const at = st.kernel.span.start - st.span.start;

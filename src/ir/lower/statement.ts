@@ -3,6 +3,7 @@
 import type { Node as AcornNode } from 'acorn';
 import type { Expr } from '../ir.js';
 import type { FnStatement } from '../syntax/tree.js';
+import { closest } from '../suggest.js';
 import { F32, aType, components, type ElemType } from '../types.js';
 import { op, type Value } from './build.js';
 import { BodyContext, FollowOnError, LowerError } from './context.js';
@@ -128,7 +129,12 @@ function target(ctx: BodyContext, node: N): { type: ElemType; locals: number[]; 
   if (node.type === 'Identifier') {
     const b = ctx.lookup(node.name);
     if (!b && ctx.failedNames.has(node.name)) throw new FollowOnError(`\`${node.name}\` did not lower`, node);
-    if (!b) return fail(node, `unknown name \`${node.name}\`: declare it first with \`let ${node.name} = ...;\``);
+    if (!b) {
+      // A misspelt out port read "declare it first" alone, as if a new variable were meant.
+      const near = closest(node.name, ctx.visibleNames());
+      const declare = `\`let ${node.name} = ...;\``;
+      return fail(node, `unknown name \`${node.name}\`${near ? `; did you mean \`${near}\`? (a new variable is declared first: ${declare})` : `: declare it first with ${declare}`}`);
+    }
     if (b.kind === 'coord') return fail(node, `\`${node.name}\` is the element's coordinate and cannot change`);
     if (b.kind === 'port') {
       if (!b.port.locals) return fail(node, `\`${node.name}\` is an in port: a kernel writes only its out and state ports`);

@@ -220,3 +220,10 @@ t.test('GLSL habits: `float v = 1.0;`, `vec2 p = ...;`, `int i = 0;` are told to
   t.equal(other.length, 1);
   t.match(other[0].message, /unexpected `v`/);
 });
+
+t.test('a struct constructor as a declared value says how a struct starts', async (t) => {
+  // It said only "expected a value (a number, true, false or vec2/vec3/vec4(...))".
+  const src = 'struct P { pos: vec2; mass: f32; }\nkernel k.s@1 {\n  grants field.write;\n  state parts: field2<P> = P(vec2(0.0, 0.0), 0.0);\n  each (x, y) { parts = parts; }\n}\n';
+  t.same(only(textScene({ 'scene.esn': src })).map((d) => [d.line, d.column, d.message]), [[4, 28, "`P(...)` is no value a declaration takes: write a number, true, false or vec2/vec3/vec4(...); a struct's components all start at one number, e.g. `= 0.0` (or leave the value out for zeros)"]]);
+  t.same(only(textScene({ 'scene.esn': src.replace(' = P(vec2(0.0, 0.0), 0.0)', ' = 0.0') })), [], '= 0.0 checks');
+});

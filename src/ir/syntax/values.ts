@@ -71,6 +71,14 @@ export function parseLiteral(p: Parser, where: string): Literal {
     }
     return { values, form: t.text, integral, span };
   }
+  // `P(vec2(0.0, 0.0), 0.0)` for a struct: say how a struct's value is written.
+  if (t.type === 'ident') {
+    const saved = p.save();
+    p.advance();
+    const call = p.isPunct('(');
+    p.restore(saved);
+    if (call) p.fail(`\`${t.text}(...)\` is no value a declaration takes: write a number, true, false or vec2/vec3/vec4(...); a struct's components all start at one number, e.g. \`= 0.0\` (or leave the value out for zeros)`, t.start, t.end);
+  }
   return p.expected(`a value (a number, true, false or vec2/vec3/vec4(...)) ${where}`);
 }
 

@@ -104,6 +104,13 @@ t.test('a file written whole goes through a link there, and refuses a named pipe
   t.throws(() => writeFileAtomic(pipe, 'x'), { code: 'ENOTREG' });
   t.ok(lstatSync(pipe).isFIFO());
   t.same(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+
+  // A link to a folder that is not there: the error named the temporary file beside its target.
+  const dangling = join(dir, 'dangling.png');
+  symlinkSync(join(dir, 'no-such-folder', 'z.png'), dangling);
+  const d = await PngFile.create(dangling, 1, 1).catch((e: unknown) => e);
+  t.match((d as Error).message, /cannot write `.*dangling\.png`: it is a link to `.*no-such-folder\/z\.png`, whose folder is not there \(ENOENT\): make the folder, or remove the link/);
+  t.notMatch((d as Error).message, /\.tmp/, 'no temporary name');
 });
 
 t.test('strips deflated apart (a farm worker\'s tiles) join into the PNG encoded in one piece', async (t) => {

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { besideTarget } from './files.js';
+import { besideTarget, renameTarget } from './files.js';
 import { PngEncoder, PngJoiner, type DeflatedStrip } from './png.js';
 
 export class PngWriteError extends Error {
@@ -16,6 +16,16 @@ export class PngWriteError extends Error {
 export function writeProblem(file: string, e: unknown): string {
   const err = e as NodeJS.ErrnoException;
   if (err.code === 'ENOTREG') return `cannot write \`${file}\`: it is ${(err as { what?: string }).what}, not a file: name a file to write to`;
+  // A link to a folder that is not there: the error named our temporary file beside its target.
+  if (err.code === 'ENOENT') {
+    let target = file;
+    try {
+      target = renameTarget(file);
+    } catch {
+      // a loop of links: said as it is below
+    }
+    if (target !== file) return `cannot write \`${file}\`: it is a link to \`${target}\`, whose folder is not there (ENOENT): make the folder, or remove the link`;
+  }
   const why = err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'a file is in the way of its folder' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOSPC' ? 'the disk is full' : err.code === 'EISDIR' ? 'it is a folder' : err.message;
   return `cannot write \`${file}\`: ${why}${err.code ? ` (${err.code})` : ''}`;
 }

@@ -112,6 +112,13 @@ t.test('help NAME [--json], in any order; help --all lists every name; test runs
     t.equal(r.status, 0, r.ended);
     t.equal(JSON.parse(r.stdout).name, 'status', args.join(' '));
   }
+  // Another case was "no help for `Render`", and -v an unknown argument.
+  const cased = cli(['help', 'Render']);
+  t.equal(cased.status, 0, cased.ended);
+  t.match(cased.stdout, /^render \(command\)[^]*--overwrite/, 'the entry and the command\'s options');
+  const v = cli(['-v']);
+  t.equal(v.status, 0, v.ended);
+  t.match(v.stdout, /^\d+\.\d+\.\d+\n$/);
   const typo = cli(['help', 'evalute']);
   t.equal(typo.status, 1);
   t.match(typo.stderr, /no help for `evalute`; similar: evaluate.*`entelechy help --all` lists every name/);

@@ -235,7 +235,8 @@ export async function main(args: string[]): Promise<number> {
     const { printHelp } = await import('./tools.js');
     const status = printHelp(names[0], args.includes('--json'), args.includes('--all'));
     // A command's options: as yargs describes them (`entelechy serve --help`), from its definition below.
-    if (status === 0 && !args.includes('--json') && COMMANDS.some((c) => c.name === names[0])) process.stdout.write(`\n${await commandOptions(names[0]!)}\n`);
+    const command = COMMANDS.find((c) => c.name === names[0]?.toLowerCase());
+    if (status === 0 && !args.includes('--json') && command) process.stdout.write(`\n${await commandOptions(command.name)}\n`);
     return status;
   }
   let status = 0;
@@ -461,6 +462,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
     .strict()
     .recommendCommands()
     .help()
+    .alias('version', 'v')
     .fail((msg, err) => {
       if (err) throw err;
       const command = args.find((a) => !a.startsWith('-'));

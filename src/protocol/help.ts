@@ -83,8 +83,11 @@ export function helpEntry(name?: string, kernels: readonly string[] = []): Recor
     const folder = docsFolder();
     return { quickstart: quickStart(), docs: DOCS.map((d) => ({ ...d, ...(folder ? { file: folder + d.path.slice('docs/'.length) } : {}) })), index, usage: 'help NAME describes one; over the protocol {"op": "help", "name": NAME}' };
   }
-  const found: Record<string, unknown>[] = all.filter((e) => words(e).includes(name));
   const kind = kindNamed(all, name);
+  const exact = all.filter((e) => words(e).includes(name));
+  // `help Render`: another case, where no name has this one (TAU and tau would differ).
+  const folded = exact.length || kind ? [] : all.filter((e) => words(e).some((w) => w.toLowerCase() === name.toLowerCase()));
+  const found: Record<string, unknown>[] = exact.length ? exact : folded;
   const ofKind = all.filter((e) => e.kind === kind);
   // A kind of a few entries (the replay lines, the doors) is shown whole; a longer one by name.
   if (kind && ofKind.length <= 8) found.push(...ofKind);

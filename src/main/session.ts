@@ -252,9 +252,9 @@ export class Session {
    * Write one file that is not a document of the scene (a snapshot) through the same journal,
    * after the changes before it: all or nothing, and never over a document.
    */
-  writeFile(path: string, text: string, what: string): Promise<void> {
+  writeFile(path: string, text: string, what: string, instead?: string): Promise<void> {
     return this.change(async () => {
-      this.refuseDocument(path, what);
+      this.refuseDocument(path, what, instead);
       await this.write([{ path, text }]);
     });
   }
@@ -272,12 +272,14 @@ export class Session {
     return undefined;
   }
 
-  /** Refuse a path that names a document of the scene, or one the session loaded or composed: `what` (a snapshot) would replace it. */
-  refuseDocument(path: string, what: string): void {
+  /**
+   * Refuse a path that names a document of the scene, or one the session loaded or composed:
+   * `what` (a snapshot) would replace it. `instead`: a path to suggest.
+   */
+  refuseDocument(path: string, what: string, instead?: string): void {
     const doc = this.documentAt(path);
     if (doc === undefined) return;
-    const instead = `${path.replace(/\.[^./\\]*$/, '')}.snapshot.json`;
-    throw new PathError(`\`${path}\` is a document of the scene (\`${doc}\`); ${what} would replace it: name another path, like \`${instead}\``, path);
+    throw new PathError(`\`${path}\` is a document of the scene (\`${doc}\`); ${what} would replace it: name another path${instead ? `, like \`${instead}\`` : ''}`, path);
   }
 
   remember(path: string, text: string, origin: DocumentVersion['origin']): void {

@@ -132,14 +132,15 @@ export async function reset(s: Session, f: RequestFields<'reset'>) {
 }
 
 export async function snapshot(s: Session, f: RequestFields<'snapshot'>) {
+  const instead = typeof f.path === 'string' ? `${f.path.replace(/\.[^./\\]*$/, '')}.snapshot.json` : undefined;
   if (typeof f.path === 'string') {
-    s.refuseDocument(f.path, 'a snapshot');
+    s.refuseDocument(f.path, 'a snapshot', instead);
     if (holdsOtherThanSnapshot(s.folder.resolve(f.path)))
-      throw new ProtocolError(`\`${f.path}\` holds something other than a snapshot; a snapshot would replace it: name another path, like \`${f.path.replace(/\.[^./\\]*$/, '')}.snapshot.json\`, or remove it first`, { path: f.path });
+      throw new ProtocolError(`\`${f.path}\` holds something other than a snapshot; a snapshot would replace it: name another path, like \`${instead}\`, or remove it first`, { path: f.path });
   }
   const text = await s.read((w) => snapshotText(w, s.entry));
   if (typeof f.path === 'string') {
-    await s.writeFile(f.path, text, 'a snapshot');
+    await s.writeFile(f.path, text, 'a snapshot', instead);
     return { path: f.path, bytes: Buffer.byteLength(text) };
   }
   return { data: text, bytes: Buffer.byteLength(text) };

@@ -123,7 +123,6 @@ use "kernels.esn";                     // documents this one uses (paths under t
 param warmth: f32 = 0.5 range 0..1;    // a graph param; the \`param\` op sets it
 
 node rings: demo.rings@1 {             // a node runs one kernel
-                      // its domain
   count = 8.0;                         // the node's own value: the document's
 }
 
@@ -134,7 +133,7 @@ node tint: demo.tint@1 {
 
 output result <- tint.result;          // what \`read\` returns and the Player shows
 `;
-  // The trailing comment keeps its line (only the member's bytes go).
+  // The member's line goes, its trailing comment with it (the comment was left alone on its line).
   t.equal(apply(SCENE, [{ node: 'rings', member: 'size', text: null }]), RMSIZE);
   // A member alone on its line takes the line (and its line break) with it.
   const doc = 'node a: k.k@1 {\n  x = 1.0;\n  y = 2.0;\n}\n';
@@ -239,7 +238,9 @@ t.test('whole statements of every kind: replaced, added after the last of their 
     ALL.replace('type Cells = field2<f32>;\n\n', ''),
     'a statement between blank lines takes one of them',
   );
-  t.equal(apply(ALL, [{ param: 'gain', text: null }]), ALL.replace('param gain: f32 = 1.0;', ''), 'a trailing comment keeps the line');
+  t.equal(apply(ALL, [{ param: 'gain', text: null }]), ALL.replace('param gain: f32 = 1.0; // the gain\n', ''), 'a trailing comment goes with its line (it was left alone on it)');
+  t.equal(apply('param p: f32; /* p */ // the p\nparam q: f32;\n', [{ param: 'p', text: null }]), 'param q: f32;\n', 'block and line comments after it');
+  t.equal(apply('param p: f32; param q: f32; // both\n', [{ param: 'p', text: null }]), ' param q: f32; // both\n', 'a line that keeps a statement keeps its comment');
   t.equal(apply(ALL, [{ input: 'paint', text: null }]), ALL.replace('input paint: field2<vec4> size 64 x 64;\n', ''), 'a line of its own goes');
   t.equal(apply(ALL, [{ output: 'result', text: null }]), ALL.replace('\n\noutput result <- n.result;\n', '\n'), 'the last statement takes the blank line before it');
   t.equal(apply(ALL, [{ use: 'kernels.esn', text: null }]), ALL.replace('use "kernels.esn";\n', ''), 'after a comment line: only its line');
@@ -309,8 +310,6 @@ t.test('several edits apply in order, each to the result of the previous', async
   ]);
   const expected = `// examples/rings: concentric rings, warmed by a tint node.
 use "kernels.esn";                     // documents this one uses (paths under the scene's folder)
-
-    // a graph param; the \`param\` op sets it
 
 node rings: demo.rings@1 {             // a node runs one kernel
   size = 256 x 256;                    // its domain

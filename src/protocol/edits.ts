@@ -26,8 +26,9 @@
 //     `}`, when the `}` starts its line; else as `{ text }`).
 //   New lines use the document's line break (`\r\n` when it has any, else `\n`).
 // - Removing (`text: null`): the addressed bytes go. When that leaves their line(s) empty (only
-//   spaces and tabs before the first byte and after the last on its line; a trailing comment
-//   keeps the line), the whole lines go with the line break that follows, and if the removal
+//   spaces and tabs before the first byte, and after the last nothing but them and comments: a
+//   comment trailing what goes is about it), the whole lines go with the line break that follows,
+//   comments and all, and if the removal
 //   then sits between two blank lines (or between a blank line and the document's start or end),
 //   one of those blank lines goes too, so statements set apart by one blank line still are.
 //   Removing what does not exist is an error (a typo should not pass silently).
@@ -419,7 +420,8 @@ const BLANK_OR_COMMENT = /^(?:[ \t]|\/\*(?:(?!\*\/)[\s\S])*\*\/)*(?:\/\/.*)?$/;
 function removeRange(text: string, start: number, end: number): string {
   const ls = lineStart(text, start);
   const le = lineEnd(text, end);
-  if (!BLANK.test(text.slice(ls, start)) || !BLANK.test(text.slice(end, le))) return text.slice(0, start) + text.slice(end);
+  // `count = 8.0;  // the node's own value` left the comment alone on its line.
+  if (!BLANK.test(text.slice(ls, start)) || !BLANK_OR_COMMENT.test(text.slice(end, le))) return text.slice(0, start) + text.slice(end);
   let cutStart = ls;
   let cutEnd = le + breakLength(text, le);
   const blankBefore = ls === 0 || BLANK.test(text.slice(previousLine(text, ls).start, previousLine(text, ls).end));

@@ -140,6 +140,9 @@ t.test('values: true and false only for bools, whole numbers for i32s (nodes, po
   t.same(diags('param p: f32 = true;\n').map((d) => d[2]), ['param `p` takes an f32, not true or false: write a number, e.g. 1.0']);
   t.same(diags('input i: field2<f32> = false size 4 x 4;\n').map((d) => d[2]), ['input `i` takes an f32, not true or false: write a number, e.g. 1.0']);
   t.same(diags('param v: vec3 = vec2(1.0, 2.0);\n').map((d) => d[2]), ['param `v` takes a vec3 (3 components); this value has 2']);
+  // A struct of mixed components starts at one number throughout, as before.
+  const mixed = 'struct S { on: bool; n: i32; v: f32; }\nkernel k.s@1 {\n  grants field.write;\n  state s: field2<S> = 0.0;\n  each (x, y) { s = s; }\n}\n';
+  t.same(diags(mixed).map((d) => d[2]), [], 'a struct state of bool, i32 and f32 components = 0.0');
 });
 
 t.test('a field port set to a value, and a plain port given an edge', async (t) => {

@@ -20,6 +20,8 @@ export function literalValue(type: ElemType, literal: Literal, what: string, num
   if (literal.values.length !== n && !(literal.values.length === 1 && n > 1))
     fail(` (${n} component${n > 1 ? 's' : ''}); this value has ${literal.values.length}`);
   const values = literal.values.length === n ? literal.values : new Array(n).fill(literal.values[0]);
+  // A struct's components all start at the one number given (docs/language.md), whatever their types.
+  if (type.kind === 'struct') return values;
   // Bools are written true or false, and only they are: `count = true` for an f32 was taken as 1.
   const bools = scalars.map((s) => s === 'bool');
   if (literal.form === 'bool' && !bools.every(Boolean)) fail(`, not true or false: write a number, e.g. ${scalars[0] === 'i32' ? '1' : '1.0'}`);

@@ -23,7 +23,7 @@ import { bandsOf } from './bands.js';
 import { FrameFiles, VideoFrames, type FrameOutput } from './frame-outputs.js';
 import { InputUploads, type JobInput } from './inputs.js';
 import { PictureFile } from './picture-file.js';
-import { frameFile, outputSize, RenderError, type RenderOptions } from '../main/render.js';
+import { checkOutputFile, frameFile, outputSize, RenderError, type RenderOptions } from '../main/render.js';
 import { isCompletePng } from '../main/shard.js';
 import { aliveKey, connect, FarmError, frameOfJob, jobId, QUEUE, resultKey, type FrameJob, type FrameResult, type JobDocument } from './jobs.js';
 
@@ -44,8 +44,7 @@ const ATTEMPTS = 3;
 export async function farmRender(scene: Scene, options: RenderOptions & FarmOptions): Promise<void> {
   const frames = options.frames;
   const video = isVideoFile(options.file);
-  if (frames && !video && !/%0?\d*d/.test(options.file))
-    throw new RenderError(`-o ${options.file}: with --frames, name the files with a frame number pattern, e.g. -o out/%04d.png, or a video, e.g. -o out.mp4`);
+  checkOutputFile(options.file, Boolean(frames));
   if (video) requireFfmpeg();
   // State is made frame by frame: such frames cannot be rendered apart, so they go as one job,
   // run in order from frame 0 on one worker (a sequence), each frame sent as it is done.

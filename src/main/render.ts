@@ -81,16 +81,24 @@ export function frameFile(pattern: string, frame: number): string {
   return pattern.replace(/%(0?)(\d*)d/, (_, zero: string, width: string) => String(frame).padStart(Number(width || 0), zero ? '0' : ' '));
 }
 
+/**
+ * Refuse an -o that does not fit what is rendered: --frames of pictures need one frame number
+ * pattern; one picture or a video none (each of these wrote a file named with a literal `%d`).
+ */
+export function checkOutputFile(file: string, frames: boolean): void {
+  const video = isVideoFile(file);
+  const patterns = file.match(/%0?\d*d/g)?.length ?? 0;
+  if (frames && !video && patterns === 0)
+    throw new RenderError(`-o ${file}: with --frames, name the files with a frame number pattern, e.g. -o out/%04d.png, or a video, e.g. -o out.mp4`);
+  if (patterns > 1 && frames && !video) throw new RenderError(`-o ${file} has ${patterns} frame number patterns: give one, e.g. -o out/%04d.png`);
+  if (patterns && video) throw new RenderError(`-o ${file}: a video is one file: name it without a frame number pattern, e.g. -o ${file.replace(/%0?\d*d/g, '')}`);
+  if (patterns && !frames) throw new RenderError(`-o ${file} names numbered files, but this renders one frame: add --frames FIRST:LAST, or name one file, e.g. -o ${file.replace(/%0?\d*d/g, 'frame')}`);
+}
+
 export async function render(scene: Scene, options: RenderOptions): Promise<void> {
   const { frames } = options;
   const video = isVideoFile(options.file);
-  const patterns = options.file.match(/%0?\d*d/g)?.length ?? 0;
-  if (frames && !video && patterns === 0)
-    throw new RenderError(`-o ${options.file}: with --frames, name the files with a frame number pattern, e.g. -o out/%04d.png, or a video, e.g. -o out.mp4`);
-  // Each of these wrote a file named with a literal `%d` in it, without a word.
-  if (patterns > 1 && frames && !video) throw new RenderError(`-o ${options.file} has ${patterns} frame number patterns: give one, e.g. -o out/%04d.png`);
-  if (patterns && video) throw new RenderError(`-o ${options.file}: a video is one file: name it without a frame number pattern, e.g. -o ${options.file.replace(/%0?\d*d/g, '')}`);
-  if (patterns && !frames) throw new RenderError(`-o ${options.file} names numbered files, but this renders one frame: add --frames FIRST:LAST, or name one file, e.g. -o ${options.file.replace(/%0?\d*d/g, 'frame')}`);
+  checkOutputFile(options.file, Boolean(frames));
   if (video) requireFfmpeg();
   const workers = Math.max(1, Math.min(options.workers, 256));
   const memory = new FieldMemory(options.memory ?? defaultMemoryBudget());

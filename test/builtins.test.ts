@@ -33,13 +33,18 @@ const N = 96;
  * elements of three input fields; returns the 4 components per element.
  */
 function run(expr: string, a: Float32Array, b: Float32Array = a, c: Float32Array = a): number[][] {
+  return runBody(`r = vec4(${expr});`, a, b, c);
+}
+
+/** `run` of a whole body of statements that sets `r`. */
+function runBody(body: string, a: Float32Array, b: Float32Array = a, c: Float32Array = a): number[][] {
   const text = `kernel t.f@1 {
   in a: field1<f32>;
   in b: field1<f32>;
   in c: field1<f32>;
   out r: field1<vec4>;
   each (x) {
-    r = vec4(${expr});
+    ${body}
   }
 }
 input a: field1<f32> = 0.0 size ${N};
@@ -49,7 +54,7 @@ node n: t.f@1 { a <- a; b <- b; c <- c; }
 output o <- n.r;
 `;
   const scene = loadScene('scene.esn', { read: (p) => (p === 'scene.esn' ? text : undefined) });
-  if (scene.diagnostics.length) throw new Error(`${expr}: ${scene.diagnostics.map((d) => d.message).join('; ')}`);
+  if (scene.diagnostics.length) throw new Error(`${body}: ${scene.diagnostics.map((d) => d.message).join('; ')}`);
   const engine = new Engine(scene, { backend: 'interp' });
   try {
     for (const [name, v] of [['a', a], ['b', b], ['c', c]] as const) unpackField(engine.memory, engine.fields.input(name)!, new Uint8Array(v.buffer, v.byteOffset, N * 4));
@@ -121,6 +126,12 @@ t.test('rounding, sign and the GLSL functions against their formulas', async (t)
   const even = (x: number) => (Math.abs(x % 1) === 0.5 ? 2 * Math.round(x / 2) : Math.round(x));
   agree(t, 'round (ties to even)', run('round(a)', A), (i) => even(A[i]));
   t.same(run('round(a)', A).slice(4, 10).map((r) => r[0]), [0, -0, 0, 2, -2, 2], '0.5, -0.5, 0.25, 1.5, -1.5, 2.5');
+  // A decimal integer literal past i32 is a float (3000000000 wrapped to -1294967296); hex, octal
+  // and binary ones of 32 bits are their bits.
+  t.same(run('f32(3000000000), f32(0xFFFFFFFF), f32(2147483647), f32(-2147483648)', A)[0], [3000000000, -1, 2147483648, -2147483648]);
+  t.same(run('f32(f32(x) < 3000000000), f32(2147483648 / 2), f32(0b11), 0.0', A)[0], [1, 1073741824, 3, 0]);
+  // A variable first given a bool and then a number holds numbers (it kept a bool: m * 2.0 was 2).
+  t.same(runBody('let m = false;\n    m = a * 0.5;\n    let n = true;\n    n = 3;\n    r = vec4(m * 2.0, n, 0.0, 0.0);', A).slice(0, 4).map((v) => v.slice(0, 2)), [[0, 3], [-0, 3], [1, 3], [-1, 3]]);
   // Math.round is JavaScript's: halves up (it was taken as round, so Math.round(2.5) gave 2).
   agree(t, 'Math.round (as JavaScript)', run('Math.round(a)', A), (i) => Math.round(A[i]));
   t.same(run('Math.round(a)', A).slice(4, 10).map((r) => r[0]), [1, 0, 0, 2, -1, 3], '0.5, -0.5, 0.25, 1.5, -1.5, 2.5');

@@ -91,7 +91,10 @@ function literal(node: N): Value {
   if (typeof node.value === 'number') {
     const raw = String(node.raw);
     const integral = /^(0[xXbBoO][0-9a-fA-F_]+|[0-9_]+)$/.test(raw);
-    if (integral && Number.isSafeInteger(node.value) && Math.abs(node.value) <= 0xffffffff) return scalarValue(cst('i32', node.value | 0));
+    // An i32 literal: a decimal one that fits (3000000000 wrapped to -1294967296, so x < 3000000000
+    // was false), or a hex, octal or binary one of 32 bits, taken as its bits (0xFFFFFFFF is -1).
+    const bits = /^0[xXbBoO]/.test(raw);
+    if (integral && Number.isSafeInteger(node.value) && (bits ? Math.abs(node.value) <= 0xffffffff : Math.abs(node.value) <= 0x7fffffff)) return scalarValue(cst('i32', node.value | 0));
     return scalarValue(cst('f32', node.value));
   }
   return fail(node, `${node.value === null ? 'null' : 'strings'} are not values in kernels`);

@@ -167,8 +167,11 @@ function target(ctx: BodyContext, node: N): { type: ElemType; locals: number[]; 
 }
 
 function assign(ctx: BodyContext, t: { type: ElemType; locals: number[]; decl?: AcornNode }, v: Value, node: AcornNode): void {
-  // An i32 variable given a float: from now on (and in the retry) it holds floats.
-  if (t.decl && t.type.kind === 'scalar' && t.type.name === 'i32' && v.type.kind === 'scalar' && v.type.name === 'f32' && !ctx.widen.has(t.decl)) {
+  // An i32 variable given a float, or a bool one given a number: from now on (and in the retry)
+  // it holds floats, as the JavaScript variable would hold the number (`let m = false; m = 0.5;`
+  // kept a bool, and m * 2.0 was 2).
+  const widens = t.type.kind === 'scalar' && v.type.kind === 'scalar' && ((t.type.name === 'i32' && v.type.name === 'f32') || (t.type.name === 'bool' && v.type.name !== 'bool'));
+  if (t.decl && widens && !ctx.widen.has(t.decl)) {
     ctx.widen.add(t.decl);
     ctx.widened = true;
   }

@@ -126,6 +126,9 @@ t.test('rounding, sign and the GLSL functions against their formulas', async (t)
   const even = (x: number) => (Math.abs(x % 1) === 0.5 ? 2 * Math.round(x / 2) : Math.round(x));
   agree(t, 'round (ties to even)', run('round(a)', A), (i) => even(A[i]));
   t.same(run('round(a)', A).slice(4, 10).map((r) => r[0]), [0, -0, 0, 2, -2, 2], '0.5, -0.5, 0.25, 1.5, -1.5, 2.5');
+  // mod and clamp of i32s are exact i32s (they were f32: mod(2147483000 + x, 7) gave -128).
+  t.same(run('f32(mod(123456789 + x, 1000)), f32(mod(2147483000 + x, 7)), f32(mod(-7 + x, 3)), f32(mod(7 + x, -3))', A).slice(0, 4), [[789, 5, 2, -2], [790, 6, 0, -1], [791, 0, 1, 0], [792, 1, 2, -2]]);
+  t.same(run('f32(mod(x, 0)), f32(clamp(16777217 + x, 0, 100000000) - 16777217), f32(clamp(x, 1, 2)), mod(5.5, 2.0)', A).slice(0, 4), [[0, 0, 1, 1.5], [0, 1, 1, 1.5], [0, 2, 2, 1.5], [0, 3, 2, 1.5]]);
   // A decimal integer literal past i32 is a float (3000000000 wrapped to -1294967296); hex, octal
   // and binary ones of 32 bits are their bits.
   t.same(run('f32(3000000000), f32(0xFFFFFFFF), f32(2147483647), f32(-2147483648)', A)[0], [3000000000, -1, 2147483648, -2147483648]);

@@ -128,6 +128,21 @@ function clampF(a: Expr, lo: Expr, hi: Expr): Expr {
   return op('f32.min', op('f32.max', a, lo), hi);
 }
 
+/** Of all-i32 arguments, the i32 form `int`; else the componentwise f32 one (mod and clamp of i32s were f32, inexact past 2^24). */
+function intsOr(name: string, int: (...c: Expr[]) => Expr, float: (...c: Expr[]) => Expr) {
+  return (args: Value[]): Value => {
+    if (args.every((a) => a.type.kind === 'scalar' && a.type.name === 'i32')) return { type: I32, comps: [int(...args.map((a) => a.comps[0]))] };
+    return componentwise(name, float)(args);
+  };
+}
+
+/** GLSL's mod of i32s: the remainder with the sign of b (0 for b = 0, as `%` gives). */
+function modI(a: Expr, b: Expr): Expr {
+  const r = op('i32.rem', a, b);
+  const opposite = op('i32.lt', op('i32.xor', r, b), i32(0));
+  return select(op('i32.ne', r, i32(0)), select(opposite, op('i32.add', r, b), r), r);
+}
+
 function smooth(e0: Expr, e1: Expr, x: Expr): Expr {
   const t = clampF(op('f32.div', op('f32.sub', x, e0), op('f32.sub', e1, e0)), f32(0), f32(1));
   return op('f32.mul', op('f32.mul', t, t), op('f32.sub', f32(3), op('f32.mul', f32(2), t)));
@@ -215,12 +230,12 @@ export const BUILTIN_FUNCTIONS: BuiltinFunction[] = [
     lower: componentwise('sign', (a) => select(op('f32.gt', a, f32(0)), f32(1), select(op('f32.lt', a, f32(0)), f32(-1), a))),
   },
   {
-    name: 'mod', signature: 'mod(a: T, b: T) -> T', summary: 'a - b * floor(a / b) (GLSL mod; `%` truncates like JavaScript)', arity: [2, 2],
-    lower: componentwise('mod', (a, b) => op('f32.sub', a, op('f32.mul', b, op('f32.floor', op('f32.div', a, b))))),
+    name: 'mod', signature: 'mod(a: T, b: T) -> T', summary: 'a - b * floor(a / b) (GLSL mod; `%` truncates like JavaScript); of i32s an exact i32, 0 for b = 0', arity: [2, 2],
+    lower: intsOr('mod', modI, (a, b) => op('f32.sub', a, op('f32.mul', b, op('f32.floor', op('f32.div', a, b))))),
   },
   { name: 'min', signature: 'min(a: T, b: T) -> T', summary: 'the smaller, componentwise (i32 stays i32)', arity: [2, 2], lower: minMax('min') },
   { name: 'max', signature: 'max(a: T, b: T) -> T', summary: 'the larger, componentwise (i32 stays i32)', arity: [2, 2], lower: minMax('max') },
-  { name: 'clamp', signature: 'clamp(x: T, lo: T, hi: T) -> T', summary: 'min(max(x, lo), hi), componentwise', arity: [3, 3], lower: componentwise('clamp', clampF) },
+  { name: 'clamp', signature: 'clamp(x: T, lo: T, hi: T) -> T', summary: 'min(max(x, lo), hi), componentwise (i32 stays i32)', arity: [3, 3], lower: intsOr('clamp', (a, lo, hi) => op('i32.min', op('i32.max', a, lo), hi), clampF) },
   {
     name: 'mix', signature: 'mix(a: T, b: T, t: T) -> T', summary: 'a + (b - a) * t, componentwise', arity: [3, 3],
     lower: componentwise('mix', (a, b, t) => op('f32.add', a, op('f32.mul', op('f32.sub', b, a), t))),

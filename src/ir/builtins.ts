@@ -306,6 +306,21 @@ const MATH_ROUND: BuiltinFunction = {
   }),
 };
 
+/** `Math.fround(x)`: the nearest f32, which every number here is already. */
+const MATH_FROUND: BuiltinFunction = {
+  name: 'Math.fround', signature: 'Math.fround(T) -> T', summary: 'the nearest f32: the number itself (numbers are f32 already)', arity: [1, 1],
+  lower: componentwise('Math.fround', (a) => a),
+};
+
+/** `Math.min` and `Math.max` take any number of arguments, as JavaScript's do (min and max take two). */
+const mathMinMax = (name: 'min' | 'max'): BuiltinFunction => ({
+  name: `Math.${name}`, signature: `Math.${name}(a: T, b: T, ...) -> T`, summary: `${name} of two or more, componentwise`, arity: [2, 64],
+  lower: (args) => args.slice(1).reduce((acc, a) => minMax(name)([acc, a]), args[0]),
+});
+
 export function findMathBuiltin(name: string): BuiltinFunction | undefined {
-  return name === 'round' ? MATH_ROUND : findBuiltin(name);
+  if (name === 'round') return MATH_ROUND;
+  if (name === 'fround') return MATH_FROUND;
+  if (name === 'min' || name === 'max') return mathMinMax(name);
+  return findBuiltin(name);
 }

@@ -86,6 +86,8 @@ function lowerExprHere(ctx: BodyContext, node: N): Value {
   }
 }
 
+const MATH_CONSTANTS = ['E', 'LN2', 'LN10', 'LOG2E', 'LOG10E', 'SQRT2', 'SQRT1_2'];
+
 function literal(node: N): Value {
   if (typeof node.value === 'boolean') return scalarValue(cst('bool', node.value ? 1 : 0));
   if (typeof node.value === 'number') {
@@ -197,7 +199,9 @@ function member(ctx: BodyContext, node: N): Value {
       need(ctx, 'input.read', node);
       return scalarValue(ctx.uniform({ kind: 'key', key: prop.toLowerCase() }, 'bool'));
     }
+    // Math's constants, as f32 (Math.E gave "unknown name `Math`").
     if (obj.name === 'Math' && prop.toUpperCase() === 'PI') return scalarValue(cst('f32', Math.PI));
+    if (obj.name === 'Math' && MATH_CONSTANTS.includes(prop)) return scalarValue(cst('f32', (Math as unknown as Record<string, number>)[prop]));
   }
   if (obj.type === 'Identifier') {
     const b = ctx.lookup(obj.name);
@@ -245,7 +249,7 @@ function builtinCall(ctx: BodyContext, name: string, args: N[], node: N, b = fin
   }
   const [lo, hi] = b.arity;
   if (args.length < lo || args.length > hi)
-    fail(node, `${name} takes ${lo === hi ? lo : `${lo} to ${hi}`} argument${hi === 1 ? '' : 's'}: ${b.signature}; got ${args.length}`);
+    fail(node, `${name} takes ${lo === hi ? lo : `${lo} to ${hi}`} argument${hi === 1 ? '' : 's'}: ${b.signature}; got ${args.length}${name.endsWith('atan') && args.length === 2 ? '; the angle of (x, y) is atan2(y, x)' : ''}`);
   const vals = args.map((a) => lowerExpr(ctx, a));
   try {
     return b.lower(vals);

@@ -22,7 +22,7 @@ function scene(form: Form, sink: [number, string], source: [number, string]): st
 }
 node make: t.make@1 { size = ${size(sd)}; }
 `;
-  const input = `input feed: field${sd}<${st}> = 0.0 size ${size(sd)};\n`;
+  const input = `input feed: field${sd}<${st}> = ${st === 'bool' ? 'false' : '0.0'} size ${size(sd)};\n`;
   const from = { out: 'make.o', state: 'make.s', node: 'make', input: 'feed' }[form];
   return `struct P { a: f32; b: vec2; }
 ${form === 'input' ? input : producer}kernel t.take@1 {

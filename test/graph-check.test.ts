@@ -138,7 +138,7 @@ t.test('values: true and false only for bools, whole numbers for i32s (nodes, po
   t.same(diags(kinds.replace('in on: bool = false;', 'in on: bool = 0;')).map((d) => d[2]), ['in port `on` takes a bool: write true or false']);
   t.same(diags(kinds.replace('in n: i32 = 1;', 'in n: i32 = 0.5;')).map((d) => d[2]), ['in port `n` takes an i32, which holds whole numbers: write an integer, e.g. 1']);
   t.same(diags('param p: f32 = true;\n').map((d) => d[2]), ['param `p` takes an f32, not true or false: write a number, e.g. 1.0']);
-  t.same(diags('input i: field2<f32> = false size 4 x 4;\n').map((d) => d[2]), ['input `i` takes an f32, not true or false: write a number, e.g. 1.0']);
+  t.same(diags('input i: field2<f32> = false size 4 x 4;\nnode a: k.read@1 { s <- i; }\n').map((d) => d[2]), ['input `i` takes an f32, not true or false: write a number, e.g. 1.0'], 'and not again where a node reads it');
   t.same(diags('param v: vec3 = vec2(1.0, 2.0);\n').map((d) => d[2]), ['param `v` takes a vec3 (3 components); this value has 2']);
   // A struct of mixed components starts at one number throughout, as before.
   const mixed = 'struct S { on: bool; n: i32; v: f32; }\nkernel k.s@1 {\n  grants field.write;\n  state s: field2<S> = 0.0;\n  each (x, y) { s = s; }\n}\n';

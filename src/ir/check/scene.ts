@@ -142,6 +142,7 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
   for (const { doc, st } of all<InputStatement>('input')) {
     const info = guard(doc, diagnostics, () => inputInfo(doc, st, env, options.inputSizes?.[st.name.value]));
     if (info) inputs.set(info.name, info);
+    else unchecked.nodes.add(st.name.value); // said here: a node reading it says nothing more
   }
 
   const nodeStatements = all<NodeStatement>('node');

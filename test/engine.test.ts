@@ -4,7 +4,8 @@
 
 import t from 'tap';
 import { Engine } from '../src/main/engine.js';
-import { EvaluationError } from '../src/main/evaluation-error.js';
+import { EvaluationError, groupFailure } from '../src/main/evaluation-error.js';
+import type { Group } from '../src/ir/fuse.js';
 import { readField } from '../src/main/field.js';
 import { FieldMemory } from '../src/main/memory.js';
 import { bandRowsFor, EvalPool } from '../src/workers/pool.js';
@@ -217,4 +218,11 @@ t.test('a worker that dies mid-frame fails the frame, commits nothing, and is re
   t.equal(internals.piscina.threads.length, 2, 'the pool has two threads again: the dead one was replaced');
   const [plane] = readField(memory, out);
   t.ok(plane.every((v) => v === 1), 'and is complete');
+});
+
+t.test('a failure that already names its node is told once (it read "node `n` failed: node `n` ran out of fuel")', async (t) => {
+  const g = { nodes: [{ name: 'n' }] } as unknown as Group;
+  const once = groupFailure(g, undefined, new Error('node `n` ran out of fuel: a loop ran more than 5 times at one element'));
+  t.same([once.message, (once as EvaluationError).node], ['node `n` ran out of fuel: a loop ran more than 5 times at one element', 'n']);
+  t.equal(groupFailure(g, undefined, new Error('out of memory')).message, 'node `n` failed: out of memory', 'another failure is named');
 });

@@ -26,6 +26,9 @@ export function groupFailure(g: Group, module: WebAssembly.Module | undefined, e
   if (e instanceof FuelTrap) return new EvaluationError(e.message, e.node);
   const node = g.nodes[g.nodes.length - 1].name;
   const message = e instanceof Error ? e.message : String(e);
+  // A trap that crossed a thread as a plain Error already names its node: "node `n` failed: node `n` ran out of fuel".
+  const named = /^node `([^`]+)` /.exec(message);
+  if (named && g.nodes.some((n) => n.name === named[1])) return new EvaluationError(message, named[1]);
   return new EvaluationError(`node \`${node}\` failed: ${message}`, node);
 }
 

@@ -63,6 +63,23 @@ t.test('an assignment to a misspelt name suggests the port or variable meant', a
   t.same(only(fresh).map((d) => d.message), ['unknown name `zzzq`: declare it first with `let zzzq = ...;`']);
 });
 
+t.test('a variable declared without a value is told once, not again at each use', async (t) => {
+  const SCENE = `use "k.esn";\nnode a: demo.rings@1 { size = 8 x 8; }\noutput o <- a.result;\n`;
+  // Each later use said "unknown name `s`" too.
+  const k = KERNELS.replace('const v = 0.5', 'let s;\n    s = x * 2.0;\n    const v = s + 0.5');
+  t.same(only(textScene({ 'scene.esn': SCENE, 'k.esn': k })).map((d) => d.message), ['give `s` a value where it is declared: `let s = 0.0;`']);
+});
+
+t.test('an assignment to a swizzle says which component is wrong: repeated or missing', async (t) => {
+  const SCENE = `use "k.esn";\nnode a: demo.rings@1 { size = 8 x 8; }\noutput o <- a.result;\n`;
+  const body = (line: string) => KERNELS.replace('result = vec4(v, v, v, 1.0);', `let c = vec4(v);\n    ${line}\n    result = c;`);
+  t.same(only(textScene({ 'scene.esn': SCENE, 'k.esn': body('c.xx = vec2(1.0, 2.0);') })).map((d) => d.message), [
+    'cannot assign to `.xx`: it names a component twice (`x`), so the value would have two places; assign each component once',
+  ]);
+  const vec2 = KERNELS.replace('result = vec4(v, v, v, 1.0);', 'let c = vec2(v);\n    c.xz = vec2(1.0, 2.0);\n    result = vec4(c, 0.0, 1.0);');
+  t.same(only(textScene({ 'scene.esn': SCENE, 'k.esn': vec2 })).map((d) => d.message), ['cannot assign to `.xz`: a vec2 has no `z` component']);
+});
+
 t.test('a misspelt kernel id: the closest id, and the node with it as the fix', async (t) => {
   const scene = textScene({ 'scene.esn': `use "k.esn";\n\nnode a: demo.ring@1 { size = 8 x 8; }\noutput o <- a.result;\n`, 'k.esn': KERNELS });
   const [d] = only(scene);

@@ -100,6 +100,7 @@ function lowerStatementHere(ctx: BodyContext, node: N, errors: LowerError[]): vo
 
 function declare(ctx: BodyContext, kind: string, d: N): void {
   if (d.id.type !== 'Identifier') fail(d.id, 'destructuring is not supported: declare one name at a time');
+  if (!d.init && d.id.type === 'Identifier') ctx.failedNames.add(d.id.name); // its uses are not told again
   if (!d.init) fail(d, `give \`${d.id.name}\` a value where it is declared: \`${kind} ${d.id.name} = 0.0;\``);
   if (kind === 'var') fail(d, 'use `let` or `const`, not `var`');
   const name = d.id.name as string;
@@ -157,7 +158,10 @@ function target(ctx: BodyContext, node: N): { type: ElemType; locals: number[]; 
     }
     if (outer.type.kind === 'vec' && /^[xyzwrgba]{1,4}$/.test(prop)) {
       const idx = [...prop].map((ch) => 'xyzw'.indexOf(ch) >= 0 ? 'xyzw'.indexOf(ch) : 'rgba'.indexOf(ch));
-      if (idx.some((i) => i >= outer.locals.length) || new Set(idx).size !== idx.length) fail(node.property, `cannot assign to \`.${prop}\` of ${aType(outer.type.name)}`);
+      const missing = [...prop].find((_, k) => idx[k] >= outer.locals.length);
+      if (missing) fail(node.property, `cannot assign to \`.${prop}\`: ${aType(outer.type.name)} has no \`${missing}\` component`);
+      const repeated = [...prop].find((ch, k) => idx.indexOf(idx[k]) !== k);
+      if (repeated) fail(node.property, `cannot assign to \`.${prop}\`: it names a component twice (\`${repeated}\`), so the value would have two places; assign each component once`);
       const locals = idx.map((i) => outer.locals[i]);
       return { type: locals.length === 1 ? F32 : { kind: 'vec', name: `vec${locals.length}` as 'vec2', size: locals.length as 2 }, locals };
     }

@@ -45,7 +45,7 @@ interface Setup {
 }
 
 interface Outcome {
-  trap?: { node: string; word: number; message: string };
+  trap?: { node: string; word: number; element?: readonly number[]; message: string };
   /** Per write field, per component: raw bits of the elements (x < width). */
   planes: Int32Array[][];
 }
@@ -115,7 +115,7 @@ function runOne(s: Setup, args: number, places: FieldPlacement[], run: (r0: numb
     for (const [r0, r1] of ranges(s)) run(r0, r1);
   } catch (e) {
     if (!(e instanceof FuelTrap)) throw e;
-    trap = { node: e.node, word: words[(args + ARGS.trap) / 4], message: e.message };
+    trap = { node: e.node, word: words[(args + ARGS.trap) / 4], element: e.element, message: e.message };
   }
   const planes = s.fn.fields.map((fd, i) => {
     if (fd.role === 'read') return [];
@@ -140,8 +140,8 @@ const asF32 = (b: number) => new Float32Array(new Int32Array([b]).buffer)[0];
 function difference(s: Setup, a: Outcome, b: Outcome): string | undefined {
   if (a.trap || b.trap) {
     if (!a.trap || !b.trap) return `interpreter trap: ${a.trap?.message ?? 'none'}; wasm trap: ${b.trap?.message ?? 'none'}`;
-    if (a.trap.node !== b.trap.node || a.trap.word !== b.trap.word) {
-      return `traps differ: interpreter ${a.trap.node} (${a.trap.word}), wasm ${b.trap.node} (${b.trap.word})`;
+    if (a.trap.node !== b.trap.node || a.trap.word !== b.trap.word || String(a.trap.element) !== String(b.trap.element)) {
+      return `traps differ: interpreter ${a.trap.node} (${a.trap.word}) at (${a.trap.element}), wasm ${b.trap.node} (${b.trap.word}) at (${b.trap.element})`;
     }
     return undefined; // outputs after a trap are discarded by the host
   }
@@ -605,7 +605,7 @@ t.test('gathers: clamp and wrap at the edges, 1-D, 2-D and 3-D', (tt) => {
   tt.end();
 });
 
-t.test('fuel traps: same node, same trap word, in both backends', (tt) => {
+t.test('fuel traps: same node, same trap word, same element, in both backends', (tt) => {
   const spin = (node: number) => loop(node, set(0, op('i32.add', local(0, 'i32'), i32(1))));
   const f = fn({
     nodes: ['quiet', 'spin', 'other'],
@@ -626,7 +626,8 @@ t.test('fuel traps: same node, same trap word, in both backends', (tt) => {
     tt.equal(r.interp.trap?.node, 'spin', 'interpreter names the node');
     tt.equal(r.wasm.trap?.node, 'spin', 'wasm names the node');
     tt.equal(r.wasm.trap?.word, 1, 'trap word holds the node index');
-    tt.match(r.wasm.trap?.message, /node `spin` ran out of fuel: a loop ran more than 1000 times at one element/);
+    tt.same(r.wasm.trap?.element, [0, 0], 'the element: the interpreter\'s first, x = 0');
+    tt.match(r.wasm.trap?.message, /^node `spin` ran out of fuel at element \(0, 0\): a loop ran more than 1000 times there; give the loop a bound/);
   }
   // Only a lane past x = 4 spins: the first vector completes, the second traps.
   const g = fn({
@@ -643,6 +644,18 @@ t.test('fuel traps: same node, same trap word, in both backends', (tt) => {
   const r = compare({ fn: g, domain: { width: 13, height: 2, depth: 1 } });
   tt.equal(r.diff, undefined, 'x = 6 traps');
   tt.equal(r.wasm.trap?.node, 'b');
+  tt.same(r.wasm.trap?.element, [6, 0], 'lane 2 of the second vector, in row 0');
+  // Lanes other than 0, past the first row, and a 3-D domain: (x, y, z) from the recorded row.
+  const g3 = { ...g, fields: [field('out', 'write', 3, ['i32'])] };
+  for (const [f, domain, at] of [[g, { width: 13, height: 3, depth: 1 }, [6, 0]], [g3, { width: 7, height: 3, depth: 2 }, [6, 0, 0]]] as const) {
+    const rr = compare({ fn: f, domain });
+    tt.equal(rr.diff, undefined, JSON.stringify(domain));
+    tt.same(rr.interp.trap?.element, at, `interpreter at (${at})`);
+  }
+  const late = { ...g3, body: [g.body[0], iff(op('i32.and', op('i32.eq', X, i32(5)), op('i32.eq', Y, i32(2))), [spin(1)])] };
+  const deep = compare({ fn: late, domain: { width: 7, height: 3, depth: 2 } });
+  tt.equal(deep.diff, undefined, 'x = 5, y = 2 traps in the first z slice');
+  tt.same(deep.wasm.trap?.element, [5, 2, 0]);
   // Exactly at the limit: 11 + 40 repetitions (the last of each loop only breaks) = 51.
   for (const [limit, traps] of [[52, false], [51, false], [50, true]] as const) {
     const h = { ...g, fuel: limit, body: [g.body[0], iff(op('i32.eq', X, i32(6)), [loop(1,

@@ -59,7 +59,7 @@ export function runWith(c: RandomCase, backend: 'interp' | CompileOptions): Run 
     else instantiate(compileFunction(f, backend), memory)(0, 0, rows);
   } catch (e) {
     if (!(e instanceof FuelTrap)) throw e;
-    trap = `${e.node} (word ${new Int32Array(memory.buffer)[ARGS.trap / 4]})`;
+    trap = `${e.node} (word ${new Int32Array(memory.buffer)[ARGS.trap / 4]}) at (${e.element?.join(', ')})`;
   }
   const out = f.fields.flatMap((fd, i) => {
     if (fd.role === 'read') return [];

@@ -76,20 +76,34 @@ export function fuelParts(g: Gen, node: number, lvl: Level, out: string, units =
   };
 }
 
-/** Write the node index into the trap word and trap. */
-export function trap(g: Gen, node: Ref): Ref {
+/**
+ * Claim the trap word for `node` (compare-and-swap from -1: another band of the run may have
+ * trapped first, on another worker), record the element (lane `lane` of the vector: its x, and the
+ * row), and trap.
+ */
+export function trap(g: Gen, node: Ref, lane: Ref = g.i32(0)): Ref {
   const m = g.m;
-  return m.block(null, [m.i32.store(ARGS.trap, 4, g.get(P_ARGS, i32), node), m.unreachable()]);
+  const args = () => g.get(P_ARGS, i32);
+  const claimed = m.i32.eq(m.i32.atomic.rmw.cmpxchg(ARGS.trap, args(), g.i32(-1), node), g.i32(-1));
+  return m.block(null, [
+    m.if(claimed, m.block(null, [m.i32.store(ARGS.trapX, 4, args(), m.i32.add(g.get(g.x0, i32), lane)), m.i32.store(ARGS.trapRow, 4, args(), g.get(g.r, i32))])),
+    m.unreachable(),
+  ]);
 }
 
-/** At the end of a vector: if a lane ran out of fuel, trap naming the lowest such lane's node. */
+/** At the end of a vector: if a lane ran out of fuel, trap naming the lowest such lane's node and element. */
 export function trapCheck(g: Gen): Ref {
   const m = g.m;
   const nodeOf = (i: number) => m.i32x4.extract_lane(g.get(g.trapNode), lane(i));
   const has = (i: number) => m.i32.ge_s(nodeOf(i), g.i32(0));
   // Lane 0 gets here only when it does not trap at once.
   let node = m.select(has(2), nodeOf(2), nodeOf(3));
+  let at = m.select(has(2), g.i32(2), g.i32(3));
   node = m.select(has(1), nodeOf(1), node);
-  if (!g.laneZeroTraps) node = m.select(has(0), nodeOf(0), node);
-  return m.if(g.get(g.trapped, i32), trap(g, node));
+  at = m.select(has(1), g.i32(1), at);
+  if (!g.laneZeroTraps) {
+    node = m.select(has(0), nodeOf(0), node);
+    at = m.select(has(0), g.i32(0), at);
+  }
+  return m.if(g.get(g.trapped, i32), trap(g, node, at));
 }

@@ -2,8 +2,7 @@
 // the interpreter's FuelTrap. No binaryen here: a module compiled elsewhere (the compile worker,
 // the disk cache) runs without loading the compiler.
 
-import { ARGS } from '../ir/ir.js';
-import { FuelTrap } from '../ir/interp.js';
+import { fuelTrapIn } from '../ir/fuel-trap.js';
 // Every thread that makes our modules has V8 read their compilation hints (turbofan.ts).
 import './turbofan.js';
 
@@ -38,9 +37,9 @@ export function instantiate(wasm: Uint8Array | WebAssembly.Module, memory: WebAs
       run(args, r0, r1);
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError) {
-        // The module writes the node index into the trap word before `unreachable`.
-        const node = new Int32Array(memory.buffer, args + ARGS.trap, 1)[0];
-        if (node >= 0 && node < meta.nodes.length) throw new FuelTrap(meta.nodes[node], meta.fuel);
+        // The module claims the trap word with the node index, and records the element, before `unreachable`.
+        const trap = fuelTrapIn(new Int32Array(memory.buffer), args, meta.nodes, meta.fuel);
+        if (trap) throw trap;
       }
       throw e;
     }

@@ -11,14 +11,9 @@ import { MATH_REF } from './mathref.js';
 import { truncSatI32 } from './convert.js';
 import { unreachable } from './walk.js';
 import { shareValues } from './share.js';
+import { fuelTrapIn, recordTrap } from './fuel-trap.js';
 
-/** A metered loop ran out of fuel at one element; both backends throw this. */
-export class FuelTrap extends Error {
-  constructor(readonly node: string, readonly fuel: number) {
-    super(`node \`${node}\` ran out of fuel: a loop ran more than ${fuel} times at one element`);
-    this.name = 'FuelTrap';
-  }
-}
+export { FuelTrap } from './fuel-trap.js';
 
 /**
  * The largest fuel both backends honour: the compiled code counts repetitions in unsigned 32-bit
@@ -85,7 +80,7 @@ interface Runtime {
   irem: (a: number, b: number) => number;
   frem: (a: number, b: number) => number;
   math: typeof MATH_REF;
-  trap: (node: number) => never;
+  trap: (i32: Int32Array, args: number, node: number, x: number, row: number) => never;
 }
 
 /** A number as a JavaScript literal that reads back exactly (also -0, NaN, Infinity). */
@@ -119,7 +114,6 @@ export function programSource(ir: IrFunction): string {
   // taken modulo 2^30 elements and every index is masked to 30 bits (at most 2^31 before).
   out('const a = args >>> 2;');
   out(`const width = ${w(ARGS.width)}, height = ${w(ARGS.height)}, depth = ${w(ARGS.depth)};`);
-  out(`const trapAt = a + ${ARGS.trap >> 2};`);
   fn.fields.forEach((f, i) => {
     const at = ARGS.field(i);
     out(`const W${i} = ${w(at + FIELD.width)}, H${i} = ${w(at + FIELD.height)}, D${i} = ${w(at + FIELD.depth)}, S${i} = ${w(at + FIELD.stride)};`);
@@ -130,7 +124,7 @@ export function programSource(ir: IrFunction): string {
     const at = `a + ${ARGS.uniform(nFields, slot) >> 2}`;
     out(`const U${slot} = ${u.t === 'f32' ? `f32[${at}]` : u.t === 'i32' ? `i32[${at}]` : `(i32[${at}] !== 0 ? 1 : 0)`};`);
   });
-  out('void depth; void trapAt;');
+  out('void depth;');
   out('if (width <= 0 || height <= 0) return;');
   out('for (let r = r0; r < r1; r++) {');
   out('const y = r % height, z = (r - y) / height;');
@@ -165,7 +159,7 @@ export function programSource(ir: IrFunction): string {
         case 'loop': {
           const label = `l${labels++}`;
           out(`${label}: for (;;) {`);
-          out(`if (++fuel > ${fuelLimit(fn.fuel)}) { i32[trapAt] = ${s.node | 0}; trap(${s.node | 0}); }`);
+          out(`if (++fuel > ${fuelLimit(fn.fuel)}) trap(i32, args, ${s.node | 0}, x, r);`);
           stmts(s.body, [...constructs, label]);
           out('}');
           break;
@@ -218,8 +212,9 @@ function compileProgram(fn: IrFunction): Run {
     irem: (a, b) => (b === 0 ? 0 : (a % b) | 0), // INT_MIN % -1 is -0 in JS: | 0 makes it 0
     frem: (a, b) => Math.fround(a - Math.fround(b * Math.trunc(Math.fround(a / b)))),
     math: MATH_REF,
-    trap: (node) => {
-      throw new FuelTrap(fn.nodes[node] ?? `#${node}`, fn.fuel);
+    trap: (i32, args, node, x, row) => {
+      recordTrap(i32, args, node, x, row);
+      throw fuelTrapIn(i32, args, fn.nodes, fn.fuel)!;
     },
   };
   return new Function('rt', source)(runtime) as Run;

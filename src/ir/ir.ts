@@ -137,10 +137,11 @@ export interface IrFunction {
  * it. All words are 4 bytes, little-endian, at byte offsets from the block's address:
  *
  *   0  width   4  height   8  depth   (the domain)
- *   12 trap: the host sets -1; on a fuel trap the backend writes the node index here first
+ *   12 trap: the host sets -1; on a fuel trap the backend claims it (compare-and-swap from -1)
+ *      with the node index, and the claimer writes the element at 24 (x) and 28 (its row)
  *   16 x0, 20 x1: the columns [x0, x1) of each row to compute (0 and width for all of them; a
  *      tile's columns: x0 a multiple of 4, x1 a multiple of 4 or the width)
- *   24..31 reserved (0)
+ *   24 trapX, 28 trapRow: the trapped element (fuel-trap.ts), meaningful once trap >= 0
  *   32 + 24 * f: field f: base address, width, height, depth, row stride (elements, a multiple
  *      of 4: rows are padded so a v128 never straddles rows), plane bytes (one component's plane;
  *      component c lives at base + c * planeBytes; element (x, y, z) at index
@@ -156,6 +157,9 @@ export const ARGS = {
   trap: 12,
   x0: 16,
   x1: 20,
+  /** On a fuel trap, beside the trap word: x of the element and its row (y + z * height). */
+  trapX: 24,
+  trapRow: 28,
   header: 32,
   fieldWords: 6,
   field: (f: number) => 32 + 24 * f,

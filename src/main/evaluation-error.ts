@@ -3,7 +3,7 @@
 
 import { moduleMeta } from '../codegen/instantiate.js';
 import type { Group } from '../ir/fuse.js';
-import { FuelTrap } from '../ir/interp.js';
+import { FuelTrap } from '../ir/fuel-trap.js';
 import { PoolTrap } from '../workers/pool.js';
 import { Cancelled } from './cancel.js';
 import { UserError } from './user-error.js';
@@ -38,5 +38,5 @@ export function groupFailure(g: Group, module: WebAssembly.Module | undefined, e
  */
 export function fuelTrapOf(e: PoolTrap, module: WebAssembly.Module, unnamed?: string): FuelTrap {
   const meta = moduleMeta(module);
-  return new FuelTrap((meta.nodes[e.trap] ?? unnamed)!, meta.fuel);
+  return new FuelTrap((meta.nodes[e.trap] ?? unnamed)!, meta.fuel, e.element);
 }

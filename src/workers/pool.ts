@@ -13,7 +13,7 @@
 
 import os from 'node:os';
 import { Piscina } from 'piscina';
-import { ARGS } from '../ir/ir.js';
+import { trappedElement, trappedNode } from '../ir/fuel-trap.js';
 import type { BandRun } from './bands.js';
 import { BELL, ERROR, LOOP, SLOT, STATE, YIELD, layout, ring, ringFor, type Layout, waitAsync } from './doorbell.js';
 import { joinRun } from './join.js';
@@ -29,6 +29,8 @@ import { logThreadErrors } from './thread-errors.js';
 export class PoolTrap extends Error {
   constructor(
     readonly trap: number,
+    /** The element the trap recorded (fuel-trap.ts). */
+    readonly element: readonly number[],
     message = `trapped in node #${trap}`,
   ) {
     super(message);
@@ -279,8 +281,9 @@ export class EvalPool {
     if (kind !== ERROR.none) {
       const reported = this.loops.report(s, run.seq);
       const message = run.failure ?? reported ?? 'a worker failed without saying why';
-      const trap = kind === ERROR.wasmTrap ? new Int32Array(this.memory.buffer, args + ARGS.trap, 1)[0] : -1;
-      if (trap >= 0) throw new PoolTrap(trap, message);
+      const words = new Int32Array(this.memory.buffer);
+      const trap = kind === ERROR.wasmTrap ? trappedNode(words, args) : -1;
+      if (trap >= 0) throw new PoolTrap(trap, trappedElement(words, args), message);
       throw new Error(message);
     }
     const done = Atomics.load(this.control, this.at.slot(s, SLOT.done));

@@ -137,6 +137,18 @@ t.test('a saved edit whose migration is long: sync takes a deadline, and cancel,
     const rejected = later.find((e: { kind: string }) => e.kind === 'rejected');
     t.ok(rejected, `${stop}: a later sync tells the edit was rejected: ${JSON.stringify(later)}`);
     t.same([rejected?.cancelled, rejected?.reason, rejected?.node], [true, stop, 'board'], `${stop}: it was cancelled, says why, and names the node`);
+    if (stop !== 'deadline') {
+      // Never judged, the edit is taken again by that same sync (it waited for the file's next
+      // change, for good); a deadline's stop is a judgement, not tried again.
+      t.match(rejected?.message, /the next `sync` takes it again/);
+      t.ok(later.some((e: { kind: string; path?: string }) => e.kind === 'preparing' && e.path === 'scene.esn'), `${stop}: the later sync prepares the edit again`);
+      while (s.pool!.pending === 0) await new Promise((r) => setImmediate(r));
+      t.equal((await req({ op: 'cancel' })).ok?.cancelled, 1, `${stop}: and cancel stops it again`);
+      await s.syncing;
+    } else {
+      t.notMatch(rejected?.message, /takes it again/);
+      t.notOk(later.some((e: { kind: string }) => e.kind === 'preparing'), 'deadline: not prepared again');
+    }
     t.equal((await req({ op: 'status' })).ok.revision, 1, `${stop}: the world was not swapped`);
     t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), saved, `${stop}: nothing was written over the saved edit`);
     t.equal(s.pool!.pending, 0, `${stop}: nothing runs on the pool any more`);

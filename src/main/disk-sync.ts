@@ -17,7 +17,7 @@ function diskChanges(s: Session): { texts: Map<string, string>; changed: string[
   const changed: string[] = [];
   for (const [path, text] of texts) {
     const seen = s.history.get(path);
-    if (!seen || seen[seen.length - 1].version !== versionOf(text)) changed.push(path);
+    if (!seen || seen[seen.length - 1].version !== versionOf(text) || s.unjudged.has(path)) changed.push(path);
   }
   return { texts, changed };
 }
@@ -69,6 +69,7 @@ export function syncDisk(s: Session, signal?: AbortSignal): SessionEvent[] {
   for (const path of changed) {
     // History records the saved version; the world's texts change only once it is published.
     s.remember(path, texts.get(path)!, 'disk');
+    s.unjudged.delete(path);
     events.push({ kind: 'preparing', path, version: versionOf(texts.get(path)!) });
   }
   // The Player in preview mode holds the saved edit until the person publishes or discards it.
@@ -104,6 +105,10 @@ export function publishSavedEdit(s: Session, texts: ReadonlyMap<string, string>,
         const published = await s.commit(savedEdit(s, texts, bound.signal));
         s.pending.push(...published, { kind: 'published', paths: changed, revision: s.revision });
       } catch (e) {
+        // Stopped by a cancel or a closed connection, the edit was never judged: the next sync
+        // takes it again (it was seen, and else would wait for the file's next change). A
+        // deadline's stop is a judgement: a runaway migration is not run again at every sync.
+        if (e instanceof Cancelled && e.reason !== 'deadline') for (const path of changed) s.unjudged.add(path);
         s.pending.push(savedEditRejected(s, changed, e));
       }
     })
@@ -120,7 +125,8 @@ export function publishSavedEdit(s: Session, texts: ReadonlyMap<string, string>,
 
 /** The `rejected` event of a saved edit that was not published (and `status` says refused). */
 export function savedEditRejected(s: Session, paths: string[], e: unknown): SessionEvent {
-  const message = e instanceof CheckFailed ? e.message : `the saved edit was not published; the previous version keeps running: ${(e as Error)?.message ?? e}`;
+  const retried = e instanceof Cancelled && e.reason !== 'deadline' ? '; the next `sync` takes it again' : '';
+  const message = e instanceof CheckFailed ? e.message : `the saved edit was not published; the previous version keeps running: ${(e as Error)?.message ?? e}${retried}`;
   s.refused = { message, at: new Date().toISOString() };
   const why =
     e instanceof CheckFailed ? diagnosticsData(e.diagnostics)

@@ -89,6 +89,8 @@ export class Session {
   resync = false;
   /** Documents of the running world seen gone from disk (told once: disk-sync.ts). */
   readonly goneReported = new Set<string>();
+  /** Saved edits stopped before they were judged (a cancel, a closed connection): the next sync takes them again (disk-sync.ts). */
+  readonly unjudged = new Set<string>();
 
   private readonly workers: number;
   /** Whether the compile worker is this session's own (closed with it) or another's (SessionOptions.compiler). */

@@ -643,6 +643,33 @@ t.test('compose and sync', async (t) => {
     t.equal(old.text, original.replace('count = 8.0;', 'count = 12.0;'), 'document reads an earlier version');
   });
 
+  await t.test('text over a saved edit not yet synced: the edit is kept in history, and the answer names it', async (t) => {
+    // It was written over and lost: history held only the load and the compose.
+    const saved = `${original}// a comment saved in the editor, not synced\n`;
+    writeFileSync(scenePath, saved);
+    const a = await ok(t, C, { op: 'compose', text: original.replace('count = 8.0;', 'count = 7.0;') });
+    const wrote = a.events.find((e: any) => e.kind === 'wrote');
+    t.same([wrote.path, wrote.replaced], ['scene.esn', versionOf(saved)], 'the answer names the version it wrote over');
+    const h = await ok(t, C, { op: 'history' });
+    t.same(h.versions.slice(-2).map((v: any) => [v.version, v.origin]), [[versionOf(saved), 'disk'], [a.version, 'compose']]);
+    t.equal((await ok(t, C, { op: 'document', version: versionOf(saved) })).text, saved, 'document gives it back');
+    // A text the session has seen (the usual case) is not named.
+    const again = await ok(t, C, { op: 'compose', text: original });
+    t.equal(again.events.find((e: any) => e.kind === 'wrote').replaced, undefined);
+  });
+
+  await t.test('a compose refused for a saved edit of another document says so, and what to do', async (t) => {
+    writeFileSync(kernelsPath, originalKernels.replace('src.x * (0.5 + warmth)', 'src.x * (0.5 + warmht)'));
+    const e = await err(t, C, { op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = 9.0;' }] });
+    t.match(e.message, /^compose refused: nothing was written: kernels\.esn:\d+:\d+: unknown name `warmht`/);
+    t.match(e.message, /`kernels\.esn` holds a saved edit the world does not run, .*: mend or revert `kernels\.esn`, or compose it too\)$/);
+    t.equal(read('scene.esn'), original, 'nothing was written');
+    writeFileSync(kernelsPath, originalKernels);
+    // A mistake in the composed document itself says nothing of the kind.
+    const own = await err(t, C, { op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = nope;' }] });
+    t.notMatch(own.message, /saved edit/);
+  });
+
   await t.test('nothing to change: no write, no new revision', async (t) => {
     const before = (await ok(t, C, { op: 'status' })).revision;
     const h = (await ok(t, C, { op: 'history' })).versions.length;

@@ -47,8 +47,11 @@ export interface SceneChange {
   published?: ReadonlyMap<string, string>;
   /** The pinned nodes (default: the world's). */
   pins?: ReadonlySet<string>;
-  /** Documents written before the swap, all or none (compose). */
-  writes?: { path: string; text: string }[];
+  /**
+   * Documents written before the swap, all or none (compose). `replaced`: a text on disk the
+   * session had not seen (a saved edit not yet synced) that the write replaces: history keeps it.
+   */
+  writes?: { path: string; text: string; replaced?: string }[];
   /** The lead of the error when the new scene does not check. */
   refusal: string;
   /** More checks of the new scene, before anything changes (restore: its params). */
@@ -164,7 +167,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
         } else {
           await site.write(change.writes);
         }
-        events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text) })));
+        events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text), ...(w.replaced !== undefined ? { replaced: versionOf(w.replaced) } : {}) })));
       }
       // A state kept is told to the request that changed the scene, not on opening or a tier swap.
       const told = change.reason === 'open' || change.tierSwap ? carried.filter((e) => !(e.kind === 'state_carried' && (e.how as string[])[0] === 'kept')) : carried;

@@ -339,7 +339,10 @@ export class Session {
         this.refused = null;
         // A tier swap keeps the last frame (Engine.keepFrame): a paused world still shows it.
         if (!('tierSwap' in change && change.tierSwap)) this.lastFrame = undefined;
-        for (const w of ('writes' in change && change.writes) || []) this.remember(w.path, w.text, 'compose');
+        for (const w of ('writes' in change && change.writes) || []) {
+          if (w.replaced !== undefined) this.remember(w.path, w.replaced, 'disk');
+          this.remember(w.path, w.text, 'compose');
+        }
         if (!('prepare' in change)) this.rememberPublished(change.reason, published);
       });
       if (!('prepare' in change) && !change.tierSwap) {

@@ -115,7 +115,9 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
       if (t.before === undefined || /\.(esn|replay)$/.test(t.path) || s.documentAt(t.path) !== undefined) continue;
       throw new ProtocolError(`\`${t.path}\` is a file of the scene's folder but not one of its documents: compose writes documents (.esn) and replay tests (.replay), and would replace it for good; name a document, or move the file away first`, { path: t.path, field: 'path' });
     }
-    const writes = targets.map(({ path, text }) => ({ path, text }));
+    // A text on disk the session has not seen (a saved edit not yet synced) is kept in history, and the answer says so.
+    const unseen = (path: string, before?: string) => before !== undefined && !s.history.get(path)?.some((v) => v.version === versionOf(before));
+    const writes = targets.map(({ path, text, before }) => ({ path, text, ...(unseen(path, before) && before !== text ? { replaced: before } : {}) }));
     if (targets.every((t) => t.path.endsWith('.replay')) && f.dry_run) {
       if (evaluate) throw new ProtocolError('replay files are tests, not part of the world: a dry run of them has nothing to evaluate; drop `evaluate`', { field: 'evaluate' });
       return { path: asked, version: versionOf(main.text), written: false, dry_run: true, events: [] };
@@ -150,10 +152,22 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
       const events = await s.commit(change);
       return { path: asked, version: versionOf(main.text), written: true, events };
     } catch (e) {
-      if (e instanceof CheckFailed) throw new ProtocolError(e.message, { ...diagnosticsData(e.diagnostics), written: false });
+      if (e instanceof CheckFailed) throw new ProtocolError(`${e.message}${savedEditBlames(s, e, overrides)}`, { ...diagnosticsData(e.diagnostics), written: false });
       throw e;
     }
   });
+}
+
+/**
+ * Why a compose that did not touch the failing document failed: that document holds a saved edit
+ * the world does not run (compose checks the scene with every document as it is on disk).
+ */
+function savedEditBlames(s: Session, e: CheckFailed, composed: ReadonlyMap<string, string>): string {
+  const path = e.diagnostics[0]?.path;
+  if (!path || composed.has(path)) return '';
+  const disk = s.folder.read(path);
+  if (disk === undefined || disk === s.texts.get(path)) return '';
+  return ` (\`${path}\` holds a saved edit the world does not run, and compose checks the scene with every document as it is on disk: mend or revert \`${path}\`, or compose it too)`;
 }
 
 export async function sync(s: Session, _f: RequestFields<'sync'>, ctx: RequestContext) {

@@ -8,6 +8,7 @@ import { Session } from '../src/index.js';
 import { ROOT } from './helpers.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
 import { scratchDir } from './scratch.js';
+import { MAX_UNTAKEN_EVENTS } from '../src/main/session-types.js';
 
 /** A session on a copy of examples/rings, and a way to send it a request. */
 async function openRings(t: Test) {
@@ -48,4 +49,55 @@ t.test('a save while another saved edit compiles is taken when that one is done,
   t.same([size.width, size.height], [50, 20], 'the world runs the second save');
   const events = (await req({ op: 'sync' })).ok.events;
   t.equal(events.filter((e: { kind: string }) => e.kind === 'published').length, 2, 'both saves were published, in turn');
+});
+
+t.test("each connection is told every event once at its own sync: one connection's sync took another's published; a compose refused on one was told to all", async (t) => {
+  const { dir, s } = await openRings(t);
+  const lostB = new AbortController();
+  const A = { kind: 'tcp', id: 1 };
+  const B = { kind: 'tcp', id: 2, lost: lostB.signal };
+  const C = { kind: 'websocket', id: 1 }; // ids are counted per door: not A's
+  const req = async (conn: object, o: object) => JSON.parse(await dispatch(s, JSON.stringify(o), conn as never));
+  const kinds = (a: { ok: { events: { kind: string }[] } }) => a.ok.events.map((e) => e.kind);
+  for (const c of [A, B, C]) t.same(kinds(await req(c, { op: 'sync' })), [], 'nothing yet');
+
+  // A saves an edit and syncs; B syncs first after it is published.
+  const kernels = readFileSync(join(dir, 'kernels.esn'), 'utf8');
+  writeFileSync(join(dir, 'kernels.esn'), kernels.replace('src.x * (0.5 + warmth)', 'src.x * (0.6 + warmth)'));
+  t.same(kinds(await req(A, { op: 'sync' })), ['preparing']);
+  await s.syncing;
+  t.ok(kinds(await req(B, { op: 'sync' })).includes('published'), 'B is told');
+  t.ok(kinds(await req(A, { op: 'sync' })).includes('published'), 'and A, whose edit it was, is told too');
+  t.ok(kinds(await req(C, { op: 'sync' })).includes('published'), 'and C');
+  t.same(kinds(await req(A, { op: 'sync' })), [], 'once');
+
+  // A compose refused on A: A's next sync says scene_rejected (its listeners hear it); no one else's.
+  const refused = await req(A, { op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = nope;' }] });
+  t.ok(refused.error);
+  t.same(kinds(await req(B, { op: 'sync' })), [], 'not told to B as if B\'s edit were rejected');
+  t.same(kinds(await req(A, { op: 'sync' })), ['scene_rejected']);
+
+  // A connection that closed is told nothing more, and holds no events back.
+  lostB.abort();
+  writeFileSync(join(dir, 'kernels.esn'), kernels);
+  await req(A, { op: 'sync' });
+  await s.syncing;
+  t.ok(kinds(await req(A, { op: 'sync' })).includes('published'));
+  t.ok(kinds(await req(C, { op: 'sync' })).includes('published'));
+  t.equal(s.pending.length, 0, 'every event taken by every open connection is let go');
+});
+
+t.test('a connection that does not sync for long is told how many of the oldest events it missed', async (t) => {
+  const { s } = await openRings(t);
+  const A = { kind: 'tcp', id: 1 };
+  const B = { kind: 'tcp', id: 2 };
+  const req = async (conn: object, o: object) => JSON.parse(await dispatch(s, JSON.stringify(o), conn as never));
+  await req(A, { op: 'status' });
+  await req(B, { op: 'status' });
+  for (let i = 0; i < MAX_UNTAKEN_EVENTS + 5; i++) s.tell({ kind: 'idle', reason: `event ${i}` });
+  const a = (await req(A, { op: 'sync' })).ok.events;
+  t.same(a[0], { kind: 'missed', count: 5, message: `5 events came while this connection did not sync, past the ${MAX_UNTAKEN_EVENTS} kept for it: the oldest are not told` });
+  t.equal(a.length, MAX_UNTAKEN_EVENTS + 1);
+  t.equal(a[1].reason, 'event 5', 'the newest are kept');
+  t.equal((await req(B, { op: 'sync' })).ok.events.length, MAX_UNTAKEN_EVENTS + 1, 'B too');
 });

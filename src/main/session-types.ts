@@ -37,18 +37,83 @@ export interface SessionOptions {
 
 export type SessionEvent = WorldEvent;
 
-/** Events waiting for `sync` that also tells each one, as it is pushed, to its observers (the Player). */
+/** Events a connection had not taken past which the oldest are dropped (it is told how many). */
+export const MAX_UNTAKEN_EVENTS = 1000;
+
+/**
+ * The session's events for `sync`, which also tells each one, as it is pushed, to its observers
+ * (the Player, MCP's log). Each connection is told every event once, at its `sync`: each has its
+ * own place in the list (one connection's sync took another's published, and a compose refused on
+ * one was told to every other as theirs). A connection's place starts at its first request; the
+ * first connection's at the start, so that what the session told before any (`recovered`) is
+ * told. The list keeps the events some connection has not taken, at most MAX_UNTAKEN_EVENTS.
+ */
 export class EventList extends Array<SessionEvent> {
   // splice/slice/map make plain arrays: only the session's own list is observed.
   static override get [Symbol.species]() {
     return Array;
   }
   readonly observers = new Set<(event: SessionEvent) => void>();
+  /** Each connection's place: the index (counted from the session's first event) of the first event it has not taken. */
+  private readonly places = new Map<string, number>();
+  /** How many events were removed from the front (taken by every connection, or dropped). */
+  private removed = 0;
+  private joined = false;
+  /** Events told to one connection only (a compose's refusal, told to the one that composed). */
+  private readonly only = new WeakMap<SessionEvent, string>();
+
   override push(...events: SessionEvent[]): number {
     for (const event of events) for (const observe of this.observers) observe(event);
-    return super.push(...events);
+    const n = super.push(...events);
+    if (this.length > MAX_UNTAKEN_EVENTS) this.dropFront(this.length - MAX_UNTAKEN_EVENTS);
+    return n;
+  }
+
+  /** Tell `event` to the connection `key` only (and to the observers). */
+  tellOnly(key: string, event: SessionEvent): void {
+    this.only.set(event, key);
+    this.push(event);
+  }
+
+  /** A connection's request: from its first, it is told the events that come (`lost`: it closed, and is told no more). */
+  listen(key: string, lost?: AbortSignal): void {
+    if (this.places.has(key)) return;
+    this.places.set(key, this.joined ? this.removed + this.length : this.removed);
+    this.joined = true;
+    lost?.addEventListener('abort', () => this.leave(key), { once: true });
+  }
+
+  /** The events for connection `key` since it last took them (it starts listening first if it had not). */
+  take(key: string): SessionEvent[] {
+    this.listen(key);
+    const place = this.places.get(key)!;
+    const missed = Math.max(0, this.removed - place);
+    const events = this.slice(Math.max(0, place - this.removed)).filter((e) => (this.only.get(e) ?? key) === key);
+    this.places.set(key, this.removed + this.length);
+    this.trim();
+    return missed ? [{ kind: 'missed', count: missed, message: `${missed} events came while this connection did not sync, past the ${MAX_UNTAKEN_EVENTS} kept for it: the oldest are not told` }, ...events] : events;
+  }
+
+  private leave(key: string): void {
+    this.places.delete(key);
+    this.trim();
+  }
+
+  /** Remove the events every connection has taken. */
+  private trim(): void {
+    if (!this.places.size) return;
+    const first = Math.min(...this.places.values());
+    if (first > this.removed) this.dropFront(first - this.removed);
+  }
+
+  private dropFront(count: number): void {
+    super.splice(0, count);
+    this.removed += count;
   }
 }
+
+/** The key a connection's place in the EventList is kept under: ids are counted per door. */
+export const connectionKey = (c: { kind: string; id: number }) => `${c.kind}:${c.id}`;
 
 /** Who makes the frames when a window shows the session (the Player): `evaluate` asks it. */
 export interface FrameSource {

@@ -327,38 +327,30 @@ export class Session {
 
   /**
    * Carry a change to the world (commit.ts); call it inside `change`. A refusal is told to `sync`
-   * too: a compose that does not check as `scene_rejected`, a saved edit as `rejected` (and
-   * `status` says refused).
+   * by who asked for the change (compose, to its connection: `scene_rejected`; a saved edit,
+   * disk-sync.ts: `rejected`, and `status` says refused).
    */
   async commit(change: Change): Promise<WorldEvent[]> {
     const published = this.published;
-    try {
-      const { events } = await commit(this, change, (world, moved) => {
-        if (moved) ({ memory: this.memory, pool: this.pool } = moved);
-        this.current = world;
-        this.refused = null;
-        // A tier swap keeps the last frame (Engine.keepFrame): a paused world still shows it.
-        if (!('tierSwap' in change && change.tierSwap)) this.lastFrame = undefined;
-        for (const w of ('writes' in change && change.writes) || []) {
-          if (w.replaced !== undefined) this.remember(w.path, w.replaced, 'disk');
-          this.remember(w.path, w.text, 'compose');
-        }
-        if (!('prepare' in change)) this.rememberPublished(change.reason, published);
-      });
-      if (!('prepare' in change) && !change.tierSwap) {
-        this.optimiser?.schedule(); // a value change compiles nothing
-        this.warmUp();
+    const { events } = await commit(this, change, (world, moved) => {
+      if (moved) ({ memory: this.memory, pool: this.pool } = moved);
+      this.current = world;
+      this.refused = null;
+      // A tier swap keeps the last frame (Engine.keepFrame): a paused world still shows it.
+      if (!('tierSwap' in change && change.tierSwap)) this.lastFrame = undefined;
+      for (const w of ('writes' in change && change.writes) || []) {
+        if (w.replaced !== undefined) this.remember(w.path, w.replaced, 'disk');
+        this.remember(w.path, w.text, 'compose');
       }
-      // A reset of every state sets the clock back: the last frame is no longer the world's.
-      if ('restarts' in change && change.restarts) this.lastFrame = undefined;
-      return events;
-    } catch (e) {
-      if (change.reason === 'compose' && e instanceof CheckFailed) {
-        const { path, line, column, message } = e.diagnostics[0];
-        this.pending.push({ kind: 'scene_rejected', message, path, line, column });
-      }
-      throw e;
+      if (!('prepare' in change)) this.rememberPublished(change.reason, published);
+    });
+    if (!('prepare' in change) && !change.tierSwap) {
+      this.optimiser?.schedule(); // a value change compiles nothing
+      this.warmUp();
     }
+    // A reset of every state sets the clock back: the last frame is no longer the world's.
+    if ('restarts' in change && change.restarts) this.lastFrame = undefined;
+    return events;
   }
 
   private warmed = false;

@@ -15,6 +15,7 @@ import { LimitError } from '../main/limits.js';
 import { MemoryLimitError } from '../main/memory.js';
 import { CheckFailed, MigrationFailed } from '../main/refusals.js';
 import type { Session } from '../main/session.js';
+import { connectionKey } from '../main/session-types.js';
 import { EditError } from './edits.js';
 import { errorLine, okLine, parseRequest, plainReason } from './envelope.js';
 import { diagnosticsError, ProtocolError } from './error.js';
@@ -33,6 +34,8 @@ const IN_PROCESS: Connection = { kind: 'in-process', id: 0 };
 
 /** One request line in, one answer line out: every door (stdin, TCP, WebSocket, MCP, the Player, in process) answers through here. */
 export async function dispatch(session: Session, line: string, conn: Connection = IN_PROCESS): Promise<string> {
+  // From its first request a connection is told the session's events at its `sync` (EventList).
+  session.pending.listen(connectionKey(conn), conn.lost);
   const req = parseRequest(line);
   if ('error' in req) return errorLine(req.id, req.error);
   // Operations that evaluate take a deadline and can be cancelled (main/cancel.ts).

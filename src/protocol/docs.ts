@@ -112,7 +112,7 @@ export function renderProtocolDoc(): string {
   out.push('| limit | max | bounds | instead |', '|---|---|---|---|');
   for (const l of LIMIT_LIST) out.push(`| \`${l.name}\` | ${l.limit} ${l.unit} | ${l.applies.replace(/\|/g, '\\|')} | ${l.remedy.replace(/\|/g, '\\|')} |`);
   out.push('');
-  out.push('## Events', '', 'Answers carry `events` wherever something happened; `sync` returns those queued since the last `sync`.', '');
+  out.push('## Events', '', 'Answers carry `events` wherever something happened; `sync` returns those that came since this connection\'s last `sync`: each connection is told every event once, from its first request on (the first connection also those from before it, such as `recovered`), and a compose\'s refusal only to the connection that composed.', '');
   out.push('| kind | meaning |', '|---|---|');
   for (const e of EVENTS) out.push(`| \`${e.kind}\` | ${e.meaning} |`);
   out.push('', '## Replay files', '', '`.replay` files hold requests and the answers expected of them; `entelechy test [paths]` replays each against a fresh session on a copy of its scene\'s folder (its files and folders: pipes and sockets are left out).',

@@ -112,7 +112,7 @@ const TABLE = [
     grants: [KERNELS('every kernel of the changed scene'), { grant: 'field.write', when: 'an `input` statement it adds or redeclares (type, size or value): the input is set as `write` would set it' }] }),
   op({ name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync (a save made while another compiles is taken when that one is done).', fields: [
       f('deadline', 'number', 'milliseconds the saved edit it starts may take (its migrations run on the pool; it goes on after the answer, and `cancel` or a closed connection stop it too); past them it is rejected and nothing changes')],
-    answer: 'events since the last sync',
+    answer: "this connection's events since its last sync (each connection is told every event once, from its first request)",
     effect: 'change', idempotent: false, returns: { events: 'array' },
     grants: [KERNELS('every kernel of the saved scene'), { grant: 'field.write', when: 'a saved `input` statement that adds or redeclares an input (type, size or value), as for compose: the edit is `rejected` (the Player\'s folder watcher takes the same path)' }] }),
   op({ name: 'prepare', group: 'Kernels', summary: 'Check and compile a kernel without changing anything.',

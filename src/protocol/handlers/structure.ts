@@ -2,6 +2,7 @@
 
 import type { RequestFields } from '../operations.js';
 import type { Session, SessionEvent } from '../../main/session.js';
+import { connectionKey } from '../../main/session-types.js';
 import { CheckFailed, diagnosticsData } from '../../main/refusals.js';
 import { versionOf } from '../../main/documents.js';
 import { parseDocument } from '../../ir/syntax/index.js';
@@ -152,7 +153,14 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
       const events = await s.commit(change);
       return { path: asked, version: versionOf(main.text), written: true, events };
     } catch (e) {
-      if (e instanceof CheckFailed) throw new ProtocolError(`${e.message}${savedEditBlames(s, e, overrides)}`, { ...diagnosticsData(e.diagnostics), written: false });
+      if (e instanceof CheckFailed) {
+        // Told again at this connection's next sync (the event listeners of a client hear it), to no other.
+        if (!f.dry_run) {
+          const { path, line, column, message } = e.diagnostics[0];
+          s.pending.tellOnly(connectionKey(ctx), { kind: 'scene_rejected', message, path, line, column });
+        }
+        throw new ProtocolError(`${e.message}${savedEditBlames(s, e, overrides)}`, { ...diagnosticsData(e.diagnostics), written: false });
+      }
       throw e;
     }
   });
@@ -171,7 +179,7 @@ function savedEditBlames(s: Session, e: CheckFailed, composed: ReadonlyMap<strin
 }
 
 export async function sync(s: Session, _f: RequestFields<'sync'>, ctx: RequestContext) {
-  const events: SessionEvent[] = s.pending.splice(0);
+  const events: SessionEvent[] = s.pending.take(connectionKey(ctx));
   const syncing = s.syncing;
   events.push(...s.syncDisk(ctx.signal));
   // A saved edit this sync started runs on after the answer, still under the request's signal.

@@ -4,7 +4,7 @@
 
 import t from 'tap';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
@@ -73,6 +73,27 @@ t.test('a replay that does not parse names the line and column and what to write
   t.throws(() => parseReplay('> a: {"op":"status"}\n< differs a ok..x\n', 'x.replay'), { message: /^x\.replay:2:13: `ok\.\.x` is not a path/ });
   t.throws(() => parseReplay('> {"op":"status"}\n< {"ok": }\n', 'x.replay'), { message: /^x\.replay:2:3: the expected answer is not JSON/ });
   t.throws(() => parseReplay('  < {"ok":{}}\n', 'x.replay'), { message: /^x\.replay:1:3: an expected answer \(<\) before any request/ });
+  // A request that is not JSON: the replay file's line and column (of the second comma), not the JSON text's.
+  t.throws(() => parseReplay('> {"op":"status"}\n  > n: {"op": "status",, }\n', 'x.replay'), { message: /^x\.replay:2:24: the request is not JSON \(.*\): write one JSON object after `>`/ });
+  t.throws(() => parseReplay('@scene scene.esn\n@scene other.esn\n> {"op":"status"}\n', 'x.replay'), { message: /^x\.replay:2:1: a second @scene line \(the first is at line 1\)/ });
+  t.throws(() => parseReplay('@scene\n> {"op":"status"}\n', 'x.replay'), { message: /^x\.replay:1:1: `@scene` names the scene file/ });
+  t.match(parseReplay('# c\n@scene scene.esn\n> {"op":"status"}\n', 'x.replay'), { scene: 'scene.esn', sceneLine: 2 });
+});
+
+t.test('entelechy test: a replay that would check nothing fails: no scene file, no requests', async (t) => {
+  const dir = scratchDir('entelechy-replay-');
+  cpSync(join(ROOT, 'examples', 'rings'), join(dir, 'rings'), { recursive: true });
+  rmSync(join(dir, 'rings', 'rings.replay')); // only the replays below
+  mkdirSync(join(dir, 'bare'));
+  writeFileSync(join(dir, 'rings', 'missing.replay'), '# no such scene\n@scene nope.esn\n> {"op":"status"}\n< {"ok":{}}\n');
+  writeFileSync(join(dir, 'rings', 'empty.replay'), '# nothing\n@scene scene.esn\n');
+  writeFileSync(join(dir, 'bare', 'none.replay'), '> {"op":"status"}\n< {"ok":{}}\n');
+  const r = cli(['test', dir]);
+  t.equal(r.status, 1, r.stderr);
+  t.match(r.stdout, /missing\.replay:2: @scene names `nope\.esn`, but there is no such file beside the replay/);
+  t.match(r.stdout, /empty\.replay: the replay has no requests .*so it checks nothing/);
+  t.match(r.stdout, /none\.replay: no scene\.esn beside the replay, and no @scene line names another: add `@scene FILE\.esn`/);
+  t.match(r.stdout, /0 passed, 3 failed/);
 });
 
 t.test('entelechy test: a failure names file:line:column of the expectation, expected and actual side by side', async (t) => {

@@ -5,7 +5,8 @@ import { basename, dirname, join, relative } from 'node:path';
 import { ALL_GRANTS, isGrant, type Grant } from '../ir/grants.js';
 import { ProtocolError } from '../protocol/envelope.js';
 import { helpEntry } from '../protocol/help.js';
-import { parseReplay, ReplayError, short, type ReplayFailure } from '../protocol/replay.js';
+import { parseReplay, ReplayError, short, type ReplayFailure, type ReplayScript } from '../protocol/replay.js';
+import { PathError, resolveUnder } from '../main/documents.js';
 import { UserError } from '../main/user-error.js';
 import { replayOnCopy } from '../protocol/replay-session.js';
 
@@ -81,6 +82,28 @@ function replayFilesUnder(path: string): string[] {
     .sort();
 }
 
+/**
+ * The scene a replay runs against, under its folder. A missing one would open an empty session
+ * (as `serve` does, for an agent to compose) in which the replay passes while checking no scene.
+ */
+function sceneOf(file: string, script: ReplayScript): string {
+  if (!script.steps.length) throw new ReplayError(`${file}: the replay has no requests (\`> {...}\` lines), so it checks nothing: add a request and the answer you expect (\`< {...}\`)`);
+  const folder = dirname(file);
+  const entry = script.scene ?? 'scene.esn';
+  const where = script.sceneLine === undefined ? `${file}` : `${file}:${script.sceneLine}`;
+  let path: string;
+  try {
+    path = resolveUnder(folder, entry);
+  } catch (e) {
+    if (e instanceof PathError) throw new ReplayError(`${where}: @scene ${e.message}`);
+    throw e;
+  }
+  if (existsSync(path) && statSync(path).isFile()) return entry;
+  throw new ReplayError(script.sceneLine === undefined
+    ? `${where}: no scene.esn beside the replay, and no @scene line names another: add \`@scene FILE.esn\` naming the scene to replay against, or move the replay beside its scene`
+    : `${where}: @scene names \`${entry}\`, but there is no such file beside the replay (in ${folder}): name the scene file beside the replay (or under its folder) to replay against`);
+}
+
 /** Replay each file against a fresh session on a copy of its scene's folder. */
 export async function replayFiles(paths: string[], grants?: Grant[]): Promise<number> {
   const files = paths.flatMap(replayFilesUnder);
@@ -88,7 +111,7 @@ export async function replayFiles(paths: string[], grants?: Grant[]): Promise<nu
   for (const file of files) {
     try {
       const script = parseReplay(readFileSync(file, 'utf8'), file);
-      const results = await replayOnCopy(script, { folder: dirname(file), entry: script.scene ?? 'scene.esn', session: { workers: 1, grants } });
+      const results = await replayOnCopy(script, { folder: dirname(file), entry: sceneOf(file, script), session: { workers: 1, grants } });
       const bad = results.filter((r) => r.failures.length);
       if (bad.length) {
         failed++;

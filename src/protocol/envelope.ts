@@ -75,11 +75,27 @@ function lineColumn(line: string, position: number): { line: number; column: num
 }
 
 function jsonError(line: string, e: Error): ProtocolError {
-  const m = /position (\d+)/.exec(e.message);
-  const position = m ? Number(m[1]) : firstBadIndex(line);
+  const { position, reason } = jsonProblemOf(line, e);
   const { line: lineNo, column } = lineColumn(line, position);
-  const reason = e.message.replace(/^Unexpected /, 'unexpected ').replace(/ (in|after) JSON at position \d+.*$/, (m) => (m.startsWith(' after') ? ' after the JSON value' : '')).replace(/, ".*" is not valid JSON$/s, ''); // the quoted line may hold newlines
   return new ProtocolError(`not JSON at line ${lineNo}, column ${column}: ${reason}; send one JSON object a line`, { line: lineNo, column });
+}
+
+/** Where JSON.parse failed on `text` (its index) and why, in plain words. */
+function jsonProblemOf(text: string, e: Error): { position: number; reason: string } {
+  const m = /position (\d+)/.exec(e.message);
+  const position = m ? Number(m[1]) : firstBadIndex(text);
+  const reason = e.message.replace(/^Unexpected /, 'unexpected ').replace(/ (in|after) JSON at position \d+.*$/, (m) => (m.startsWith(' after') ? ' after the JSON value' : '')).replace(/, ".*" is not valid JSON$/s, ''); // the quoted line may hold newlines
+  return { position, reason };
+}
+
+/** Why `text` is not JSON and where (an index into it), or undefined when it is: a replay names its own line and column. */
+export function jsonProblem(text: string): { position: number; reason: string } | undefined {
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (e) {
+    return jsonProblemOf(text, e as Error);
+  }
 }
 
 /**

@@ -4,17 +4,18 @@
 // a failed one names its own line and the column of what failed, with expected and actual.
 
 import { UserError } from '../main/user-error.js';
+import { jsonProblem } from './envelope.js';
 import { jsonOffsets } from './json-offsets.js';
 import { firstDifference, getPath, parsePath, type Difference } from './replay-compare.js';
 
 export const REPLAY_LINES = [
-  { name: '>', syntax: '> {"op": "status"}', summary: 'a request (also written →); `> NAME: {...}` names its answer, for a later `< equals NAME` or `< differs NAME`' },
+  { name: '>', syntax: '> {"op": "status"}', summary: 'a request, one JSON object (also written →); `> NAME: {...}` names its answer, for a later `< equals NAME` or `< differs NAME`' },
   { name: '<', syntax: '< {"ok": {"loaded": true}}', summary: 'the answer expected for the request before it: a partial match (every key given must match; an array matches element by element and must be as long; `{}` matches any object); a request may have several `<` lines' },
   { name: '< within', syntax: '< within 0.001 {"ok": {"values": [{}, {"value": [0.48, 0.77, 0.87, 1]}]}}', summary: 'a partial match in which each number may differ from the one given by up to the tolerance' },
   { name: '< equals', syntax: '< equals cold ok.values[1].value within 0.001', summary: 'the answer (at a path such as ok.data or ok.values[1].value; without one, the whole answer but its id) equals the one of the earlier step named cold, numbers within the tolerance if one is given' },
   { name: '< differs', syntax: '< differs cold ok.data', summary: 'the answer (at the path) differs from the named earlier step\'s: some value does, a number by more than the tolerance if one is given' },
   { name: '#', syntax: '# a comment', summary: 'a comment (also //); blank lines are ignored too' },
-  { name: '@scene', syntax: '@scene scene.esn', summary: "the scene to replay against (default: scene.esn beside the file)" },
+  { name: '@scene', syntax: '@scene scene.esn', summary: 'the scene to replay against, a file beside the replay or under its folder (default: scene.esn beside it); at most one @scene line, and the file must be there' },
 ] as const;
 
 /** One `<` line: a partial match, or a comparison with a named earlier step's answer. */
@@ -32,6 +33,8 @@ export interface ReplayStep {
 
 export interface ReplayScript {
   scene?: string;
+  /** The line of the `@scene` line, when there is one. */
+  sceneLine?: number;
   steps: ReplayStep[];
 }
 
@@ -46,6 +49,7 @@ export function parseReplay(text: string, path = 'replay'): ReplayScript {
   const steps: ReplayStep[] = [];
   const named = new Map<string, ReplayStep>();
   let scene: string | undefined;
+  let sceneLine: number | undefined;
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();
     const indent = raw.length - raw.trimStart().length;
@@ -53,8 +57,13 @@ export function parseReplay(text: string, path = 'replay'): ReplayScript {
       throw new ReplayError(`${path}:${i + 1}:${column}: ${message}`);
     };
     if (!line || line.startsWith('#') || line.startsWith('//')) return;
-    if (line.startsWith('@scene')) {
-      scene = line.slice(6).trim();
+    const sceneName = /^@scene(?:\s+(.*))?$/.exec(line);
+    if (sceneName) {
+      // Two would leave one silently unused: say so at the second.
+      if (sceneLine !== undefined) fail(indent + 1, `a second @scene line (the first is at line ${sceneLine}): a replay runs against one scene; keep one, or put the other's steps in a replay of their own`);
+      scene = sceneName[1]?.trim();
+      if (!scene) fail(indent + 1, '`@scene` names the scene file to replay against, such as `@scene scene.esn`');
+      sceneLine = i + 1;
       return;
     }
     const mark = line[0];
@@ -63,6 +72,9 @@ export function parseReplay(text: string, path = 'replay'): ReplayScript {
     if (mark === '>' || mark === '→') {
       const m = NAMED.exec(body);
       const step: ReplayStep = { line: i + 1, request: m ? body.slice(m[0].length) : body, expects: [] };
+      // A request that is not JSON is a mistake in the file: name it here, at the file's line and column.
+      const problem = jsonProblem(step.request);
+      if (problem) fail(column + (m ? m[0].length : 0) + problem.position, `the request is not JSON (${problem.reason}): write one JSON object after \`>\`, such as \`> {"op": "status"}\``);
       if (m) {
         if (named.has(m[1]!)) fail(column, `a step named \`${m[1]}\` already is, at line ${named.get(m[1]!)!.line}: give each its own name`);
         step.name = m[1];
@@ -100,7 +112,7 @@ export function parseReplay(text: string, path = 'replay'): ReplayScript {
     }
     last!.expects.push({ kind: 'match', line: i + 1, column, tolerance, expected, offsets: jsonOffsets(body) });
   });
-  return { scene, steps };
+  return { scene, sceneLine, steps };
 }
 
 function toleranceOf(text: string, fail: () => never): number {

@@ -937,6 +937,12 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
     t.same([...decode(await cells({ region: { x: 0, y: 0, width: 2, height: 2 } }))], [0, 1, 0, 1]);
     const wrongSize = await err(t, L, { op: 'write', node: 'board', data: Buffer.from(new Float32Array(3).buffer).toString('base64'), region: { x: 0, y: 0, width: 2, height: 2 } });
     t.equal(wrongSize.field, 'data');
+    // A region member that is none (`widht`), or `z` of this 2-D field, is refused: ignored, it would write or read whole rows.
+    t.match(await err(t, L, { op: 'write', node: 'board', value: 1, region: { x: 0, y: 0, widht: 1, height: 1 } }), { field: 'region', message: '`region` takes no member `widht`; did you mean `width`?' });
+    t.match(await err(t, L, { op: 'read', node: 'board', port: 'cells', format: 'f32', region: { x: 0, y: 0, widht: 1, height: 1 } }), { field: 'region', message: /did you mean `width`\?$/ });
+    t.match(await err(t, L, { op: 'read', node: 'board', port: 'cells', format: 'f32', region: { z: 0, width: 1, height: 1 } }), { field: 'region', expected: '{x, y, width, height}', message: /takes no `z` here: the 128 x 128 field is 2-D.*drop `z`/ });
+    t.match(await err(t, L, { op: 'write', node: 'board', value: 1, region: { z: 0 } }), { field: 'region', message: /field is 2-D/ });
+    t.same([...decode(await cells({ region: { x: 0, y: 0, width: 2, height: 2 } }))], [0, 1, 0, 1], 'nothing of the refused writes was stored');
     const noPort = await err(t, L, { op: 'write', node: 'board', port: 'result', value: 1 });
     t.equal(noPort.field, 'port');
     const after = await evalAt(0.1, { pointer: { x: 64, y: 64, down: true } });

@@ -168,11 +168,15 @@ function checkFields(spec: OperationSpec, fields: Record<string, unknown>): Prot
 
 export function unknownField(spec: OperationSpec, name: string): ProtocolError {
   const names = spec.fields.map((f) => f.name);
+  const { message, near } = noSuchName(`\`${spec.name}\``, 'field', name, names);
+  return new ProtocolError(message, { fields: names, field: name, expected: near ?? null });
+}
+
+/** "`owner` takes no KIND `name`", with the closest name it takes as a "did you mean", else every name it takes. */
+export function noSuchName(owner: string, kind: string, name: string, names: readonly string[]): { message: string; near?: string } {
   const near = closest(name, names);
-  return new ProtocolError(
-    `\`${spec.name}\` takes no field \`${name}\`${near ? `; did you mean \`${near}\`?` : names.length ? `; its fields are ${names.join(', ')}` : '; it takes no fields'}`,
-    { fields: names, field: name, expected: near ?? null },
-  );
+  const rest = near ? `; did you mean \`${near}\`?` : names.length ? `; its ${kind}s are ${names.join(', ')}` : `; it takes no ${kind}s`;
+  return { message: `${owner} takes no ${kind} \`${name}\`${rest}`, near };
 }
 
 export function wrongType(spec: OperationSpec, fs: FieldSpec): ProtocolError {

@@ -3,6 +3,7 @@
 // `read` and a dry run's state values (speculate.ts) both take them.
 
 import { mib, READ_LIMIT } from '../main/budget.js';
+import { noSuchName } from './envelope.js';
 import { ProtocolError } from './error.js';
 
 type Fields = Record<string, unknown>;
@@ -12,13 +13,15 @@ export interface Sized {
   width: number;
   height: number;
   depth: number;
+  /** 3 of a 3-D field (its depth may be 1); a dry run's state may not say. */
+  dims?: number;
   comps: readonly unknown[];
 }
 
 /**
  * The region a read names, checked: integers inside the field (undefined: the whole field). Of a
- * 3-D field it is a box: `z` and `depth` choose its slices (default every one); of a 2-D field
- * they may only say the one slice there is.
+ * 3-D field it is a box: `z` and `depth` choose its slices (default every one); a 2-D field's
+ * region has neither (but see regionOf's `anyDepth`).
  */
 export interface Region {
   x: number;
@@ -30,9 +33,16 @@ export interface Region {
 }
 
 const KEYS = ['x', 'y', 'z', 'width', 'height', 'depth'] as const;
+const FLAT_KEYS = ['x', 'y', 'width', 'height'] as const;
 
-export function regionOf(field: Sized, region: Fields | undefined, name = 'region'): Region | undefined {
+/**
+ * `anyDepth`: a region that may say `z` and `depth` of a 2-D field too (their one slice), as a
+ * dry run's does: one region there is read of every state, 2-D and 3-D alike. A read or write
+ * names one field: `z` of a 2-D one is a mistake, refused.
+ */
+export function regionOf(field: Sized, region: Fields | undefined, name = 'region', how: { anyDepth?: boolean } = {}): Region | undefined {
   if (!region) return undefined;
+  refuseOtherKeys(field, region, name, how.anyDepth ? KEYS : undefined);
   const x = Number(region.x ?? 0);
   const y = Number(region.y ?? 0);
   const z = Number(region.z ?? 0);
@@ -49,6 +59,19 @@ export function regionOf(field: Sized, region: Fields | undefined, name = 'regio
     throw new ProtocolError(`${prefix}region ${box} is not inside the ${size} field`, { field: name, expected });
   }
   return { x, y, z, width: w, height: h, depth: d };
+}
+
+/** Refuse a member the region does not take (`widht`, or `z` of a 2-D field): it would be ignored, and the whole row read or written. */
+function refuseOtherKeys(field: Sized, region: Fields, name: string, keys?: readonly string[]): void {
+  const taken: readonly string[] = keys ?? (field.dims === 3 || field.depth > 1 ? KEYS : FLAT_KEYS);
+  const other = Object.keys(region).find((k) => !taken.includes(k));
+  if (other === undefined) return;
+  const owner = `\`${name === 'region' ? '' : `${name}.`}region\``;
+  const size = `${field.width} x ${field.height}${field.depth > 1 ? ` x ${field.depth}` : ''}`;
+  const expected = `{${taken.join(', ')}}`;
+  if ((other === 'z' || other === 'depth') && !taken.includes(other))
+    throw new ProtocolError(`${owner} takes no \`${other}\` here: the ${size} field is 2-D, its region is ${expected}; drop \`${other}\``, { field: name, expected });
+  throw new ProtocolError(noSuchName(owner, 'member', other, taken).message, { field: name, expected });
 }
 
 /**

@@ -135,7 +135,7 @@ function stateValues(states: ForkState[], asked: NonNullable<EvaluateOptions['va
     if (!st.planes) continue; // too large to read back whole: its note says so
     let region;
     try {
-      region = regionOf(st, asked.region, 'evaluate.values');
+      region = regionOf(st, asked.region, 'evaluate.values', { anyDepth: true });
       tooLargeToRead(name(st), st, region, 'f32');
     } catch (e) {
       if (e instanceof ProtocolError) throw new ProtocolError(`the state ${name(st)}: ${e.message}`, { ...e.data, field: 'evaluate' });

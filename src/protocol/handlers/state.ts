@@ -7,6 +7,7 @@ import type { ApplyValues } from '../../main/commit.js';
 import { decodeImageFor, fillValue, holdsOtherThanSnapshot, inputField, InputImageError, restoreSnapshot, snapshotText, stateField, storeBox, storeImage, type Field, type Picture, type Snapshot } from '../../main/world-fields.js';
 import { resetAll, resetNode } from '../../main/world-state.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
+import { regionOf } from '../read-region.js';
 import { needGrant } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
 import { paramValueProblem } from '../../ir/check/params.js';
@@ -55,11 +56,9 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
     };
   }
   const n = field.comps.length;
-  const region = f.region ?? {};
-  const x0 = Number(region.x ?? 0), y0 = Number(region.y ?? 0), z0 = Number(region.z ?? 0);
-  const w = Number(region.width ?? field.width - x0), h = Number(region.height ?? field.height - y0), d = Number(region.depth ?? field.depth - z0);
-  if (![x0, y0, z0, w, h, d].every(Number.isInteger) || x0 < 0 || y0 < 0 || z0 < 0 || w < 1 || h < 1 || d < 1 || x0 + w > field.width || y0 + h > field.height || z0 + d > field.depth)
-    throw new ProtocolError(`region is not inside the ${field.width} x ${field.height}${field.dims === 3 ? ` x ${field.depth}` : ''} field \`${key}\``, { field: 'region' });
+  // Checked as `read` checks its region: the same members, the same messages.
+  const box = regionOf(field, f.region as Record<string, unknown> | undefined) ?? { x: 0, y: 0, z: 0, width: field.width, height: field.height, depth: field.depth };
+  const { width: w, height: h, depth: d } = box;
   const wrote: WorldEvent[] = [{ kind: 'wrote', field: key }];
   let values: Float32Array;
   if (typeof f.data === 'string') {
@@ -86,7 +85,7 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
     throw new ProtocolError('`write` needs `data` (base64 f32) or `value`', { fields: ['node', 'port', 'data', 'value', 'region'], field: 'value', expected: 'number | array' });
   }
   return (engine) => {
-    storeBox(engine, field, { x: x0, y: y0, z: z0, width: w, height: h, depth: d }, values);
+    storeBox(engine, field, box, values);
     return wrote;
   };
 }

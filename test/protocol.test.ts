@@ -943,6 +943,9 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
     t.match(await err(t, L, { op: 'read', node: 'board', port: 'cells', format: 'f32', region: { z: 0, width: 1, height: 1 } }), { field: 'region', expected: '{x, y, width, height}', message: /takes no `z` here: the 128 x 128 field is 2-D.*drop `z`/ });
     t.match(await err(t, L, { op: 'write', node: 'board', value: 1, region: { z: 0 } }), { field: 'region', message: /field is 2-D/ });
     t.same([...decode(await cells({ region: { x: 0, y: 0, width: 2, height: 2 } }))], [0, 1, 0, 1], 'nothing of the refused writes was stored');
+    // Data that is not base64 is said to be so, not measured in the bytes Buffer.from makes of it.
+    for (const data of ['not base64!!', 'AAAAAA=', 'AA=A'])
+      t.match(await err(t, L, { op: 'write', node: 'board', data }), { field: 'data', expected: 'base64', message: /^`data` is not base64/ }, data);
     const noPort = await err(t, L, { op: 'write', node: 'board', port: 'result', value: 1 });
     t.equal(noPort.field, 'port');
     const after = await evalAt(0.1, { pointer: { x: 64, y: 64, down: true } });

@@ -62,7 +62,7 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
   const wrote: WorldEvent[] = [{ kind: 'wrote', field: key }];
   let values: Float32Array;
   if (typeof f.data === 'string') {
-    const bytes = Buffer.from(f.data, 'base64');
+    const bytes = base64Bytes(f.data);
     const want = w * h * d * n * 4;
     if (bytes.length !== want) throw new ProtocolError(`data holds ${bytes.length} bytes; ${w} x ${h}${field.dims === 3 ? ` x ${d}` : ''} elements of ${n} f32 need ${want} (component-major planes, little-endian)`, { field: 'data', expected: `${want} bytes` });
     values = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
@@ -88,6 +88,19 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
     storeBox(engine, field, box, values);
     return wrote;
   };
+}
+
+/**
+ * `data` as bytes. Buffer.from skips what is not base64, so a mistaken text would be refused for
+ * its length only: say it is not base64 (its padding may be left off).
+ */
+function base64Bytes(data: string): Buffer {
+  const bad = /[^A-Za-z0-9+/=]/.exec(data);
+  const body = data.replace(/=+$/, '');
+  // Padding, when there is any, fills the last group of four.
+  if (bad || body.includes('=') || body.length % 4 === 1 || (data.length > body.length && data.length % 4 !== 0))
+    throw new ProtocolError(`\`data\` is not base64${bad ? ` (\`${bad[0]}\` at character ${bad.index + 1})` : ''}: encode the little-endian f32 values as base64 (A-Z, a-z, 0-9, +, / and = padding), or give \`value\` for one value everywhere`, { field: 'data', expected: 'base64' });
+  return Buffer.from(data, 'base64');
 }
 
 /** `write` with `file`: an image under the scene's folder, decoded and resized to the field (image-input.ts); nothing is stored yet. */

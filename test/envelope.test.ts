@@ -101,6 +101,21 @@ t.test('fields: one not taken (with the nearest, the list, or none), a required 
   }
 });
 
+t.test('fields that ask for one thing two ways (the table\'s `exclusive`): either, not both, naming both', async (t) => {
+  t.same(refused('{"id": 3, "op": "restore", "path": "s.json", "data": "{}"}'), { id: 3, error: { field: 'data', fields: ['path', 'data'], message: '`restore` takes `path` or `data`, not both: drop one (`help restore` says what each does)' } });
+  t.match(refused('{"op": "read", "output": "o", "node": "n"}').error, { field: 'node', fields: ['output', 'node'], message: /^`read` takes `output` or `node`, not both/ });
+  t.match(refused('{"op": "read", "output": "o", "port": "p"}').error, { fields: ['output', 'port'] });
+  t.match(refused('{"op": "write", "node": "n", "value": 1, "data": "AAAA"}').error, { fields: ['data', 'value'], message: /^`write` takes `data` or `value`, not both/ });
+  // Every pair names fields its operation takes, and each of the two alone is accepted.
+  for (const spec of OPERATIONS) {
+    for (const [a, b] of spec.exclusive ?? []) {
+      const field = (n: string) => spec.fields.find((f) => f.name === n)!;
+      t.ok(field(a) && field(b), `${spec.name}: ${a} and ${b} are its fields`);
+      for (const one of [a, b]) accepted(JSON.stringify({ op: spec.name, [one]: sample(field(one).type) }));
+    }
+  }
+});
+
 /** A valid value of each field type. */
 function sample(type: FieldType): unknown {
   return { string: 's', number: 1.5, integer: 2, boolean: true, object: {}, array: [], 'string|null': null, 'number|array': [1, 2], any: 0 }[type];

@@ -51,6 +51,7 @@ function formatHelp(entry: Record<string, unknown>): string {
       if (Array.isArray(e.fields) && e.fields.length) {
         for (const f of e.fields as { name: string; type: string; required?: boolean; meaning: string }[]) lines.push(`  ${f.name}${f.required ? '' : '?'}: ${f.type} — ${f.meaning}`);
       }
+      if (Array.isArray(e.not_together)) lines.push(`  not together: ${(e.not_together as string[][]).map(([a, b]) => `${a} and ${b}`).join('; ')}`);
       if (Array.isArray(e.takes)) for (const f of e.takes as { op: string; type: string; meaning: string }[]) lines.push(`  ${f.op}: ${f.type} — ${f.meaning}`);
       if (e.answer) lines.push(`  answers: ${e.answer}`);
       if (Array.isArray(e.answered_by) && e.answered_by.length) lines.push(`  in the answer of: ${e.answered_by.join(', ')}`);

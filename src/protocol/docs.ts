@@ -88,6 +88,7 @@ export function renderProtocolDoc(): string {
         for (const f of o.fields) out.push(`| \`${f.name}\` | ${f.type} | ${f.required ? 'yes' : ''} | ${f.meaning.replace(/\|/g, '\\|')} |`);
         out.push('');
       } else out.push('No fields.', '');
+      if (o.exclusive?.length) out.push(`Not together: ${o.exclusive.map(([a, b]) => `\`${a}\` and \`${b}\``).join('; ')} (either, not both).`, '');
       out.push(`Answers: ${o.answer}.`, '', `${EFFECTS[o.effect]}${o.idempotent ? '; the same request again changes nothing more' : ''}.`, '');
     }
   }

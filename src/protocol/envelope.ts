@@ -159,9 +159,17 @@ function checkFields(spec: OperationSpec, fields: Record<string, unknown>): Prot
     if (!fs) return unknownField(spec, name);
     if (!typeOk(fs.type, value)) return wrongType(spec, fs);
   }
+  // Both of a pair would leave one silently unused (restore's `data` when `path` is given).
+  const both = spec.exclusive?.find(([a, b]) => a in fields && b in fields);
+  if (both) return bothGiven(spec, both[0], both[1]);
   const missing = spec.fields.find((f) => f.required && !(f.name in fields));
   if (missing) return missingField(spec, missing);
   return undefined;
+}
+
+/** Two fields of an `exclusive` pair given together, as compose refuses `text` with `edits`. */
+export function bothGiven(spec: OperationSpec, a: string, b: string): ProtocolError {
+  return new ProtocolError(`\`${spec.name}\` takes \`${a}\` or \`${b}\`, not both: drop one (\`help ${spec.name}\` says what each does)`, { fields: [a, b], field: b });
 }
 
 // The three errors of checkFields, also the messages of the MCP door's schemas (src/mcp/schema.ts).

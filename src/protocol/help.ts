@@ -52,7 +52,7 @@ function packageEntries(kernels: readonly string[]): Entry[] {
 
 function entries(kernels: readonly string[]): Entry[] {
   return [
-    ...OPERATIONS.map((o) => ({ name: o.name, kind: 'operation', group: o.group, summary: o.summary, fields: o.fields, answer: o.answer, ...(o.grants ? { grants: o.grants } : {}) })),
+    ...OPERATIONS.map((o) => ({ name: o.name, kind: 'operation', group: o.group, summary: o.summary, fields: o.fields, ...(o.exclusive ? { not_together: o.exclusive } : {}), answer: o.answer, ...(o.grants ? { grants: o.grants } : {}) })),
     ...TYPES.map((t) => ({ name: t.name, kind: 'type', summary: t.summary })),
     ...BUILTIN_FUNCTIONS.map((b) => ({ name: b.name, kind: 'builtin', signature: b.signature, summary: b.summary })),
     ...BUILTIN_VALUES.map((b) => ({ name: b.name, kind: 'value', type: b.type, summary: b.summary, ...(b.grant ? { grant: b.grant } : {}) })),

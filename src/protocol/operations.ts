@@ -31,6 +31,8 @@ export interface OperationSpec {
   group: Group;
   summary: string;
   fields: FieldSpec[];
+  /** Pairs of fields that ask for one thing two ways: either may be given, not both (validation refuses both; docs and help list them). */
+  exclusive?: readonly (readonly [string, string])[];
   /** What `ok` holds. */
   answer: string;
   /** The grants it needs (none: it reaches nothing a grant guards). */
@@ -59,7 +61,7 @@ export type Effect = 'read' | 'change' | 'destroy';
 const f = <N extends string, T extends FieldType, R extends boolean = false>(name: N, type: T, meaning: string, required?: R) =>
   ({ name, type, meaning, required: (required ?? false) as R });
 
-type Spec<N, F> = { name: N; group: Group; summary: string; fields: F; answer: string; grants?: GrantRule[]; effect: Effect; idempotent: boolean; returns: Record<string, FieldType> };
+type Spec<N, F> = { name: N; group: Group; summary: string; fields: F; exclusive?: readonly (readonly [string, string])[]; answer: string; grants?: GrantRule[]; effect: Effect; idempotent: boolean; returns: Record<string, FieldType> };
 const op = <N extends string, F extends FieldSpec[]>(spec: Spec<N, [...F]>) => spec as Spec<N, F>;
 
 /** Kernels a change would run must need only grants the session holds. */
@@ -147,6 +149,7 @@ const TABLE = [
       f('format', 'string', 'png (default) or f32 (little-endian floats, component-major planes)'), f('region', 'object', '{x, y, width, height} to read part of it (x and y default to 0, width and height to the rest of the field from there); of a 3-D field also z and depth, the slices (default all): f32 answers each component\'s plane as the region\'s slices in increasing z, each slice\'s rows in increasing y, and `depth`; a PNG shows one slice (depth 1)'),
       f('deadline', 'number', 'milliseconds the read may wait for the frame before it; past them it is cancelled and nothing of it kept'),
       f('file', 'string', "write the PNG to this file under the scene's folder (ending in .png; replaced whole or not at all) instead of answering it in base64")],
+    exclusive: [['output', 'node'], ['output', 'port'], ['input', 'output'], ['input', 'node'], ['input', 'port']],
     answer: 'name, width, height (and depth, of a 3-D field: the slices answered), format, data (base64), frame; with file: path, bytes and summary (channel, min, max, mean of the field\'s finite values; nan and infinite: how many NaNs and infinities were left out) instead of data',
     effect: 'read', idempotent: true, returns: { name: 'string', width: 'integer', height: 'integer', depth: 'integer', components: 'integer', format: 'string', data: 'string', frame: 'integer', path: 'string', bytes: 'integer', summary: 'array' } }),
   op({ name: 'write', group: 'State', summary: "Write into a node's state or a scene input (needs field.write). Floats are kept bit for bit (NaN payloads and infinities too). A write into a state before the first frame is the state frame 0 starts from (a kernel that seeds its state at frame 0 overwrites it).",
@@ -154,6 +157,7 @@ const TABLE = [
       f('data', 'string', 'base64 little-endian f32, component-major planes'), f('value', 'number|array', 'one value (a number or components) for every element'),
       f('file', 'string', "an image (PNG, JPEG) under the scene's folder, its sRGB decoded to linear and resized to the field"),
       f('region', 'object', '{x, y, width, height} to write part of it (x and y default to 0, width and height to the rest of the field from there); of a 3-D field also z and depth, the slices (default all)')],
+    exclusive: [['data', 'value'], ['file', 'data'], ['file', 'value'], ['input', 'node']],
     answer: 'events',
     effect: 'destroy', idempotent: true, returns: { events: 'array' }, grants: [{ grant: 'field.write', when: 'always' }] }),
   op({ name: 'snapshot', group: 'State', summary: 'Save the whole world: protocol-published kernels, params, state, clock.',
@@ -161,7 +165,8 @@ const TABLE = [
     effect: 'change', idempotent: false, returns: { path: 'string', data: 'string', bytes: 'integer' } }),
   op({ name: 'restore', group: 'State', summary: 'Load a snapshot; a snapshot that does not load leaves the world as it was.',
     fields: [f('path', 'string', "a snapshot file under the scene's folder"), f('data', 'string', 'snapshot data as snapshot answered it'),
-      f('deadline', 'number', 'milliseconds the restore may take (its migrations run on the pool); past them it is cancelled and nothing changes')], answer: 'events',
+      f('deadline', 'number', 'milliseconds the restore may take (its migrations run on the pool); past them it is cancelled and nothing changes')],
+    exclusive: [['path', 'data']], answer: 'events',
     effect: 'destroy', idempotent: true, returns: { events: 'array' },
     grants: [KERNELS('every kernel the snapshot publishes')] }),
   op({ name: 'pause', group: 'Running', summary: 'Pause or resume the clock and frames.', fields: [f('paused', 'boolean', 'true to pause, false to resume (default: toggle what the last pause request asked for)')],

@@ -3,7 +3,7 @@
 
 import http from 'node:http';
 import { plainReason } from './envelope.js';
-import { LIMITS } from './limits.js';
+import { LimitError, LIMITS } from './limits.js';
 
 // ---------------------------------------------------------------------------------------------
 // The contract with the session
@@ -87,6 +87,15 @@ export function requestId(line: string): unknown {
   return undefined;
 }
 
+/**
+ * A line past the line limit, answered as every limit is (docs/protocol.md#limits): `field`,
+ * `limit` and `max` beside the message, which says what to do instead.
+ */
+export function oversizeLine(max: number): string {
+  const e = new LimitError('line', { ...LIMITS.line, limit: max }, 'is too long (it was skipped up to its end)', 'the request line');
+  return JSON.stringify({ error: { ...e.data, message: e.message } });
+}
+
 export function errorLine(message: string, id?: unknown): string {
   return JSON.stringify(id === undefined ? { error: { message } } : { id, error: { message } });
 }
@@ -107,12 +116,14 @@ export function describe(err: unknown): string {
 /**
  * Splits bytes on `\n`, strips one trailing `\r`, drops blank lines, decodes UTF-8 (bad bytes
  * become U+FFFD, which the handler then refuses as JSON). A line longer than `max` bytes is
- * reported once through `onOversize` and its bytes are skipped up to the next newline.
+ * reported once through `onOversize` and its bytes are skipped up to the next newline. A UTF-8
+ * byte order mark before the first line (an editor's, or PowerShell's) is no part of the request.
  */
 export class LineSplitter {
   private parts: Buffer[] = [];
   private size = 0;
   private skipping = false;
+  private first = true;
 
   constructor(
     private readonly max: number,
@@ -163,7 +174,9 @@ export class LineSplitter {
     this.parts = [];
     this.size = 0;
     if (bytes[bytes.length - 1] === 13) bytes = bytes.subarray(0, bytes.length - 1);
-    const line = bytes.toString('utf8');
+    let line = bytes.toString('utf8');
+    if (this.first && line.startsWith('\uFEFF')) line = line.slice(1);
+    this.first = false;
     if (line.trim() === '') return;
     this.onLine(line);
   }
@@ -315,12 +328,7 @@ export class Door implements Connection {
   }
 
   private async answer(item: Item): Promise<{ answer: string; close?: boolean } | undefined> {
-    if ('oversize' in item)
-      return {
-        answer: errorLine(
-          `request line longer than ${this.limits.maxLineBytes} bytes; it was skipped up to its end`,
-        ),
-      };
+    if ('oversize' in item) return { answer: oversizeLine(this.limits.maxLineBytes) };
     try {
       const result = await this.handler(item.line, this);
       if (result === undefined || result === null) return undefined;

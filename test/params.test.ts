@@ -1,7 +1,8 @@
 // Params from the command line (`--param NAME=VALUE` on render, serve, mcp and entelechy-player)
-// and param declarations the checker refuses: one rule (src/ir/check/params.ts) for every door.
+// and param declarations the checker refuses: one rule (src/ir/check/params.ts) for every door;
+// a running value a changed declaration no longer allows is fitted to it (param_fitted).
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { decodePng } from '../src/main/image.js';
+import { Session } from '../src/main/session.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
+import { copyExample } from './fixtures.js';
 import { ROOT, sameBytes, textScene } from './helpers.js';
 import { scratchDir } from './scratch.js';
 
@@ -122,4 +126,50 @@ t.test('entelechy mcp starts with the params given', async (t) => {
   } finally {
     await client.close();
   }
+});
+
+/** A session on a copy of rings, and its requests answered through the protocol. */
+async function session(t2: Test) {
+  const dir = copyExample('rings', 'params');
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
+  t2.teardown(() => s.close());
+  const ask = async (req: object): Promise<any> => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  const ok = async (req: object): Promise<any> => {
+    const a = await ask(req);
+    if (!('ok' in a)) t2.fail(`${JSON.stringify(req)} answered ${JSON.stringify(a.error)}`);
+    return a.ok;
+  };
+  /** The param events of a saved edit picked up by sync (it may compile first: then sync again). */
+  const synced = async () => {
+    const events = (await ok({ op: 'sync' })).events;
+    await s.syncing;
+    return [...events, ...(await ok({ op: 'sync' })).events].filter((e: any) => e.kind.startsWith('param_'));
+  };
+  return { s, dir, ask, ok, synced };
+}
+
+t.test("a running value its changed declaration no longer allows is fitted to it, and told", async (t) => {
+  const { dir, ok, synced } = await session(t);
+  const warmth = async () => (await ok({ op: 'status' })).params.warmth;
+  await ok({ op: 'param', name: 'warmth', value: 0.9 });
+  const narrowed = await ok({ op: 'compose', edits: [{ param: 'warmth', text: 'param warmth: f32 = 0.5 range 0..0.5;' }] });
+  const events = narrowed.events.filter((e: any) => e.kind.startsWith('param_'));
+  t.same(events.map((e: any) => ({ ...e, message: undefined })), [{ kind: 'param_fitted', param: 'warmth', value: 0.5, from: 0.9, message: undefined }]);
+  t.match(events[0].message, /was 0\.9, which its new declaration does not allow: `warmth` keeps to 0\.\.0\.5 \(its range\); it is now 0\.5/);
+  t.same(await warmth(), [0.5], 'clamped into the new range');
+  const snapshot = await ok({ op: 'snapshot' });
+  await ok({ op: 'restore', data: snapshot.data });
+  t.same(await warmth(), [0.5], "the session's own snapshot restores");
+
+  // A saved edit makes it an i32 with a new default: rounded, with the request that applies the default.
+  await ok({ op: 'param', name: 'warmth', value: 0.4 });
+  const scene = join(dir, 'scene.esn');
+  writeFileSync(scene, readFileSync(scene, 'utf8').replace('param warmth: f32 = 0.5 range 0..0.5;', 'param warmth: i32 = 1 range 0..1;'));
+  const saved = await synced();
+  t.same(saved.map((e: any) => ({ ...e, message: undefined })), [{ kind: 'param_fitted', param: 'warmth', value: 0, from: 0.4, default: 1, request: { op: 'param', name: 'warmth', value: 1 }, message: undefined }]);
+  t.same(await warmth(), [0], 'rounded to the nearest integer');
+
+  const same = await ok({ op: 'compose', edits: [{ param: 'warmth', text: 'param warmth: i32 = 1 range 0..5;' }] });
+  t.same(same.events.filter((e: any) => e.kind === 'param_fitted'), [], 'a value that still fits is carried untold');
+  t.same(await warmth(), [0]);
 });

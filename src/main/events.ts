@@ -31,6 +31,7 @@ const EVENT_TABLE = eventTable([
   { kind: 'migrated', meaning: "a node's state was carried to a new layout by its kernel's `migrate from` (node, ports, migration)" },
   { kind: 'param_moved', meaning: "a change of the scene changed a param's declared default, and its running value (still the old default) moved with it (param, value, from)" },
   { kind: 'param_kept', meaning: "a change of the scene changed a param's declared default, but its running value was set with `param` and is kept (param, value, default); `request` is the `param` request that applies the new default" },
+  { kind: 'param_fitted', meaning: "a change of the scene changed a param's declaration so that its running value no longer fits (a narrower range, a new type): the value is now the nearest one the declaration allows, clamped into the range, rounded for an i32, 0 or 1 for a bool (param, value, from; with the default changed too, default and `request` as in param_kept)" },
   { kind: 'missed', meaning: 'first in a `sync` answer: more events came while this connection did not sync than are kept for it (1000); `count` of the oldest are not told' },
   { kind: 'recovered', meaning: 'when the session opened, a write a crash interrupted was finished (written) or turned back (turnedBack)' },
 ]);

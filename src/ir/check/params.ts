@@ -42,17 +42,26 @@ export function checkParamDeclaration(doc: Document, st: ParamStatement, p: Para
   }
   const problem = paramValueProblem(p, p.value);
   if (!problem) return;
-  const fitted = p.value.map((v) => {
+  const fitted = fitParamValue(p, p.value);
+  const literal = valueText(p.type, fitted);
+  if (!st.value)
+    throw new LowerError(`param \`${p.name}\` has no value, and the one it starts with, ${valueText(p.type, p.value)}, does not fit: ${problem.why}; give it one, e.g. \`= ${literal}\``, st.name.span, mended({ start: st.type.span.end, end: st.type.span.end }, ` = ${literal}`, true));
+  throw new LowerError(`the value of param \`${p.name}\`, ${text(st.value.span)}, does not fit: ${problem.why}; e.g. \`= ${literal}\``, st.value.span, mended(st.value.span, literal));
+}
+
+/**
+ * The nearest value to `values` (one number a component) that the param's declaration allows:
+ * each component clamped into its range, then an i32 rounded, a bool made 0 or 1 (any other
+ * number is true). A declaration's fix and a value carried into a changed declaration use it.
+ */
+export function fitParamValue(p: ParamShape, values: readonly number[]): number[] {
+  return values.map((v) => {
     if (p.range) v = Math.min(p.range.hi, Math.max(p.range.lo, v));
     if (p.type.name === 'bool') return v ? 1 : 0;
     // An i32 rounded into its range: toward the range's inside when rounding leaves it.
     if (p.type.name === 'i32') return p.range ? Math.min(Math.floor(p.range.hi), Math.max(Math.ceil(p.range.lo), Math.round(v))) : Math.round(v);
     return v;
   });
-  const literal = valueText(p.type, fitted);
-  if (!st.value)
-    throw new LowerError(`param \`${p.name}\` has no value, and the one it starts with, ${valueText(p.type, p.value)}, does not fit: ${problem.why}; give it one, e.g. \`= ${literal}\``, st.name.span, mended({ start: st.type.span.end, end: st.type.span.end }, ` = ${literal}`, true));
-  throw new LowerError(`the value of param \`${p.name}\`, ${text(st.value.span)}, does not fit: ${problem.why}; e.g. \`= ${literal}\``, st.value.span, mended(st.value.span, literal));
 }
 
 /** A value as the language writes it: `true`, `3`, `0.5`, `1.0` (an f32), `vec3(1.0, 0.5, 0.0)`. */

@@ -3,7 +3,8 @@
 // successful compile leaves the world (status, revision, generations, graph) and the disk (every
 // byte, no journal) as they were, for compose, saved edits (sync) and snapshots; the journal is
 // never left poisoned; a snapshot never replaces a document; a read that arrived before a swap
-// reads the world it arrived to. Real sessions on real files; the faults are real (test/disk.ts).
+// reads the world it arrived to; an entry document saved or composed empty is refused, the world
+// keeping its state. Real sessions on real files; the faults are real (test/disk.ts).
 
 import t, { type Test } from 'tap';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -279,4 +280,45 @@ t.test("a compose's write is prepared while its modules compile: the documents u
   t.equal(seen?.kernels, text, 'the old text until the change was made');
   t.equal(readFileSync(join(dir, 'kernels.esn'), 'utf8'), edited, 'made: the new text written');
   t.same(Object.keys(diskBytes(dir)).sort(), Object.keys(before).sort(), 'and no journal, temp or backup left');
+});
+
+t.test('an entry document saved or composed empty is refused: the running world keeps its state', async (t) => {
+  const { s, dir } = await open(t, 'life');
+  const scene = join(dir, 'scene.esn');
+  const text = readFileSync(scene, 'utf8');
+  await ok(t, s, { op: 'evaluate' });
+  await ok(t, s, { op: 'evaluate' });
+  const cells = async () => (await ok(t, s, { op: 'read', node: 'board', port: 'cells', format: 'f32' })).data;
+  const before = { world: await world(t, s), cells: await cells() };
+  /** The events of a saved edit: the sync that sees it, then the one after it is done. */
+  const synced = async () => {
+    const seen = (await ok(t, s, { op: 'sync' })).events;
+    await s.syncing;
+    return [...seen, ...(await ok(t, s, { op: 'sync' })).events];
+  };
+
+  // An editor that truncates before it writes: a sync between the two sees 0 bytes, or white space.
+  for (const empty of ['', ' \n\n']) {
+    writeFileSync(scene, empty);
+    const events = (await synced()).filter((e: any) => e.kind !== 'preparing');
+    t.same(events.map((e: any) => e.kind), ['rejected'], JSON.stringify(empty));
+    t.match(events[0].message, /`scene\.esn`, the scene's entry document, is empty on disk .*the running version \(3 statements\) keeps running, with its state; save the document again to go on, or, to clear the scene for good, leave only a comment in it/);
+    t.same([events[0].path, events[0].line, events[0].column], ['scene.esn', 1, 1]);
+    const after = await world(t, s);
+    t.same({ ...after, status: { ...after.status, refused: null } }, before.world, 'the world is as it was');
+    t.equal(await cells(), before.cells, 'its state too');
+  }
+  writeFileSync(scene, text);
+  t.same((await synced()).filter((e: any) => e.kind === 'state_reset'), [], 'the document saved again: nothing reset');
+  t.equal(await cells(), before.cells, 'the state is the one before the empty save');
+  t.equal((await ok(t, s, { op: 'evaluate' })).frame, 3, 'frames go on from where they were');
+
+  // compose: the same rule, nothing written.
+  const refused = (await ask(s, { op: 'compose', text: '' })).error;
+  t.match(refused?.message, /compose would leave `scene\.esn`, the scene's entry document, empty: .*to clear the scene for good, compose a text that holds only a comment/);
+  t.equal(refused?.written, false);
+  t.equal(readFileSync(scene, 'utf8'), text, 'nothing written');
+  t.equal((await ok(t, s, { op: 'status' })).nodes, 1);
+  await ok(t, s, { op: 'compose', text: '// empty\n' });
+  t.equal((await ok(t, s, { op: 'status' })).nodes, 0, 'a comment clears the scene on purpose');
 });

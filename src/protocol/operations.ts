@@ -100,7 +100,7 @@ const TABLE = [
     effect: 'read', idempotent: true, returns: { path: 'string', first_bad: 'object', last_good: 'object', diff: 'string', kernels_diff: 'string', failure: 'object', candidates: 'integer', runs: 'array', published: 'array', note: 'string' } }),
   op({ name: 'compose', group: 'Structure', summary: 'Change documents: a whole text, or edits of statements and node members; checked and compiled before anything is written.',
     fields: [
-      f('text', 'string', 'the whole new text of the document'),
+      f('text', 'string', 'the whole new text of the document (an empty one, or only white space, for the entry document of a scene with statements is refused as a saved one is: compose a comment to clear the scene)'),
       f('edits', 'array', 'edit items: {node|output|param|input|kernel|struct|type|fn|use: NAME, member?: NAME, text: TEXT or null to remove}'),
       f('documents', 'array', 'several documents at once, all written or none: [{path, text | edits}] (.replay files are written as they are)'),
       f('path', 'string', "the document to change (default: the scene; `edits` that all name statements of one other document of the scene change that one); a file there that is no document of the scene (a photograph, a licence) is not replaced unless it is .esn or .replay"),
@@ -112,7 +112,7 @@ const TABLE = [
     answer: 'path, version, written, events (with dry_run: the events it would tell, dry_run, evaluation)',
     effect: 'change', idempotent: false, returns: { path: 'string', version: 'string', written: 'boolean', events: 'array', dry_run: 'boolean', evaluation: 'object' },
     grants: [KERNELS('every kernel of the changed scene'), { grant: 'field.write', when: 'an `input` statement it adds or redeclares (type, size or value): the input is set as `write` would set it' }] }),
-  op({ name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync (a save made while another compiles is taken when that one is done).', fields: [
+  op({ name: 'sync', group: 'Structure', summary: 'Pick up edits saved on disk: reports preparing, then published or rejected on a later sync (a save made while another compiles is taken when that one is done). An entry document saved empty (0 bytes or only white space, as an editor that truncates before it writes leaves it for a moment) over a scene with statements is rejected, the running version keeping its state: a scene is cleared on purpose by leaving a comment in it.', fields: [
       f('deadline', 'number', 'milliseconds the saved edit it starts may take (its migrations run on the pool; it goes on after the answer, and `cancel` or a closed connection stop it too); past them it is rejected and nothing changes')],
     answer: "this connection's events since its last sync (each connection is told every event once, from its first request)",
     effect: 'change', idempotent: false, returns: { events: 'array' },

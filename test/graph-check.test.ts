@@ -145,6 +145,24 @@ t.test('values: true and false only for bools, whole numbers for i32s (nodes, po
   t.same(diags(mixed).map((d) => d[2]), [], 'a struct state of bool, i32 and f32 components = 0.0');
 });
 
+t.test('values past f32\'s range are refused where written: node members, port defaults, params and their ranges, inputs', async (t) => {
+  // `count = 1e39;` composed fine and ran as infinity while `graph` showed 1e39.
+  const past = (n: string) => new RegExp(`is ${n.replace(/[.+]/g, '\\$&')}, past f32's range: kernels compute in f32, whose largest number is 3\\.4028234663852886e\\+38`);
+  const one = (text: string) => diags(text).map((d) => [d[0], d[1], d[2]]);
+  const [member] = one('node a: k.color@1 { bias = 1e39; }\n');
+  t.same(member.slice(0, 2), [1, 28], 'at the value');
+  t.match(member[2], past('1e+39'));
+  t.match(member[2], /^`bias` is 1e\+39.*write a number from -3\.4028234663852886e\+38 to 3\.4028234663852886e\+38$/);
+  t.match(one('node a: k.color@1 { bias = 0.5; tint = vec3(1.0, -1e39, 0.0); }\n')[0][2], past('-1e+39'), 'a component of a vector');
+  t.match(one('node a: k.color@1 { bias = 1e400; }\n')[0][2], /^`bias` is above 1\.8e308, past f32's range/, 'past even a double');
+  t.same(one('node a: k.color@1 { bias = 3.4028234663852886e38; }\n'), [], 'the largest f32 itself is a value');
+  t.match(one('kernel k.big@1 {\n  in g: f32 = 1e39;\n  out r: field2<f32>;\n  each (x, y) { r = g; }\n}\n')[0], [2, 15, /^in port `g` is 1e\+39, past f32's range/]);
+  t.match(one('param p: f32 = 1e39;\n')[0], [1, 16, /^param `p` is 1e\+39, past f32's range/]);
+  t.match(one('param p: f32 = 0.5 range 0..1e40;\n'), [[1, 29, /^the high end of the range of param `p` is 1e\+40, past f32's range/]], 'said once: the param is still known');
+  t.match(one('param p: f32 = 0.5 range -1e39..1;\n'), [[1, 26, /^the low end of the range of param `p` is -1e\+39/]]);
+  t.match(one('input i: field2<f32> = 1e39 size 4 x 4;\n')[0], [1, 24, /^input `i` is 1e\+39, past f32's range/]);
+});
+
 t.test('a field port set to a value, and a plain port given an edge', async (t) => {
   t.same(diags('node a: k.read@1 { s = 1.0; }\n'), [[1, 20, '`s` is a field2<f32> in port: connect it with `s <- NODE.PORT;`']], 'said once: not again as unconnected');
   t.same(diags('node a: k.read@1 { s <- b.r; k <- b.r; }\nnode b: k.src2@1 {}\n'), [[1, 30, '`k` is a plain f32 value, not a field: set it with `k = ...;`']]);

@@ -1,6 +1,7 @@
 // The envelope: one JSON object a line in, `{"id","ok"}` or `{"error","id"}` out. Requests are
 // validated against the operations table, and every error carries what acts on it as data.
 
+import { F32_MAX, isF32Number } from '../ir/check/literal.js';
 import { closest } from '../ir/suggest.js';
 import { ProtocolError } from './error.js';
 import { checkLimits, LIMITS, LimitError, shallow, tooDeep } from './limits.js';
@@ -125,13 +126,8 @@ function firstBadIndex(line: string): number {
   return lo;
 }
 
-/** The largest finite f32. Numbers reach kernels as f32: a larger one would arrive as infinity. */
-export const F32_MAX = 3.4028234663852886e38;
-
-/** A number a kernel can be given: finite and within f32's range (JSON's 1e999 parses as Infinity). */
-export function isF32Number(v: unknown): v is number {
-  return typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= F32_MAX;
-}
+// A number in a request keeps to the rule of a number in a document (src/ir/check/literal.ts).
+export { F32_MAX, isF32Number };
 
 function typeOk(t: FieldSpec['type'], v: unknown): boolean {
   switch (t) {

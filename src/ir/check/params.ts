@@ -3,6 +3,7 @@
 
 import { LowerError } from '../lower/context.js';
 import { closest } from '../suggest.js';
+import { refusePastF32 } from './literal.js';
 import type { Document, ParamStatement } from '../syntax/tree.js';
 import { aType, type ElemType } from '../types.js';
 import type { Scene } from './scene.js';
@@ -29,13 +30,17 @@ export function paramValueProblem(p: ParamShape, value: unknown[]): { why: strin
 }
 
 /**
- * A declaration whose range is reversed, or whose value (given, or the zeros of none) the rule
+ * A declaration whose range has an end past f32's range or is reversed, or whose value (given, or the zeros of none) the rule
  * above refuses: a LowerError at the range or the value, with the statement mended as its fix.
  */
 export function checkParamDeclaration(doc: Document, st: ParamStatement, p: ParamShape): void {
   const text = (span: { start: number; end: number }) => doc.text.slice(span.start, span.end);
   const mended = (from: { start: number; end: number }, to: string, insert = false) =>
     ({ param: p.name, text: text({ start: st.span.start, end: from.start }) + to + text({ start: insert ? from.start : from.end, end: st.span.end }) });
+  if (st.range) {
+    refusePastF32(st.range.lo, st.range.ends[0], `the low end of the range of param \`${p.name}\``);
+    refusePastF32(st.range.hi, st.range.ends[1], `the high end of the range of param \`${p.name}\``);
+  }
   if (st.range && st.range.lo > st.range.hi) {
     const { lo, hi } = st.range;
     throw new LowerError(`the range of param \`${p.name}\` is reversed: ${lo}..${hi} holds no value; write the low end first, \`range ${hi}..${lo}\``, st.range.span, mended(st.range.span, `range ${hi}..${lo}`));

@@ -1,7 +1,7 @@
 // Top-level statements: the dispatch on the keyword (with "did you mean"), and the statements
 // that are not kernels or nodes: use, param, input, struct, type, fn, output.
 
-import type { Literal, SizeLiteral, Statement, StatementKind, Token, TypeRef, Trivia } from './tree.js';
+import type { Literal, ParamStatement, SizeLiteral, Statement, StatementKind, Token, TypeRef, Trivia } from './tree.js';
 import { describe, type Tok } from './scan.js';
 import { PART_KEYWORDS, STATEMENT_KEYWORDS } from './forms.js';
 import { closest } from '../suggest.js';
@@ -122,7 +122,7 @@ function parseParam(p: Parser, kw: Tok, info: StatementInfo): Statement {
   p.expectPunct(':', `after the param name \`${name.value}\` (\`param NAME: TYPE = VALUE;\`)`);
   const type = parseTypeRef(p, `for the param \`${name.value}\``);
   let value: Literal | undefined;
-  let range: { lo: number; hi: number; span: { start: number; end: number } } | undefined;
+  let range: ParamStatement['range'];
   if (p.isPunct('=')) {
     p.advance();
     value = parseLiteral(p, 'after `=`');
@@ -132,7 +132,7 @@ function parseParam(p: Parser, kw: Tok, info: StatementInfo): Statement {
     const lo = parseNumber(p, 'the low end of the range (`range LO..HI`)');
     p.expectPunct('..', 'between the ends of the range (`range LO..HI`)');
     const hi = parseNumber(p, 'the high end of the range (`range LO..HI`)');
-    range = { lo: lo.value, hi: hi.value, span: { start: r.start, end: p.prevEnd } };
+    range = { lo: lo.value, hi: hi.value, span: { start: r.start, end: p.prevEnd }, ends: [lo.span, hi.span] };
   }
   const alternatives = [...(value || range ? [] : ['`=`']), ...(range ? [] : ['`range`'])];
   const d = p.semicolon('the param declaration', alternatives);

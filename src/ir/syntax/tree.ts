@@ -79,8 +79,8 @@ export interface ParamStatement extends StatementBase {
   kind: 'param';
   type: TypeRef;
   value?: Literal;
-  /** `range LO..HI` */
-  range?: { lo: number; hi: number; span: Span };
+  /** `range LO..HI`; `ends` are the spans of LO and HI. */
+  range?: { lo: number; hi: number; span: Span; ends: [Span, Span] };
 }
 
 /** `input NAME: field2<T> [= literal] [size W x H];` — a field the host writes (`write` op). */

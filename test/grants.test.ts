@@ -83,6 +83,8 @@ async function refused(t: Test, x: Awaited<ReturnType<typeof open>>, req: object
   t.ok(a.error, `${JSON.stringify(req).slice(0, 80)} is refused`);
   t.equal(a.error?.grant, grant, 'the error names the grant');
   t.match(a.error?.message, new RegExp(`${grant.replace('.', '\\.')}.*nothing was changed`));
+  // `--grant` grants only what it names: the advice keeps what the session holds (it named the lacking grant alone).
+  t.ok(a.error?.message.includes(`start it with --grant ${[...x.s.grants, grant].join(' ')}: what it holds and this`), a.error?.message);
   const { events } = await x.ok({ op: 'sync' });
   if (event) t.ok(events.some((e: any) => e.kind === 'write_refused'), 'a write_refused event');
 }

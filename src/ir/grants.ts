@@ -15,3 +15,11 @@ export const ALL_GRANTS: Grant[] = GRANTS.map((g) => g.name);
 export function isGrant(name: string): name is Grant {
   return (ALL_GRANTS as string[]).includes(name);
 }
+
+/**
+ * The `--grant` option that starts a session with what it holds and what it lacks: `--grant`
+ * grants only what it names, so advice naming the lacking grant alone dropped the others.
+ */
+export function grantOption(held: readonly string[], lacking: readonly string[]): string {
+  return `--grant ${[...new Set([...held, ...lacking])].join(' ')}`;
+}

@@ -5,7 +5,7 @@
 // event and a GrantRefused naming the grant (the protocol's door answers it with the grant as data).
 
 import type { Scene } from '../ir/check/scene.js';
-import type { Grant } from '../ir/grants.js';
+import { grantOption, type Grant } from '../ir/grants.js';
 import type { Session } from './session.js';
 import { UserError } from './user-error.js';
 import { changedInputs } from './engine.js';
@@ -27,7 +27,7 @@ export class GrantRefused extends UserError {
 export function needGrant(s: Session, grant: Grant, what: string, about: Record<string, unknown> = {}): void {
   if (s.grants.includes(grant)) return;
   s.pending.push({ kind: 'write_refused', ...about, reason: `the session does not grant ${grant}` });
-  throw new GrantRefused(`${what} needs the grant ${grant}, which this session does not hold (start it with --grant ${grant}): nothing was changed`, grant);
+  throw new GrantRefused(`${what} needs the grant ${grant}, which this session does not hold (start it with ${grantOption(s.grants, [grant])}: what it holds and this): nothing was changed`, grant);
 }
 
 /**

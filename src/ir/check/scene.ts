@@ -1,6 +1,6 @@
 // Checking a whole scene: its documents, the kernels, and the graph of nodes that run them.
 
-import type { Grant } from '../grants.js';
+import { grantOption, type Grant } from '../grants.js';
 import { DEFAULT_FUEL } from '../ir.js';
 import type { Env } from '../lower/context.js';
 import { LowerError } from '../lower/context.js';
@@ -57,7 +57,8 @@ export interface Scene {
 
 export interface SceneOptions {
   /** Reads a document by its path under the scene's folder; undefined when it does not exist. */
-  read: (path: string) => string | undefined;
+  /** A document's text; undefined when there is none; `refused`: why it may not be read (a link that leads out of the folder). */
+  read: (path: string) => string | undefined | { refused: string };
   /** Replace the size of every node whose domain has as many axes (`render --size`). */
   size?: number[];
   /** The size of an input that declares none, by name: an image read into it (`render --input`). */
@@ -123,7 +124,7 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
     }
     const lacking = options.grants ? result.kernel.grants.filter((g) => !options.grants!.includes(g)) : [];
     if (lacking.length) {
-      diagnostics.push(diagnostic(doc, st.name.span, `kernel ${result.kernel.id} needs ${lacking.join(', ')}, which this session does not grant (its grants: ${options.grants!.join(', ') || 'none'}); start the session with --grant ${[...options.grants!, ...lacking].join(' ')} (what it holds and what the kernel needs), or change the kernel not to need it`));
+      diagnostics.push(diagnostic(doc, st.name.span, `kernel ${result.kernel.id} needs ${lacking.join(', ')}, which this session does not grant (its grants: ${options.grants!.join(', ') || 'none'}); start the session with ${grantOption(options.grants!, lacking)} (what it holds and what the kernel needs), or change the kernel not to need it`));
       unchecked.kernels.add(st.name.value);
       continue;
     }
@@ -180,8 +181,8 @@ export function loadDocuments(entry: string, read: SceneOptions['read'], diagnos
     if (seen.has(path)) return;
     seen.add(path);
     const text = read(path);
-    if (text === undefined) {
-      const message = `cannot read \`${path}\`: no such document under the scene's folder`;
+    if (typeof text !== 'string') {
+      const message = text === undefined ? `cannot read \`${path}\`: no such document under the scene's folder` : `cannot read \`${path}\`: ${text.refused}`;
       if (from) diagnostics.push(diagnostic(from.doc, from.span, message));
       else diagnostics.push({ severity: 'error', message, path, span: { start: 0, end: 0 }, line: 1, column: 1 });
       return;

@@ -71,3 +71,19 @@ t.test('a cancel in the middle keeps the frames done; the count and the frame co
   t.ok(ran >= 3 && ran < 10000, `some frames ran and were kept (${ran})`);
   t.equal(await counted(), start.state + ran, 'the state counted exactly the frames the counter shows');
 });
+
+t.test('frames where only the first runs something (a fixed time, no state): the answer is of the frame that ran, not idle', async (t) => {
+  // It answered executed [], an idle event and frames_run 3, as if the new time had changed nothing.
+  const d = scratchDir('entelechy-frames-');
+  writeFileSync(join(d, 'scene.esn'), `kernel t.wave@1 {\n  grants time.read;\n  out r: field2<f32>;\n  each (x, y) { r = sin(time + x); }\n}\nnode wave: t.wave@1 { size = 8 x 8; }\noutput r <- wave.r;\n`);
+  const w = await Session.open(join(d, 'scene.esn'), { workers: 1 });
+  t.teardown(() => w.close());
+  const req = async (o: object) => JSON.parse(await dispatch(w, JSON.stringify(o)));
+  await req({ op: 'evaluate', time: 0.25 });
+  const a = (await req({ op: 'evaluate', frames: 3, time: 0.6 })).ok;
+  t.same([a.executed, a.reused, a.frames_run, a.time], [['wave'], [], 1, 0.6]);
+  t.notOk(a.events.some((e: { kind: string }) => e.kind === 'idle'), 'no idle event: a frame ran');
+  const again = (await req({ op: 'evaluate', frames: 2, time: 0.6 })).ok;
+  t.same([again.executed, again.frames_run], [[], 0], 'nothing to run: none ran');
+  t.ok(again.events.some((e: { kind: string }) => e.kind === 'idle'), 'and idle says why');
+});

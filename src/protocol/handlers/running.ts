@@ -61,7 +61,7 @@ export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: R
   };
   const frames = framesWanted(f);
   // Profiling runs the next frame on an unfused copy: the answer is that frame's, with a timing per node; the world does not move.
-  const { report, events, slowest } = f.profile === true ? { ...(await s.profile(input, conn.signal)), events: [] } : { ...(await runFrames(s, input, frames, conn.signal)), slowest: undefined };
+  const { report, events, slowest, ran } = f.profile === true ? { ...(await s.profile(input, conn.signal)), events: [], ran: 1 } : { ...(await runFrames(s, input, frames, conn.signal)), slowest: undefined };
   const outputs: { name: string; width: number; height: number; depth?: number; thumbnail?: PngPicture }[] = s.scene.outputs
     .filter((o) => !wanted || wanted.includes(o.name))
     .map((o) => {
@@ -69,7 +69,7 @@ export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: R
       return { name: o.name, width: field.width, height: field.height, ...(field.dims === 3 ? { depth: field.depth } : {}) };
     });
   if (f.thumbnail !== undefined) await addThumbnails(s, outputs, f.thumbnail, conn.signal);
-  return { frame: report.frame, time: report.time, executed: report.executed, reused: report.reused, outputs, placements: report.placements, timings: report.timings, ...(f.frames !== undefined ? { frames_run: frames } : {}), ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...takeEvents(s.world)] };
+  return { frame: report.frame, time: report.time, executed: report.executed, reused: report.reused, outputs, placements: report.placements, timings: report.timings, ...(f.frames !== undefined ? { frames_run: ran } : {}), ...(slowest ? { profiled: true, slowest } : {}), events: [...events, ...takeEvents(s.world)] };
 }
 
 /** `evaluate`'s `frames`, checked: 1 to the frames limit, and not with `profile` (which moves nothing). */
@@ -87,8 +87,11 @@ function framesWanted(f: RequestFields<'evaluate'>): number {
 async function runFrames(s: Session, input: Parameters<Session['evaluate']>[0], frames: number, signal?: AbortSignal) {
   const events: object[] = [];
   let last: Awaited<ReturnType<Session['evaluate']>> | undefined;
+  let ran: typeof last;
+  let count = 0;
   for (let i = 0; i < frames; i++) {
     last = await s.evaluate(input, signal);
+    if (last.report.executed.length) (ran = last), count++;
     events.push(...last.events);
     // Between frames the engine's own events are taken, so each frame's are told once; and the
     // event loop turns, so other connections are answered while a long run goes on.
@@ -97,9 +100,13 @@ async function runFrames(s: Session, input: Parameters<Session['evaluate']>[0], 
       await new Promise((r) => setImmediate(r));
     }
   }
-  // A frame that repeats the last (nothing changed) says so once, not once per frame.
+  // Frames after the one that ran may repeat it (nothing changed: idle): the answer is of the
+  // last frame that ran something (it said nothing ran when the first frame had run), at the
+  // clock of the last; idle is told only when no frame ran anything, once, not once per frame.
+  const report = ran ? { ...ran.report, frame: last!.report.frame, time: last!.report.time } : last!.report;
   const told = new Set<string>();
-  return { report: last!.report, events: events.filter((e) => !told.has(JSON.stringify(e)) && told.add(JSON.stringify(e))) };
+  const kept = ran ? events.filter((e) => (e as { kind?: string }).kind !== 'idle') : events;
+  return { report, ran: count, events: kept.filter((e) => !told.has(JSON.stringify(e)) && told.add(JSON.stringify(e))) };
 }
 
 /**

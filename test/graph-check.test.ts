@@ -248,6 +248,9 @@ t.test('a pointwise read must match the node\'s domain; a gather need not', asyn
   t.same(diags('node a: k.src2@1 { size = 8 x 8; }\nnode b: k.read@1 { size = 8 x 4; s <- a.r; }\n'), [[2, 34, 'node `b` reads `s` at its own element, but `s` is 8 x 8 while the node\'s domain is 8 x 4: give the node `size = 8 x 8;`, or read with s.sample(u, v)']]);
   t.same(diags('input i: field2<f32> = 0.0 size 2 x 2;\nnode b: k.read@1 { size = 8 x 4; s <- i; }\n')[0][2], 'node `b` reads `s` at its own element, but `s` is 2 x 2 while the node\'s domain is 8 x 4: give the node `size = 2 x 2;`, or read with s.sample(u, v)');
   clean(t, 'node a: k.src2@1 { size = 8 x 8; }\nnode b: k.gather@1 { size = 8 x 4; s <- a.r; }\n');
+  // A 3-D field into a 2-D kernel: no size of the node mends it (it advised `size = 4 x 4 x 2;`, which the checker refused).
+  const flat = 'kernel k.flat@1 {\n  in vox: field3<f32>;\n  out r: field2<f32>;\n  each (x, y) { r = vox; }\n}\ninput v: field3<f32> = 0.0 size 4 x 4 x 2;\nnode b: k.flat@1 { size = 4 x 4; vox <- v; }\n';
+  t.same(diags(flat).map((d) => d[2]), ['node `b` reads `vox` at its own element, but `vox` is 4 x 4 x 2 while the node\'s domain is 4 x 4: a 2-D kernel\'s element is not one of a 3-D field: read it with vox.sample(u, v, w), or make the kernel 3-D']);
 });
 
 t.test('outputs: a node of the scene (nearest as the fix), and its out or state port', async (t) => {

@@ -172,8 +172,13 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
       // A source with no domain is in a cycle, reported as such.
       if (d?.length && d.join('x') !== node.domain.join('x')) {
         const member = node.statement.members.find((m) => m.name.value === portName)!;
+        const sample = `${portName}.sample(${['u', 'v', 'w'].slice(0, d.length).join(', ')})`;
+        // A field of other axes than the kernel's: no size of the node makes them one (it advised one the checker refused).
+        const fix = d.length !== node.domain.length
+          ? `a ${k.dims}-D kernel's element is not one of a ${d.length}-D field: read it with ${sample}, or make the kernel ${d.length}-D`
+          : `give the node \`size = ${d.join(' x ')};\`, or read with ${sample}`;
         diagnostics.push(diagnostic(doc, member.span,
-          `node \`${node.name}\` reads \`${portName}\` at its own element, but \`${portName}\` is ${d.join(' x ')} while the node's domain is ${node.domain.join(' x ')}: give the node \`size = ${d.join(' x ')};\`, or read with ${portName}.sample(u, v)`));
+          `node \`${node.name}\` reads \`${portName}\` at its own element, but \`${portName}\` is ${d.join(' x ')} while the node's domain is ${node.domain.join(' x ')}: ${fix}`));
       }
     }
   }

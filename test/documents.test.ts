@@ -11,6 +11,8 @@ import { SimulatedCrash, writeDocuments } from '../src/main/journal.js';
 import { recoverJournal } from '../src/main/journal-recovery.js';
 import { can, diskBytes, fill, tmpfs } from './disk.js';
 import { scratchDir } from './scratch.js';
+import { SceneFolder } from '../src/main/files.js';
+import { loadScene } from '../src/ir/check/scene.js';
 
 function folder(): string {
   const dir = scratchDir('entelechy-documents-');
@@ -91,7 +93,14 @@ t.test('resolveUnder: symbolic links are followed inside the folder, refused out
   t.equal(resolveUnder(root, 'doc-link.esn'), join(root, 'real', 'doc.esn'), 'a link to a document: the document');
   t.equal(resolveUnder(root, 'alias/new.esn'), join(root, 'real', 'new.esn'), 'a new document through a link: where the link leads');
   t.equal(resolveUnder(root, 'real/loop/loop/doc.esn'), join(root, 'real', 'doc.esn'));
-  t.throws(() => resolveUnder(root, 'out/x.esn'), { message: "`out/x.esn` goes through a symbolic link `out` that leads out of the scene's folder; documents are written only under it: name a path that stays inside" });
+  // A `use` of such a link says why it is not read (it said there was no such document).
+  writeFileSync(join(root, 'scene.esn'), 'use "leak.esn";\nuse "gone.esn";\n');
+  const scene = new SceneFolder(join(root, 'scene.esn'));
+  t.same(loadScene('scene.esn', { read: (p) => scene.readDocument(p) }).diagnostics.map((d) => d.message), [
+    "cannot read `leak.esn`: `leak.esn` goes through a symbolic link `leak.esn` that leads out of the scene's folder; documents are read and written only under it: name a path that stays inside",
+    "cannot read `gone.esn`: no such document under the scene's folder",
+  ]);
+  t.throws(() => resolveUnder(root, 'out/x.esn'), { message: "`out/x.esn` goes through a symbolic link `out` that leads out of the scene's folder; documents are read and written only under it: name a path that stays inside" });
   t.throws(() => resolveUnder(root, 'leak.esn'), { message: /^`leak.esn` goes through a symbolic link `leak.esn` that leads out/ });
   t.throws(() => resolveUnder(root, 'dangling/x.esn'), { message: '`dangling/x.esn` goes through a symbolic link `dangling` that leads nowhere; remove the link or name another path' });
   t.throws(() => resolveUnder(root, 'alias'), { message: /is a folder, not a document/ });

@@ -97,7 +97,7 @@ export function resolveUnder(root: string, path: string): string {
       }
       if (!inside(real, realRoot)) {
         throw new PathError(
-          `\`${path}\` goes through a symbolic link \`${segments.slice(0, i + 1).join('/')}\` that leads out of the scene's folder; documents are written only under it: name a path that stays inside`,
+          `\`${path}\` goes through a symbolic link \`${segments.slice(0, i + 1).join('/')}\` that leads out of the scene's folder; documents are read and written only under it: name a path that stays inside`,
           path,
         );
       }

@@ -31,6 +31,17 @@ export class SceneFolder {
     }
   }
 
+  /** A document's text as the checker reads it: undefined when there is none, or why it may not be read (a link out of the folder). */
+  readDocument(path: string): string | undefined | { refused: string } {
+    try {
+      this.resolve(path);
+    } catch (e) {
+      if (e instanceof PathError) return { refused: e.message };
+      throw e;
+    }
+    return this.read(path);
+  }
+
   relative(absolute: string): string {
     return relative(this.root, absolute).split(sep).join('/');
   }

@@ -176,8 +176,8 @@ export class Session {
     const texts = new Map<string, string>();
     // Only the documents' `use` statements are followed: nothing is checked (compose checks next).
     loadDocuments(this.entry, (p) => {
-      const t = overrides.get(p) ?? this.folder.read(p);
-      if (t !== undefined) texts.set(p, t);
+      const t = overrides.get(p) ?? this.folder.readDocument(p);
+      if (typeof t === 'string') texts.set(p, t);
       return t;
     });
     return texts;
@@ -186,7 +186,7 @@ export class Session {
   /** Parse and check documents (with the protocol's kernels); nothing changes. */
   check(texts: ReadonlyMap<string, string>, published: ReadonlyMap<string, string> = this.published): Scene {
     return loadScene(this.entry, {
-      read: (p) => (texts.has(p) ? texts.get(p) : this.folder.read(p)),
+      read: (p) => (texts.has(p) ? texts.get(p) : this.folder.readDocument(p)),
       overrides: [...published].map(([id, text]) => ({ path: `(protocol ${id})`, text })),
       grants: this.grants,
     });

@@ -142,6 +142,13 @@ t.test('write: data holding NaN (with payloads) and infinities is stored bit for
   t.ok(a.ok, `written (${JSON.stringify(a.error)})`);
   const back = Buffer.from((await ask(JSON.stringify({ op: 'read', input: 'canvas', format: 'f32' }))).ok.data, 'base64');
   t.same([...new Uint32Array(back.buffer, back.byteOffset, 32)], [...bits], 'every bit as written');
+  // An answer's NaN and infinities are strings: JSON.stringify wrote null, as if nothing were read.
+  t.ok((await ask('{"op":"evaluate"}')).ok);
+  for (const [x, told] of [[3, 'NaN'], [5, 'Infinity'], [6, '-Infinity']] as const) {
+    const traced = (await ask(JSON.stringify({ op: 'trace', x, y: 1 }))).ok;
+    const src = traced.reads.find((r: { name: string }) => r.name === 'src');
+    t.equal(src?.value, told, `trace at x = ${x} tells ${told}: ${JSON.stringify(traced.reads)}`);
+  }
   t.ok((await ask(JSON.stringify({ op: 'write', node: 'canvas', data: f32b64(new Array(32).fill(0.5)) }))).ok, 'finite data is written too');
 });
 

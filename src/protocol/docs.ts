@@ -98,7 +98,7 @@ export function renderProtocolDoc(): string {
     'with the checker\'s diagnostic. Every path that sets a field only `write` may set under `field.write` is refused without it: the error',
     'answers `grant`, and a `write_refused` event is pushed. The other operations need no grant: those that run kernels (`evaluate`, `trace`,',
     '`pin`, `read`) run only kernels checked against the session\'s grants when they were loaded, whether an output needs them or not.',
-    'Numbers in requests are finite and within f32\'s range (±3.4e38): kernels receive them as f32.', '');
+    'Numbers in requests are finite and within f32\'s range (±3.4e38): kernels receive them as f32. A number of an answer that is not finite (a NaN or infinity a kernel computed, as `trace` tells it) is the string `"NaN"`, `"Infinity"` or `"-Infinity"`: JSON has no such numbers.', '');
   out.push('| operation | needs | when |', '|---|---|---|');
   for (const o of OPERATIONS) for (const g of o.grants ?? []) out.push(`| \`${o.name}\` | ${g.grant === 'kernels' ? "its kernels' grants" : `\`${g.grant}\``} | ${g.when} |`);
   out.push('');

@@ -199,6 +199,8 @@ function sorted(v: unknown): unknown {
     for (const k of Object.keys(v).sort()) if ((v as Record<string, unknown>)[k] !== undefined) out[k] = sorted((v as Record<string, unknown>)[k]);
     return out;
   }
+  // JSON has no NaN or infinity (JSON.stringify wrote null: a NaN a kernel computed, in `trace`, read as nothing).
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   return v;
 }
 

@@ -460,8 +460,10 @@ t.test('prepare, publish, stale expect, rejected kernel, retire', async (t) => {
   const g3 = await ok(t, R, { op: 'publish', source: TINT('result = vec4(src.y, src.y, src.y, 1.0);'), expect: 2 });
   t.same([g3.id, g3.generation], ['demo.tint@1', 3]);
   const stale = await ask(R, { id: 2, op: 'publish', source: TINT('result = src;'), expect: 2 });
-  t.equal(stale.error.message, 'cannot replace demo.tint@1 g2: the registry holds g3 (from protocol; its source is this error\'s `source`): send it again with "expect": 3');
+  t.equal(stale.error.message, 'cannot replace demo.tint@1: `expect` is 2, but the registry holds g3 (from protocol; its source is this error\'s `source`): send it again with "expect": 3');
   t.same(Object.keys(stale), ['error', 'id']);
+  // retire says retire (it said "cannot replace").
+  t.match((await ask(R, { op: 'retire', kernel: 'demo.tint@1', expect: 1 })).error.message, /^cannot retire demo\.tint@1: `expect` is 1, but the registry holds g3/);
   const k = await ok(t, R, { op: 'kernel', kernel: 'demo.tint@1' });
   t.same([k.generation, k.origin], [3, 'protocol']);
   t.match(k.source, /src\.y, src\.y/);
@@ -1118,4 +1120,10 @@ t.test('the pool: a frame split over workers, and a failed one naming its node',
   t.equal(again.frame, 2);
   await ok(t, s, { op: 'evaluate', time: 0 });
   sameData(t, await f32(t, s), out, 'the document kernel runs again, the same output');
+});
+
+t.test('reset of a node that has no state is refused, naming the nodes that have (it told state_reset)', async (t) => {
+  const { s } = await open('rings');
+  const e = await err(t, s, { op: 'reset', node: 'tint' });
+  t.match(e, { field: 'node', node: 'tint', message: 'node `tint` has no state to reset (demo.tint@1 declares no `state` port); the nodes with state: none; `reset` without `node` resets every state and the clock' });
 });

@@ -46,13 +46,14 @@ export async function prepare(s: Session, f: RequestFields<'prepare'>) {
   return describe(s, id, scene);
 }
 
-function checkExpect(s: Session, id: string, expect: unknown): void {
+/** Refuse unless the registry holds generation `expect` of `id` (`what`: replace or retire). */
+function checkExpect(s: Session, id: string, expect: unknown, what: 'replace' | 'retire'): void {
   if (expect === undefined) return;
   const kernel = s.registry.get(id);
   const held = kernel?.generation ?? 0;
   // The current source and generation travel with the refusal: the next request can be the right one.
   if (held !== expect)
-    throw new ProtocolError(`cannot replace ${id} g${expect}: the registry holds g${held}${kernel ? ` (from ${kernel.origin}; its source is this error's \`source\`)` : ''}: send it again with "expect": ${held}`, { kernel: id, generation: held, expected: expect, ...(kernel ? { origin: kernel.origin, source: kernel.source } : {}) });
+    throw new ProtocolError(`cannot ${what} ${id}: \`expect\` is ${expect}, but the registry holds g${held}${kernel ? ` (from ${kernel.origin}; its source is this error's \`source\`)` : ''}: send it again with "expect": ${held}`, { kernel: id, generation: held, expected: expect, ...(kernel ? { origin: kernel.origin, source: kernel.source } : {}) });
 }
 
 /** The change publishing a kernel makes. */
@@ -66,7 +67,7 @@ export async function publish(s: Session, f: RequestFields<'publish'>) {
   return s.change(async () => {
     const source = String(f.source);
     const id = kernelId(source);
-    checkExpect(s, id, f.expect);
+    checkExpect(s, id, f.expect, 'replace');
     if (f.dry_run) {
       const run = await dryRun(s, publishing(s, id, source), evaluate);
       // The generation it would be: the next one when the source is new, else the one held.
@@ -85,7 +86,7 @@ export async function retire(s: Session, f: RequestFields<'retire'>) {
       const origin = s.registry.get(id)?.origin;
       throw new ProtocolError(origin ? `${id} comes from ${origin}, not the protocol: remove it there with compose ({"kernel": "${id}", "text": null})` : `no kernel \`${id}\` was published over the protocol`, { kernel: id });
     }
-    checkExpect(s, id, f.expect);
+    checkExpect(s, id, f.expect, 'retire');
     const published = new Map(s.published);
     published.delete(id);
     const events = await s.commit({ reason: 'retire', texts: s.texts, published, refusal: `retiring ${id} would leave the scene broken; the kernel stays` });

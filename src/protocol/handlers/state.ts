@@ -134,6 +134,10 @@ export async function reset(s: Session, f: RequestFields<'reset'>) {
       }
       const found = w.scene.nodes.find((n) => n.name === node);
       if (!found) throw ProtocolError.noNode(node, w.scene.nodes);
+      // Nothing to reset: it told state_reset as if something had been.
+      const stateful = w.scene.nodes.filter((n) => n.kernel.ports.some((p) => p.kind === 'state')).map((n) => n.name);
+      if (!found.kernel.ports.some((p) => p.kind === 'state'))
+        throw new ProtocolError(`node \`${node}\` has no state to reset (${found.kernel.id} declares no \`state\` port); the nodes with state: ${stateful.join(', ') || 'none'}; \`reset\` without \`node\` resets every state and the clock`, { field: 'node', node });
       return (engine) => {
         resetNode(engine, found);
         return [{ kind: 'state_reset', node: found.name }];

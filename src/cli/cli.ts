@@ -65,7 +65,7 @@ export function loadSceneFile(scenePath: string, options: { size?: number[]; inp
     throw new UserError(`\`${scenePath}\` is a folder: name the scene document in it${example ? `, e.g. ${join(scenePath, example)}` : ' (it holds no .esn document)'}`);
   }
   if (folder.read(entry) === undefined) throw new UserError(`cannot open \`${scenePath}\`: no such file`);
-  const scene = loadScene(entry, { read: (p) => folder.read(p), size: options.size, inputSizes: options.inputSizes });
+  const scene = loadScene(entry, { read: (p) => folder.readDocument(p), size: options.size, inputSizes: options.inputSizes });
   return { scene, folder };
 }
 
@@ -273,7 +273,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'worker threads (default: one per core)' })
           .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G); a render whose fields do not fit is made in tiles' })
           .option('tile', { type: 'string', describe: 'WIDTHxHEIGHT: render in tiles of this size (default: in tiles only when the fields do not fit --memory, of whole rows)' })
-          .option('json', { type: 'boolean', default: false, describe: 'one JSON line per frame (frame, file, millis) and a summary, for pipelines' })
+          .option('json', { type: 'boolean', default: false, describe: 'one JSON line per frame (frame, file, millis: from its start until its file is written whole; frames overlap, the next computed while one is encoded, so theirs add up to more than the summary\'s) and a summary, for pipelines' })
           .option('backend', { choices: ['jit', 'interp'], default: 'jit', describe: 'compiled WebAssembly, or the reference interpreter' })
           .option('fuse', { type: 'boolean', default: true, describe: 'fuse pointwise chains into one loop' })
           .option('shard', { type: 'string', describe: 'INDEX/COUNT: render only this shard\'s run of --frames (from 0); auto/COUNT takes the index from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID, auto also the count from SLURM_ARRAY_TASK_COUNT. Frames already written whole are skipped (docs/distributed.md)' })

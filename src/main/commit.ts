@@ -224,10 +224,10 @@ export async function prepareChange(site: CommitSite, change: SceneChange): Prom
   const old = site.world;
   const published = change.published ?? old.published;
   const asked = change.pins ?? old.pins;
+  refuseEmptiedEntry(old.scene, change);
   // A tier swap runs the running world's texts and kernels again: its scene is that world's, not
   // checked again (the check and lowering of the corpus's inline scene took 10 ms of this thread
   // while the frames after an edit ran), and its groups and digests are the ones already made.
-  refuseEmptiedEntry(old.scene, change);
   const same = change.tierSwap && change.texts === old.texts && published === old.published;
   const scene = same ? old.scene : site.check(change.texts, published);
   if (scene.diagnostics.length) throw new CheckFailed(change.refusal, scene.diagnostics);

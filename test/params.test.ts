@@ -99,7 +99,7 @@ t.test('--param refuses what the param operation refuses, with the same message'
   // words are all text, and the rule says what the param takes.
   t.match(cli(['render', RINGS, '--param', 'warmth=abc']).stderr, /--param warmth=abc: `warmth` is an f32: give 1 finite number; got "abc"/);
   const m = cli(['render', 'examples/mandelbrot/scene.esn', '--param', 'center=1,2,3']);
-  t.match(m.stderr, /--param center=1,2,3: `center` is a vec2: give 2 finite numbers; got \[1,2,3\]/);
+  t.match(m.stderr, /--param center=1,2,3: `center` is a vec2: give 2 finite numbers, or one for all of them; got \[1,2,3\]/);
   const bad = cli(['render', RINGS, '--param', 'warmth']);
   t.match(bad.stderr, /--param takes NAME=VALUE, e\.g\. --param warmth=0\.8/);
 });

@@ -643,6 +643,9 @@ t.test('compose and sync', async (t) => {
     t.equal(h.versions.at(-1).version, versionOf(original));
     const old = await ok(t, C, { op: 'document', version: h.versions[1].version });
     t.equal(old.text, original.replace('count = 8.0;', 'count = 12.0;'), 'document reads an earlier version');
+    // Its first 4 or more characters, as bisect takes them (it said there was no such version).
+    t.equal((await ok(t, C, { op: 'document', version: h.versions[1].version.slice(0, 6).toUpperCase() })).text, old.text, 'a digest\'s beginning');
+    t.match((await err(t, C, { op: 'document', version: h.versions[1].version.slice(0, 3) })).message, /has no version/, 'three characters are too few');
   });
 
   await t.test('text over a saved edit not yet synced: the edit is kept in history, and the answer names it', async (t) => {

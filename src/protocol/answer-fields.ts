@@ -45,7 +45,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('generation', 'counts the versions of this kernel id the registry has run: 1 when first loaded, one more each time its source or origin changes (compose, a saved edit, publish, retire); publish and retire take it as `expect`', { doc: 'docs/architecture.md#the-session-srcmainsessionts-and-the-protocol-srcprotocol' }),
   a('published', 'history and bisect: the kernels the document declares that run a generation published over the protocol instead of its text (kernel, generation, origin); `retire` goes back to the document\'s. Bisect replays the document\'s versions only'),
   a('kernel', 'the kernel id', { within: 'published' }),
-  a('origin', 'kernels: where the running version came from, a document path or "protocol" (published); history: how a document version came, load, compose, disk or rollback'),
+  a('origin', 'kernels: where the running version came from, a document path or "protocol" (published); history: how a document version came, load, compose, disk, or rollback (a text seen earlier in the session, come back by compose or on disk)'),
   a('source', 'the kernel\'s text as it runs'),
   a('ports', 'a kernel\'s ports: name, kind (in, out, state), type and default'),
   a('kind', 'a port\'s kind (in, out, state), a statement\'s kind (document), or an event\'s kind (help events)'),

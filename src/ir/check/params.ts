@@ -99,6 +99,8 @@ export function paramSetting(scene: Pick<Scene, 'params' | 'nodes'>, name: strin
   }
   const values = Array.isArray(value) ? (value as unknown[]) : new Array(p.value.length).fill(value);
   const problem = paramValueProblem(p, values);
-  if (problem) return { ok: false, message: `${problem.why}; got ${JSON.stringify(value)}`, details: { fields: ['name', 'value'], field: 'value', expected: problem.expected } };
+  // One number is taken for every component (above): say so where the count is what is wrong.
+  const orOne = p.value.length > 1 && values.length !== p.value.length ? ', or one for all of them' : '';
+  if (problem) return { ok: false, message: `${problem.why}${orOne}; got ${JSON.stringify(value)}`, details: { fields: ['name', 'value'], field: 'value', expected: problem.expected } };
   return { ok: true, name, value: values as number[] };
 }

@@ -85,7 +85,11 @@ export async function document(s: Session, f: RequestFields<'document'>) {
   const path = docPath(s, f);
   let text: string | undefined;
   if (typeof f.version === 'string') {
-    text = s.history.get(path)?.find((v) => v.version === f.version)?.text;
+    // A digest or its first 4 or more characters, as bisect takes them, when they begin one version only.
+    const asked = f.version.toLowerCase();
+    const versions = new Map((s.history.get(path) ?? []).filter((v) => asked.length >= 4 && v.version.startsWith(asked)).map((v) => [v.version, v.text]));
+    if (versions.size > 1) throw new ProtocolError(`\`${f.version}\` begins ${versions.size} versions of \`${path}\` (${[...versions.keys()].join(', ')}): give more of the digest`, { field: 'version' });
+    text = [...versions.values()][0];
     if (text === undefined) throw new ProtocolError(`\`${path}\` has no version ${f.version} in this session's history; \`history\` lists them`, { field: 'version' });
   } else {
     text = s.texts.get(path) ?? s.folder.read(path);

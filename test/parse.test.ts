@@ -507,6 +507,13 @@ t.test('an unexpected token in a body says what is likely missing before it', as
   tt.equal(message('const k : f32 = 1.0; return a;'), 'unexpected `:`: a variable takes no type: it is the value\'s (`const k = 4;` is an i32, `= 4.0` an f32; docs/language.md, Types are inferred)');
 });
 
+t.test('a letter outside ASCII in a name says names are ASCII (it read `wärme` as `w` and stopped at `ä`)', async (tt) => {
+  const text = 'param wärme: f32 = 0.5;\n';
+  const { doc, diagnostics } = parse(text);
+  checkInvariants(tt, text, doc, diagnostics);
+  tt.same(diagnostics.map((d) => [d.line, d.column, d.message]), [[1, 8, 'expected `:` after the param name `w` (`param NAME: TYPE = VALUE;`), found `ä` (a name is ASCII letters, digits and `_`)']]);
+});
+
 t.test('an unknown statement keyword gets the closest one', async (tt) => {
   const text = 'kernal demo.rings@1 {\n  out result: f32;\n  each (x) { result = 1.0; }\n}\nnod a: demo.rings@1 { count = 2; }\nfrobnicate x;\nparam p: f32;\n';
   const { doc, diagnostics } = parse(text);

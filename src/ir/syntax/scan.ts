@@ -175,5 +175,7 @@ export class Scanner {
 export function describe(tok: Tok): string {
   if (tok.type === 'eof') return 'the end of the document';
   const t = tok.text.length > 24 ? tok.text.slice(0, 21) + '...' : tok.text;
-  return '`' + t.replace(/[\r\n\u2028\u2029]+/g, ' ') + '`';
+  // A letter outside ASCII ends a name (`wärme` read as `w`): say why it is not part of one.
+  const letter = /^\p{L}/u.test(t) && t.charCodeAt(0) > 127 ? ' (a name is ASCII letters, digits and `_`)' : '';
+  return '`' + t.replace(/[\r\n\u2028\u2029]+/g, ' ') + '`' + letter;
 }

@@ -982,7 +982,12 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
     for (let i = 0; i < 4; i++) await evalAt(1 + i);
     sameData(t, await cells(), before, 'the world moved on', false);
     const r = await ok(t, L, { op: 'restore', data: snap.data });
-    t.ok(Array.isArray(r.events));
+    const carried = (r.events as { kind: string; how?: string[]; message?: string }[]).filter((e) => e.kind === 'state_carried');
+    t.ok(carried.length > 0, 'the restored state is told');
+    t.ok(
+      carried.every((e) => e.how?.join() === 'restored' && /restored from the snapshot/.test(e.message ?? '')),
+      `told as restored from the snapshot, not as kept as it was: ${JSON.stringify(carried)}`,
+    );
     sameData(t, await cells(), before, 'state identical');
     t.equal((await ok(t, L, { op: 'status' })).frame, frameBefore, 'frame identical');
     const again = await evalAt(0.3);

@@ -169,8 +169,11 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
         }
         events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text), ...(w.replaced !== undefined ? { replaced: versionOf(w.replaced) } : {}) })));
       }
-      // A state kept is told to the request that changed the scene, not on opening or a tier swap.
-      const told = change.reason === 'open' || change.tierSwap ? carried.filter((e) => !(e.kind === 'state_carried' && (e.how as string[])[0] === 'kept')) : carried;
+      // A state kept is told to the request that changed the scene, not on opening or a tier swap;
+      // one the change then set itself (restore) is told as that alone.
+      const set = new Set(adjusted.filter((e) => e.kind === 'state_carried').map((e) => `${e.node}.${e.port}`));
+      const quiet = change.reason === 'open' || change.tierSwap;
+      const told = carried.filter((e) => !(e.kind === 'state_carried' && (set.has(`${e.node}.${e.port}`) || (quiet && (e.how as string[])[0] === 'kept'))));
       events.push(...(change.events ?? []), ...told, ...adjusted, ...unpinnedEvents(unpinned));
     } catch (e) {
       engine.dispose();

@@ -91,15 +91,15 @@ function heldStates(engine: Engine): Map<string, Field> {
 
 /**
  * Set a new engine to a snapshot: its state, params and clock. A state that does not fit (another
- * size, components or length, or no such state held) puts nothing and answers why; undefined when
- * the snapshot was put.
+ * size, components or length, or no such state held) puts nothing and answers why; else the keys
+ * (`node.port`) of the states put.
  */
-export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): string | undefined {
+export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): { why: string } | { restored: string[] } {
   const held = heldStates(engine);
   const fits: Exclude<Fit, { why: string }>[] = [];
   for (const st of snap.state) {
     const fit = fitOf(st, held, engine);
-    if ('why' in fit) return fit.why;
+    if ('why' in fit) return { why: fit.why };
     fits.push(fit);
   }
   for (const fit of fits) unpackField(memory, fit.field, fit.bytes, fit.layout);
@@ -107,6 +107,6 @@ export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine)
   engine.time = snap.clock?.time ?? 0;
   engine.frame = snap.clock?.frame ?? 0;
   engine.version++;
-  return undefined;
+  return { restored: snap.state.map((st) => st.key) };
 }
 

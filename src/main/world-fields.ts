@@ -74,10 +74,14 @@ export function snapshotText(world: World, entry: string): string {
 /**
  * The snapshot's state, params and clock put into the engine of the next world (a change's
  * `adjust`). A state that does not fit the engine's (another size, components or length, or no
- * such state) refuses the whole snapshot before anything is put: `refuse(why)` throws.
+ * such state) refuses the whole snapshot before anything is put: `refuse(why)` throws. Each state
+ * put is told as carried, how `restored` (commit.ts then tells no other carry of it).
  */
 export function restoreSnapshot(engine: Engine, snap: Snapshot, refuse: (why: string) => never): WorldEvent[] {
-  const misfit = restoreInto(engine.memory, snap, engine);
-  if (misfit) refuse(misfit);
-  return [];
+  const put = restoreInto(engine.memory, snap, engine);
+  if ('why' in put) refuse(put.why);
+  return put.restored.map((key) => {
+    const [node, port] = key.split('.');
+    return { kind: 'state_carried', node, port, how: ['restored'], message: `\`${key}\` restored from the snapshot` };
+  });
 }

@@ -106,6 +106,12 @@ t.test('entelechy test: a failure names file:line:column of the expectation, exp
   t.equal(r.status, 1, r.stderr);
   t.match(r.stdout, /bad\.replay:3:20: ok\.frame: expected 7, got 1\n {4}expected: 7\n {4}actual: {3}1\n {4}answer: {3}\{"ok":\{/);
   t.match(r.stdout, /0 passed, 1 failed/);
+  // A path neither answer has: said so, with no "expected: nothing" beside it.
+  writeFileSync(join(dir, 'path.replay'), '> a: {"op": "status"}\n> {"op": "status"}\n< equals a ok.nosuch.path\n');
+  const path = cli(['test', join(dir, 'path.replay')]);
+  t.equal(path.status, 1, path.stderr);
+  t.match(path.stdout, /path\.replay:3:3: step `a` \(line 1\) has no ok\.nosuch\.path; its answer: \{"ok":/);
+  t.notMatch(path.stdout, /expected: nothing/);
   writeFileSync(join(dir, 'good.replay'), WARMTH('differs', 'equals', '0'));
   const good = cli(['test', join(dir, 'good.replay')]);
   t.equal(good.status, 0, good.stdout + good.stderr);

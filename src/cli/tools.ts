@@ -69,7 +69,7 @@ function formatHelp(entry: Record<string, unknown>): string {
 /** A failed expectation: its file:line:column and message, then expected and actual one above the other. */
 function failureReport(file: string, f: ReplayFailure, answer: string): string {
   const lines = [`  ${file}:${f.line}:${f.column}: ${f.message}`];
-  if (f.expected !== undefined || f.actual !== undefined) lines.push(`    expected: ${short(f.expected)}`, `    actual:   ${short(f.actual)}`);
+  if ('expected' in f || 'actual' in f) lines.push(`    expected: ${short(f.expected)}`, `    actual:   ${short(f.actual)}`);
   lines.push(`    answer:   ${answer.length > 300 ? `${answer.slice(0, 300)}…` : answer}`);
   return lines.join('\n') + '\n';
 }

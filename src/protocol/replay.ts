@@ -147,8 +147,9 @@ function check(e: Expectation, answer: unknown, answers: Map<string, unknown>): 
   const mine = strip(getPath(answer, path));
   const theirs = strip(getPath(answers.get(e.step), path));
   const at = e.path || 'the answer';
-  if (theirs === undefined) return { line: e.line, column: e.column, message: `step \`${e.step}\` (line ${e.stepLine}) has no ${at}`, actual: answers.get(e.step) };
-  if (mine === undefined) return { line: e.line, column: e.column, message: `this answer has no ${at}`, actual: answer };
+  // Nothing to set one beside the other: the report says which answer lacks the path (this one is printed below it).
+  if (theirs === undefined) return { line: e.line, column: e.column, message: `step \`${e.step}\` (line ${e.stepLine}) has no ${at}; its answer: ${short(answers.get(e.step))}` };
+  if (mine === undefined) return { line: e.line, column: e.column, message: `this answer has no ${at}` };
   const d = firstDifference(theirs, mine, e.path, { partial: false, tolerance: e.tolerance });
   if (e.kind === 'equals' && d) return { line: e.line, column: e.column, message: `${d.where || 'the answer'} differs from step \`${e.step}\`'s (line ${e.stepLine}): ${d.problem}`, expected: d.expected, actual: d.actual };
   if (e.kind === 'differs' && !d)

@@ -38,6 +38,8 @@ t.test('the checker refuses a param value its own range, type or arity refuses, 
     ['param on: bool = 2;', /`on` is a bool: give 0 or 1/, 'param on: bool = true;'],
     ['param r: f32 = 0.5 range 1..0;', /the range of param `r` is reversed: 1\.\.0 holds no value/, 'param r: f32 = 0.5 range 0..1;'],
     ['param z: vec2 range 1..2;', /param `z` has no value, and the one it starts with, vec2\(0\.0, 0\.0\), does not fit/, 'param z: vec2 = vec2(1.0, 1.0) range 1..2;'],
+    // An i32 holds -2^31..2^31-1: 1e30 would be f32 digits a kernel reads as something else.
+    ['param big: i32 = 1e30;', /`big` is an i32: give an integer from -2147483648 to 2147483647/, 'param big: i32 = 2147483647;'],
   ];
   for (const [line, message, fixed] of cases) {
     const scene = textScene({ 'scene.esn': `// a scene\n${line}\n` });
@@ -50,6 +52,15 @@ t.test('the checker refuses a param value its own range, type or arity refuses, 
     t.same(textScene({ 'scene.esn': `// a scene\n${fixed}\n` }).diagnostics, [], `${fixed} checks clean`);
   }
   t.same(textScene({ 'scene.esn': 'param ok: f32 = 1 range 0..1;\nparam b: bool = true;\nparam n: i32 = -3 range -5..5;\n' }).diagnostics, [], 'values that fit pass');
+});
+
+t.test('a param whose declaration fails is told once: the nodes naming it say nothing more', async (t) => {
+  const kernel = 'kernel k@1 {\n  in gain: f32;\n  out image: field2<f32>;\n  each (x, y) { image = gain; }\n}\n';
+  const scene = textScene({ 'scene.esn': `param gain: f32 = 1e39;\n${kernel}node a: k@1 { size = 4 x 4; gain = gain; }\nnode b: k@1 { size = 4 x 4; gain = gain; }\noutput image <- a.image;\n` });
+  t.equal(scene.diagnostics.length, 1, scene.diagnostics.map((d) => `${d.line}:${d.column} ${d.message}`).join('\n'));
+  t.match(scene.diagnostics[0], { line: 1, message: /param `gain` is 1e\+39, past f32's range/ });
+  const typo = textScene({ 'scene.esn': `param gain: f32 = 1.0;\n${kernel}node a: k@1 { size = 4 x 4; gain = gian; }\noutput image <- a.image;\n` });
+  t.match(typo.diagnostics, [{ message: /`gian` is not a param of the scene; did you mean `gain`\?/ }], 'a name no declaration has is still told');
 });
 
 t.test('check prints the declaration error with its fix; render refuses the scene', async (t) => {

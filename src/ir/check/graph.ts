@@ -35,7 +35,7 @@ interface GraphInput {
   inputs: Map<string, InputInfo>;
   size?: number[];
   /** Kernels and nodes whose statements did not parse or check: their own diagnostics say why. */
-  unchecked?: { kernels: Set<string>; nodes: Set<string> };
+  unchecked?: { kernels: Set<string>; nodes: Set<string>; params?: Set<string> };
 }
 
 const DEFAULT_EXTENT = { 1: [256], 2: [256, 256], 3: [64, 64, 64] } as const;
@@ -252,6 +252,7 @@ function checkMember(
   }
   if (m.form === 'param') {
     const param = g.params.get(m.param.value);
+    if (!param && g.unchecked?.params?.has(m.param.value)) return; // its declaration's error says it
     if (!param) {
       const near = closest(m.param.value, g.params.keys());
       err(m.param.span, `\`${m.param.value}\` is not a param of the scene${near ? `; did you mean \`${near}\`?` : `: declare \`param ${m.param.value}: ${port.type.name} = ...;\``}`,

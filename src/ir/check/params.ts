@@ -8,6 +8,10 @@ import type { Document, ParamStatement } from '../syntax/tree.js';
 import { aType, type ElemType } from '../types.js';
 import type { Scene } from './scene.js';
 
+/** The values an i32 holds. */
+const I32_MIN = -2147483648;
+const I32_MAX = 2147483647;
+
 /** What the rule needs of a param: its name, type, arity (its value's length) and range. */
 export interface ParamShape {
   name: string;
@@ -25,6 +29,7 @@ export function paramValueProblem(p: ParamShape, value: unknown[]): { why: strin
   if (p.range && numbers.some((v) => v < p.range!.lo || v > p.range!.hi))
     return { why: `\`${p.name}\` keeps to ${p.range.lo}..${p.range.hi} (its range)`, expected: `${p.range.lo}..${p.range.hi}` };
   if (p.type.name === 'i32' && numbers.some((v) => !Number.isInteger(v))) return { why: `\`${p.name}\` is an i32: give an integer`, expected: 'integer' };
+  if (p.type.name === 'i32' && numbers.some((v) => v < I32_MIN || v > I32_MAX)) return { why: `\`${p.name}\` is an i32: give an integer from ${I32_MIN} to ${I32_MAX}`, expected: `integer ${I32_MIN}..${I32_MAX}` };
   if (p.type.name === 'bool' && numbers.some((v) => v !== 0 && v !== 1)) return { why: `\`${p.name}\` is a bool: give 0 or 1 (false or true)`, expected: '0 | 1' };
   return undefined;
 }
@@ -64,7 +69,10 @@ export function fitParamValue(p: ParamShape, values: readonly number[]): number[
     if (p.range) v = Math.min(p.range.hi, Math.max(p.range.lo, v));
     if (p.type.name === 'bool') return v ? 1 : 0;
     // An i32 rounded into its range: toward the range's inside when rounding leaves it.
-    if (p.type.name === 'i32') return p.range ? Math.min(Math.floor(p.range.hi), Math.max(Math.ceil(p.range.lo), Math.round(v))) : Math.round(v);
+    if (p.type.name === 'i32') {
+      const [lo, hi] = p.range ? [Math.max(I32_MIN, Math.ceil(p.range.lo)), Math.min(I32_MAX, Math.floor(p.range.hi))] : [I32_MIN, I32_MAX];
+      return Math.min(hi, Math.max(lo, Math.round(v)));
+    }
     return v;
   });
 }

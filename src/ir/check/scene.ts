@@ -134,7 +134,10 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
   const params = new Map<string, ParamInfo>();
   for (const { doc, st } of all<ParamStatement>('param')) {
     const info = guard(doc, diagnostics, () => paramInfo(doc, st, env));
-    if (!info) continue;
+    if (!info) {
+      unchecked.params.add(st.name.value); // said here: a node naming it says nothing more
+      continue;
+    }
     // A value that does not fit is reported, and the param still known to the nodes that name it.
     params.set(info.name, info);
     guard(doc, diagnostics, () => checkParamDeclaration(doc, st, info));
@@ -294,13 +297,14 @@ function inputInfo(doc: Document, st: InputStatement, env: Env, given?: number[]
 export { sameType };
 
 /** The kernels and nodes of statements that failed to parse, by the names they were meant to have. */
-function brokenNames(documents: Document[]): { kernels: Set<string>; nodes: Set<string> } {
-  const names = { kernels: new Set<string>(), nodes: new Set<string>() };
+function brokenNames(documents: Document[]): { kernels: Set<string>; nodes: Set<string>; params: Set<string> } {
+  const names = { kernels: new Set<string>(), nodes: new Set<string>(), params: new Set<string>() };
   for (const doc of documents)
     for (const item of doc.items) {
       const broken = item.kind === 'trivia' ? item.broken : undefined;
       if (broken?.name && broken.kind === 'kernel') names.kernels.add(broken.name.value);
       if (broken?.name && broken.kind === 'node') names.nodes.add(broken.name.value);
+      if (broken?.name && broken.kind === 'param') names.params.add(broken.name.value);
     }
   return names;
 }

@@ -86,7 +86,9 @@ async function refused(t: Test, x: Awaited<ReturnType<typeof open>>, req: object
   // `--grant` grants only what it names: the advice keeps what the session holds (it named the lacking grant alone).
   t.ok(a.error?.message.includes(`start it with --grant ${[...x.s.grants, grant].join(' ')}: what it holds and this`), a.error?.message);
   const { events } = await x.ok({ op: 'sync' });
-  if (event) t.ok(events.some((e: any) => e.kind === 'write_refused'), 'a write_refused event');
+  const told = events.find((e: any) => e.kind === 'write_refused');
+  if (event) t.ok(told, 'a write_refused event');
+  return told;
 }
 
 /** A refusal by the checker: the kernel needs a grant the session lacks. */
@@ -128,7 +130,9 @@ const CASES: Record<string, (t: Test) => Promise<void>> = {
     const x = await open(t, without('field.write'));
     await x.loaded();
     t.same(await x.shown(), [0.25], 'the input holds its declared value');
-    await refused(t, x, { op: 'write', node: 'canvas', value: 1 }, 'field.write', true);
+    // The event names an input as `input` (as a refused saved edit's does), whichever field the write named it by.
+    t.match(await refused(t, x, { op: 'write', node: 'canvas', value: 1 }, 'field.write', true), { input: 'canvas', node: undefined });
+    t.match(await refused(t, x, { op: 'write', input: 'canvas', value: 1 }, 'field.write', true), { input: 'canvas', node: undefined });
     await refused(t, x, { op: 'write', node: 'canvas', data: Buffer.from(new Float32Array(32).buffer).toString('base64') }, 'field.write', true);
     t.same(await x.shown(), [0.25], 'the input is as it was');
     const y = await open(t, ALL_GRANTS);

@@ -189,7 +189,7 @@ t.test('a dropped image needs the grant write needs (field.write), and names a b
   const denied = await Session.open(join(photo.dir, 'scene.esn'), { workers: 1, grants: ['field.read', 'time.read', 'input.read'] });
   try {
     await t.rejects(dropImage(denied, { name: 'photo.jpg', bytes }), /dropping an image into input `photo` needs the grant field\.write, which this session does not hold/);
-    t.ok(denied.pending.some((e) => e.kind === 'write_refused'), 'a write_refused event, as for `write`');
+    t.ok(denied.pending.some((e) => e.kind === 'write_refused' && e.input === 'photo'), 'a write_refused event naming the input, as for `write`');
   } finally {
     await denied.close();
   }

@@ -25,7 +25,7 @@ const EVENT_TABLE = eventTable([
   { kind: 'wrote', meaning: 'compose wrote a document (path, version); `replaced`: the version of a saved edit on disk, never synced, that it wrote over (history keeps it: `document` with that version gives it back)' },
   { kind: 'removed', meaning: 'a statement or member was removed by compose; or, from `sync`, a document the world runs is gone from disk (path, message: the world keeps its last version)' },
   { kind: 'renamed', meaning: 'a document was renamed on disk' },
-  { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved)' },
+  { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved): `input`, or `node` and `port`, name what it was into; reason' },
   { kind: 'state_reset', meaning: "a node's state was reset to its declared value: by `reset`, or because a change could not carry it to its new layout (node, port, reason: new port, axes changed, type changed, narrowing not declared)" },
   { kind: 'state_carried', meaning: "a change of the scene carried a node's state: kept as it was, or to its new kernel or layout automatically (node, port, how: kept, copied, resized, resampled, widened, narrowed; from and to: size and type; filter); by `restore`, set from the snapshot (how: restored)" },
   { kind: 'migrated', meaning: "a node's state was carried to a new layout by its kernel's `migrate from` (node, ports, migration)" },

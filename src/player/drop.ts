@@ -36,7 +36,7 @@ export function dropTarget(s: Session, input: string | undefined): string {
 /** Fill the input with the dropped image; returns the input's name and size. */
 export async function dropImage(s: Session, d: Dropped): Promise<{ input: string; width: number; height: number }> {
   const name = dropTarget(s, d.input);
-  needGrant(s, 'field.write', `dropping an image into input \`${name}\``, { node: name });
+  needGrant(s, 'field.write', `dropping an image into input \`${name}\``, { input: name });
   if (d.bytes.length > MAX_DROP_BYTES) throw new ProtocolError(`\`${d.name}\` is ${(d.bytes.length / 2 ** 20).toFixed(1)} MiB; the Player takes images up to ${MAX_DROP_BYTES / 2 ** 20} MiB: make it smaller, or put it in the scene's folder and \`write\` it with \`file\``);
   // A value change (main/commit.ts): the image is decoded before anything is stored.
   let size = { width: 0, height: 0 };

@@ -12,13 +12,19 @@ import { needGrant } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
 import { paramValueProblem } from '../../ir/check/params.js';
 
+/** Whether a write is into a scene input: named `input`, or `node` naming an input and no node. */
+function writesInput(scene: World['scene'], f: RequestFields<'write'>): boolean {
+  const name = String(f.input ?? f.node);
+  return scene.inputs.has(name) && (typeof f.input === 'string' || !scene.nodes.some((n) => n.name === name));
+}
+
 /** The field a write targets in world `w`: a node's state port (current state) or a scene input. */
 function writable(w: World, f: RequestFields<'write'>): { key: string; field: Field } {
   if (typeof f.input === 'string' && !w.scene.inputs.has(f.input))
     throw new ProtocolError(`no input \`${f.input}\`; the inputs: ${[...w.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'input' });
   if (typeof f.input !== 'string' && typeof f.node !== 'string') throw new ProtocolError('`write` names the field it writes: `input` (a scene input) or `node` (with `port`, a state)', { field: 'node', fields: ['node', 'input'] });
   const name = String(f.input ?? f.node);
-  if (w.scene.inputs.has(name) && (typeof f.input === 'string' || !w.scene.nodes.some((n) => n.name === name))) {
+  if (writesInput(w.scene, f)) {
     if (f.port !== undefined) throw new ProtocolError(`\`${name}\` is an input, which has no ports: drop \`port\``, { field: 'port' });
     return { key: `input:${name}`, field: inputField(w, name)! };
   }
@@ -40,7 +46,8 @@ function writable(w: World, f: RequestFields<'write'>): { key: string; field: Fi
  * the first element is stored, so a refused write leaves the field exactly as it was.
  */
 export async function write(s: Session, f: RequestFields<'write'>) {
-  needGrant(s, 'field.write', '`write`', { node: f.input ?? f.node });
+  // The event names what the write was into as every write_refused does: an input, or a node's state.
+  needGrant(s, 'field.write', '`write`', writesInput(s.scene, f) ? { input: f.input ?? f.node } : { node: f.node, ...(f.port !== undefined ? { port: f.port } : {}) });
   const events = await s.commit({ reason: 'write', prepare: (w) => writeValues(s, w, f) });
   return { events };
 }

@@ -38,6 +38,36 @@ for (const [signal, tiled] of [['SIGINT', true], ['SIGTERM', true], ['SIGINT', f
   });
 }
 
+// A small scene's frame ran on this thread (no pool below the pool's size), where no signal is seen
+// until the frame ends: a runaway loop's render ran on for minutes after Ctrl-C and SIGTERM.
+const RUNAWAY = `kernel k.a@1 {
+  out result: field2<vec4>;
+  each (x, y) {
+    let s = 0.0;
+    for (let i = 0; i < 10000000; i++) { s += sin(i * 0.001 + x); }
+    result = vec4(s, 0.0, 0.0, 1.0);
+  }
+}
+node n: k.a@1 { size = 64 x 64; }
+output result <- n.result;
+`;
+writeFileSync(join(dir, 'runaway.esn'), RUNAWAY);
+for (const workers of ['1', '2'])
+  t.test(`a small render's long frame stops at SIGINT, mid-frame (--workers ${workers})`, async (t) => {
+    const file = join(dir, `runaway-${workers}.png`);
+    const p = entelechy(['render', join(dir, 'runaway.esn'), '--workers', workers, '-o', file], { ENTELECHY_CACHE_DIR: CACHE, ENTELECHY_TIMELINE: '1' });
+    // Its one frame takes hours (4096 elements x 10^7 steps, each under the fuel of a loop): the signal comes while it runs.
+    while (!p.stderr.includes('timeline frame 0 begins') && (await Promise.race([p.exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))])) === false);
+    await new Promise((r) => setTimeout(r, 1000));
+    p.kill('SIGINT');
+    const ended = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('still running 60 s after SIGINT'), 60_000))]);
+    if (typeof ended === 'string') p.kill('SIGKILL');
+    t.same(ended, { code: 1, signal: null }, `ended by itself, soon after the signal\n${p.stderr}`);
+    t.match(p.stderr, /interrupted \(SIGINT\): stopped at frame 0; its file was not written/);
+    t.notMatch(p.stderr, /timeline frame 0 evaluated/, 'the frame did not run to its end');
+    t.same(readdirSync(dir).filter((f) => f.startsWith(`.runaway-${workers}`) || f === `runaway-${workers}.png`), [], 'no file, whole or temporary');
+  });
+
 // `render --json | head -1`: the reader left, and Node threw its EPIPE as an unhandled 'error'
 // event, a stack trace, while the render went on to its end or died mid-frame.
 t.test('a render whose stdout is closed stops as an interrupted one, without a stack trace', async (t) => {

@@ -103,9 +103,12 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   const workers = Math.max(1, Math.min(options.workers, 256));
   const memory = new FieldMemory(options.memory ?? defaultMemoryBudget());
   let cachedModules = 0;
-  // A scene too small for the pool to take any of its domains starts no threads.
+  // Always a pool, as a session has: kernel code that is not provably short runs on its threads,
+  // where Ctrl-C or SIGTERM stops it at once (on this thread a frame held the signal back until it
+  // ended: a runaway loop ran on for minutes). A scene too small for the pool to take any of its
+  // domains starts the threads only when a frame needs them.
   const large = scene.nodes.some((n) => n.domain.reduce((a, b) => a * b, 1) >= POOL_THRESHOLD);
-  const pool = options.backend === 'jit' && workers > 1 && large ? new EvalPool(memory.memory, { workers }) : undefined;
+  const pool = options.backend === 'jit' ? new EvalPool(memory.memory, { workers, lazy: !(large && workers > 1) }) : undefined;
   let run: Engine;
   let feed: InputFeed;
   try {
@@ -192,6 +195,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
         await feed.fill(frame);
         // `frame` is the frame's number in the render, however the range is split (shards, farm).
         run.frame = frame;
+        mark(`frame ${frame} begins`);
         await run.evaluate({ time }, stop.signal);
         mark(`frame ${frame} evaluated`);
       } catch (e) {

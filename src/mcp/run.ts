@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioLineTransport } from './stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Session } from '../main/session.js';
 import { McpDoor } from './server.js';
@@ -75,7 +75,7 @@ export async function mcp(scenePath: string, options: McpOptions = {}): Promise<
   let end!: () => void;
   const ended = new Promise<void>((r) => (end = r));
   const door = new McpDoor(opening, { onQuit: () => end() });
-  const transport = new StdioServerTransport(process.stdin, channel);
+  const transport = new StdioLineTransport(process.stdin, channel);
   transport.onclose = () => end();
   // The SDK's transport does not watch for the end of stdin; a client that closes it is done
   // asking, and gets the answers to what it asked before (`printf ... | entelechy mcp` did not).
@@ -108,18 +108,23 @@ export async function mcp(scenePath: string, options: McpOptions = {}): Promise<
  * when the input ends). A line that is not a JSON-RPC message gets JSON-RPC's own error (-32700 for
  * no JSON, -32600 for JSON that is no message), where the SDK's transport only told its onerror.
  */
-function watchRequests(transport: StdioServerTransport): () => Promise<void> {
-  let pending = 0;
+function watchRequests(transport: StdioLineTransport): () => Promise<void> {
+  // By id: a call the client cancelled (notifications/cancelled) is answered by no one.
+  const pending = new Set<unknown>();
   let idle: (() => void) | undefined;
+  const settled = (id: unknown) => {
+    if (pending.delete(id) && pending.size === 0) idle?.();
+  };
   const received = transport.onmessage!;
   transport.onmessage = (message) => {
-    if ('method' in message && 'id' in message) pending++;
+    if ('method' in message && 'id' in message) pending.add(message.id);
+    if ('method' in message && message.method === 'notifications/cancelled') settled((message.params as { requestId?: unknown } | undefined)?.requestId);
     received(message);
   };
   const send = transport.send.bind(transport);
   transport.send = async (message) => {
     await send(message);
-    if (('result' in message || 'error' in message) && message.id !== null && pending > 0 && --pending === 0) idle?.();
+    if (('result' in message || 'error' in message) && message.id !== null) settled(message.id);
   };
   const told = transport.onerror;
   transport.onerror = (error) => {
@@ -130,5 +135,5 @@ function watchRequests(transport: StdioServerTransport): () => Promise<void> {
       void send({ jsonrpc: '2.0', id: null, error: { code: parse ? -32700 : -32600, message } } as unknown as JSONRPCMessage).catch(() => undefined);
     }
   };
-  return () => (pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
+  return () => (pending.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
 }

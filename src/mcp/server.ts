@@ -62,16 +62,21 @@ export class McpDoor {
     );
     for (const tool of tools()) {
       const { name, ...config } = tool;
-      this.server.registerTool(name, config, (args: Json, extra) =>
-        this.serialised(async () => {
+      // `cancel` is answered at once, out of turn, as on every door: queued, it waited for the
+      // evaluation it was sent to stop.
+      const run = name === 'cancel' ? <T>(f: () => Promise<T>) => f() : <T>(f: () => Promise<T>) => this.serialised(f);
+      this.server.registerTool(name, config, (args: Json, extra) => {
+        // notifications/cancelled for this call: its evaluation is stopped, as `cancel` would.
+        extra.signal.addEventListener('abort', () => void this.cancelCall(extra.requestId), { once: true });
+        return run(async () => {
           try {
             return await this.resources.during(() => this.call(name, args, extra.requestId));
           } catch (e) {
             // The session answers its own failures; this is the door's (or a session that did not open).
             return toolError({ message: `internal error in \`${name}\`: ${plainReason(e)}`, internal: true });
           }
-        }),
-      );
+        });
+      });
     }
     this.resources = new SceneResources(this.server, (op, fields) => this.ask(op, fields), Promise.resolve(session));
     registerPrompts(this.server, (op, fields) => this.ask(op, fields));
@@ -83,12 +88,26 @@ export class McpDoor {
     return run;
   }
 
-  /** One protocol request through the session, its answer parsed. */
-  async ask(op: string, fields: Json): Promise<Answer> {
+  /** The protocol request id of each tool call at work, by its JSON-RPC id: what `cancel` names. */
+  private readonly calls = new Map<RequestId, number>();
+
+  /** One protocol request through the session, its answer parsed; `call`: the tool call it serves (cancel finds it by that). */
+  async ask(op: string, fields: Json, call?: RequestId): Promise<Answer> {
     const id = ++this.nextId;
-    const session = await this.session;
-    const answer = JSON.parse(await dispatch(session, JSON.stringify({ ...fields, id, op }), this.conn)) as Json;
-    return answer.error !== undefined ? { error: answer.error as Json } : { ok: answer.ok as Json };
+    if (call !== undefined) this.calls.set(call, id);
+    try {
+      const session = await this.session;
+      const answer = JSON.parse(await dispatch(session, JSON.stringify({ ...fields, id, op }), this.conn)) as Json;
+      return answer.error !== undefined ? { error: answer.error as Json } : { ok: answer.ok as Json };
+    } finally {
+      if (this.calls.get(call!) === id) this.calls.delete(call!);
+    }
+  }
+
+  /** Stop the evaluation of a tool call the client cancelled (notifications/cancelled). */
+  private async cancelCall(call: RequestId): Promise<void> {
+    const id = this.calls.get(call);
+    if (id !== undefined) await this.ask('cancel', { request: id }).catch(() => undefined);
   }
 
   /** A tool call (its arguments checked by its schema): the operation of that name, answered as MCP content. */
@@ -100,7 +119,9 @@ export class McpDoor {
       const refused = await this.refusedScene();
       if (refused) return refused;
     }
-    const answer = await this.ask(name, args);
+    // `cancel` names a call by its JSON-RPC id, which the session knows by the request it made.
+    const fields = name === 'cancel' && args.request !== undefined ? { ...args, request: this.calls.get(args.request as RequestId) ?? args.request } : args;
+    const answer = await this.ask(name, fields, request);
     if (answer.error) return toolError(answer.error);
     const ok = answer.ok;
     await this.log(ok.events);

@@ -37,6 +37,7 @@ t.test('the protocol\'s help without a name: the quick start, the docs, the inde
   for (const o of OPERATIONS) t.ok(lines.some((l) => l.startsWith(`  ${o.name} ${fieldUsage(o)}`)), `a row for ${o.name} with its fields`);
   t.ok(lines.some((l) => l.includes('entelechy serve SCENE --listen')), 'how to listen');
   t.ok(lines.some((l) => l.includes('entelechy mcp SCENE')), 'how to reach it over MCP');
+  t.ok(lines.some((l) => l.includes('entelechy render SCENE -o out.png')), "how to render without a session: the README's first command");
   t.ok(lines.some((l) => l.includes('entelechy test FILE.replay')), 'how to run a replay');
   for (const d of help.docs) t.ok(existsSync(d.file), `${d.path} is where it says`);
   t.same(help.docs.map((d: { path: string }) => d.path), DOCS.map((d) => d.path));

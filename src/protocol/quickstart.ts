@@ -63,6 +63,12 @@ export function quickStart(): string[] {
     '',
     'Start one:',
     ...doors.map((d) => `  ${d.open.padEnd(width)}  ${d.summary}`),
+    // The README's first command, which a newcomer reading only `help` did not find.
+    'Or, without a session:',
+    ...[
+      ['entelechy render SCENE -o out.png', "the scene's output as a PNG; frames, video, tiles and inputs: help render"],
+      ['entelechy check SCENE', 'check a scene: its errors with line, column and a fix'],
+    ].map(([command, what]) => `  ${command.padEnd(width)}  ${what}`),
     '',
     'One JSON object a line: {"id": ANY, "op": OPERATION, ...fields}; the answer is {"id", "ok": {...}} or {"error": {"message", ...}, "id"}.',
     ...EXAMPLES.flatMap((e) => [e.says, `  > ${e.request}`, `  < ${e.answer}`]),

@@ -55,6 +55,22 @@ t.test('a PNG goes in and comes out byte for byte, the field sized by the image'
   t.same(Buffer.from(out.rgba), PNG.sync.read(readFileSync(join(dir, 'in.png'))).data, 'sRGB decoded to linear and encoded back: every byte kept');
 });
 
+t.test("a photo stored sideways with an EXIF orientation is read upright, as a viewer shows it", async (t) => {
+  const sharp = (await import('sharp')).default;
+  const dir = scratchDir('entelechy-input-');
+  // Stored 40 x 20, red on the left and blue on the right; orientation 6 turns it a quarter clockwise.
+  const stored = Buffer.alloc(40 * 20 * 3);
+  for (let i = 0; i < 40 * 20; i++) stored.set(i % 40 < 20 ? [255, 0, 0] : [0, 0, 255], i * 3);
+  await sharp(stored, { raw: { width: 40, height: 20, channels: 3 } }).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toFile(join(dir, 'phone.jpg'));
+  const r = cli(['render', passScene(dir), '--input', `img=${join(dir, 'phone.jpg')}`, '-o', join(dir, 'out.png')]);
+  t.equal(r.status, 0, r.ended);
+  const out = decodePng(readFileSync(join(dir, 'out.png')));
+  t.same([out.width, out.height], [20, 40], 'upright: 20 wide, 40 high');
+  const at = (x: number, y: number) => [...out.rgba.subarray((y * 20 + x) * 4, (y * 20 + x) * 4 + 3)];
+  t.ok(at(10, 5)[0] > 200 && at(10, 5)[2] < 60, `red on top: ${at(10, 5)}`);
+  t.ok(at(10, 35)[2] > 200 && at(10, 35)[0] < 60, `blue below: ${at(10, 35)}`);
+});
+
 t.test('kernels see linear values: sRGB byte 128 is 0.2158605 in the field', async (t) => {
   const dir = scratchDir('entelechy-input-');
   writePng(join(dir, 'grey.png'), 8, 8, () => [128, 64, 255, 51]);

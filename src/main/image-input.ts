@@ -44,7 +44,8 @@ export async function imageSize(file: string): Promise<[number, number]> {
   const sharp = await loadSharp();
   try {
     const m = await sharp(file).metadata();
-    return [m.width!, m.height!];
+    // EXIF orientations 5-8 turn the picture a quarter: it is read upright (decodeImage).
+    return (m.orientation ?? 1) >= 5 ? [m.height!, m.width!] : [m.width!, m.height!];
   } catch (e) {
     throw notAnImage(file, e);
   }
@@ -62,7 +63,8 @@ export async function decodeImage(source: string | ImageBytes, size?: { width: n
   const file = typeof source === 'string' ? source : source.name;
   const sharp = await loadSharp();
   try {
-    let image = sharp(typeof source === 'string' ? source : source.bytes).ensureAlpha();
+    // Upright, as a viewer shows it: a phone's photo is stored sideways with an EXIF orientation.
+    let image = sharp(typeof source === 'string' ? source : source.bytes).rotate().ensureAlpha();
     if (size) image = image.resize(size.width, size.height, { fit: 'fill' });
     const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
     if (info.channels !== 4) throw new Error(`${info.channels} channels`);

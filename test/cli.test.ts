@@ -79,7 +79,7 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   refused(['render', 'examples/rings/scene.esn', '--frames', '0:1', '-o', join(tmpdir(), 'entelechy-never-written', 'x%d%d.png')], /has 2 frame number patterns: give one/);
   refused(['render', 'examples/rings/scene.esn', '--frames', '0:1', '-o', join(tmpdir(), 'entelechy-never-written', 'v%d.mp4')], /a video is one file: name it without a frame number pattern/);
   // The photo's nodes follow its picture: --size was ignored without a word.
-  refused(['render', 'examples/photo/scene.esn', '--size', '100x50'], /--size 100x50 sizes no node of examples\/photo\/scene\.esn: its 2-D nodes \(grade\) take their size from what they read \(240 x 160\): leave --size out/);
+  refused(['render', 'examples/photo/scene.esn', '--size', '100x50'], /--size 100x50 sizes no node of examples\/photo\/scene\.esn: its 2-D nodes \(grade\) take their size from what they read \(240 x 160\): leave --size out, or change the size of what they read: input `photo` declares `size 240 x 160` \(scene\.esn\); edit that/);
   refused(['render', 'examples/rings/scene.esn', '--size', '64x64x4'], /--size 64x64x4 has 3 axes, but no node of examples\/rings\/scene\.esn has 3: its nodes are 2-D; give WIDTHxHEIGHT/);
   refused(['render', 'examples/rings/scene.esn', '--size', '-5x10'], /`-5x10` reads as an option; write a value that starts with `-` as --name=-5x10/);
   refused(['rendr', 'examples/rings/scene.esn'], /Did you mean render\?/);

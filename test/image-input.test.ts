@@ -161,7 +161,13 @@ t.test('--input mistakes say what is wrong', async (t) => {
 t.test('examples/photo grades its photograph from the command line', async (t) => {
   const dir = scratchDir('entelechy-input-');
   const args = ['render', 'examples/photo/scene.esn', '--input', 'photo=examples/photo/photo.jpg'];
-  t.equal(cli([...args, '-o', join(dir, 'graded.png')]).status, 0);
+  const given = cli([...args, '-o', join(dir, 'graded.png')]);
+  t.equal(given.status, 0);
+  t.notMatch(given.stderr, /note: input/, 'an input given says nothing of it');
+  // Left out, the input held zeros: a picture of nothing, written without a word.
+  const empty = cli(['render', 'examples/photo/scene.esn', '-o', join(dir, 'empty.png')]);
+  t.equal(empty.status, 0, empty.ended);
+  t.match(empty.stderr, /note: input `photo` was given no image, so it holds zeros; fill it with --input photo=FILE/);
   t.equal(cli([...args, '--param', 'exposure=0', '--param', 'warmth=0', '-o', join(dir, 'plain.png')]).status, 0);
   const [graded, plain] = ['graded', 'plain'].map((n) => decodePng(readFileSync(join(dir, `${n}.png`))).rgba);
   const centre = (120 + 80 * 240) * 4;

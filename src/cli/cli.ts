@@ -152,10 +152,19 @@ async function renderCommand(argv: {
   // photo example's nodes follow its picture).
   if (size && !scene.nodes.some((n) => n.resized)) {
     const sized = scene.nodes.filter((n) => n.domain.length === size.length);
-    throw new UserError(`--size ${argv.size} sizes no node of ${argv.scene}: its ${size.length}-D nodes (${sized.map((n) => n.name).join(', ')}) take their size from what they read (${sized[0].domain.join(' x ')}): leave --size out, or change the size of what they read`);
+    // An input whose declaration fixes its size is where the size comes from: --size does not reach it.
+    const fixed = [...scene.inputs.values()].filter((i) => i.statement.size && i.dims === size.length);
+    const where = fixed.length
+      ? `change the size of what they read: ${fixed.map((i) => `input \`${i.name}\` declares \`size ${i.size.join(' x ')}\` (${i.path})`).join(', ')}; edit that, or leave the size out of the declaration and give an image of the size you want (--input NAME=FILE)`
+      : 'change the size of what they read';
+    throw new UserError(`--size ${argv.size} sizes no node of ${argv.scene}: its ${size.length}-D nodes (${sized.map((n) => n.name).join(', ')}) take their size from what they read (${sized[0].domain.join(' x ')}): leave --size out, or ${where}`);
   }
   const params = checkParamOptions(scene, paramOptions);
   checkInputOptions(scene, inputs, argv.scene);
+  // An input left empty renders a picture of nothing (every pixel 0) without a word otherwise.
+  for (const input of scene.inputs.values())
+    if (input.dims > 1 && !input.statement.value && !inputs.some((i) => i.name === input.name))
+      process.stderr.write(`note: input \`${input.name}\` was given no image, so it holds zeros; fill it with --input ${input.name}=FILE\n`);
   const output = argv.output ?? scene.outputs[0]?.name;
   if (!output) throw new UserError(`${argv.scene} declares no output: add \`output NAME <- NODE.PORT;\``);
   if (!scene.outputs.some((o) => o.name === output))

@@ -270,7 +270,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
       (y) =>
         y
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
-          .option('out', { alias: 'o', type: 'string', describe: 'the PNG to write (default: the scene name .png); with --frames out/%04d.png, or a video: out.mp4, out.webm, out.gif (through ffmpeg)' })
+          .option('out', { alias: 'o', type: 'string', describe: 'the PNG to write (default: the scene name .png); with --frames out/%04d.png, or a video: out.mp4, out.webm, out.gif (through ffmpeg; videos keep no partial alpha: mp4 and webm drop it, a GIF pixel is transparent under alpha 0.5)' })
           .option('output', { type: 'string', describe: 'which output of the scene (default: the first)' })
           .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds (with --frames, of frame 0: frame N is at TIME + N / FPS)' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })

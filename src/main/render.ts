@@ -232,13 +232,13 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       throw e;
     }
     const millis = performance.now() - started;
-    out({ done: true, frames: writer.written, ...(done.size ? { skipped: done.size } : {}), ...(options.shard ? { shard: { ...options.shard, first, last } } : {}), ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: pool?.workers ?? 1, events: run.events });
+    out({ done: true, frames: writer.written, ...(done.size ? { skipped: done.size } : {}), ...(options.shard ? { shard: { ...options.shard, first, last } } : {}), ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: Math.max(1, pool?.used ?? 0), events: run.events });
     bar?.stop();
     if (writer instanceof VideoWriter && writer.padded && !options.json) process.stderr.write(`note: ${writer.padded}\n`);
     if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frame${writer.written === 1 ? '' : 's'} to ${options.file}${done.size ? ` (${done.size} already there skipped)` : ''} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
     else if (!options.json) {
       const field = run.outputField(options.output)!;
-      process.stderr.write(`wrote ${options.file} (${field.width} x ${field.height}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${pool ? pool.workers : 1} worker${pool && pool.workers > 1 ? 's' : ''})\n`);
+      process.stderr.write(`wrote ${options.file} (${field.width} x ${field.height}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${workerCount(pool)})\n`);
     }
   } catch (e) {
     bar?.stop();
@@ -446,4 +446,10 @@ async function interruptedMeanwhile(signal: AbortSignal | undefined, waitMs = 20
     signal.addEventListener('abort', () => (clearTimeout(timer), done()), { once: true });
   });
   return signal.aborted && signal.reason instanceof Cancelled ? signal.reason : undefined;
+}
+
+/** The threads that ran a render's frames, in words: its pool's once started, else this one. */
+function workerCount(pool: EvalPool | undefined): string {
+  const n = Math.max(1, pool?.used ?? 0);
+  return `${n} worker${n > 1 ? 's' : ''}`;
 }

@@ -80,6 +80,11 @@ export interface PoolOptions {
 export class EvalPool {
   readonly workers: number;
   private made?: Piscina;
+
+  /** The threads that ran this pool's work: `workers` once started, else none (a lazy pool a render never needed). */
+  get used(): number {
+    return this.made ? this.workers : 0;
+  }
   private destroyed = false;
   /** Workers that finished loading (loaded.ts). */
   private readonly loaded = loadedCounter();

@@ -99,7 +99,7 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
     bar?.stop();
     const millis = performance.now() - started;
     const whole = renderer.plan.whole.flatMap((w, gi) => (w && renderer.plan.needed[gi] ? [renderer.groups[gi].nodes.map((n) => n.name).join('+')] : []));
-    out({ done: true, frames: written, millis: Math.round(millis), compile_ms: Math.round(ctx.compileMillis), cached_modules: ctx.cachedModules, workers: ctx.pool?.workers ?? 1, tiles: { width: tw, height: th, count: tiles, whole, reason: ctx.reason } });
+    out({ done: true, frames: written, millis: Math.round(millis), compile_ms: Math.round(ctx.compileMillis), cached_modules: ctx.cachedModules, workers: Math.max(1, ctx.pool?.used ?? 0), tiles: { width: tw, height: th, count: tiles, whole, reason: ctx.reason } });
     if (!options.json) {
       const what = frames ? `${written} frames to ${options.file}` : `${options.file} (${renderer.width} x ${renderer.height}, output \`${options.output}\`)`;
       process.stderr.write(`wrote ${what} in ${tiles} tile${tiles === 1 ? '' : 's'} of ${tw} x ${th} (${ctx.reason}), ${(millis / 1000).toFixed(2)} s${whole.length ? `; computed whole: ${whole.join(', ')}` : ''}\n`);

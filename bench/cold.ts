@@ -100,10 +100,10 @@ export function coldTable(ms: ColdFrame[]): string {
   const f = (n: number) => n.toFixed(0);
   const short: Record<string, string> = {
     'node started': 'node', 'command line imported': 'cli import', 'render imported': 'render import', 'scene parsed and checked': 'parse+check',
-    'compile worker started': 'worker start', 'compiler loaded': 'binaryen wait', 'modules compiled': 'compile', 'frames written': 'encode+write',
+    'compile worker started': 'worker start', 'compiler loaded': 'binaryen wait', 'modules compiled': 'compile', 'frame 0 begins': 'engine', 'frames written': 'encode+write',
   };
   const stageNames = [...new Set(ms.flatMap((m) => m.stages.map((s) => s.stage)))].map((s) => (/^frame \d+ evaluated$/.test(s) ? 'frame 0 evaluated' : s));
-  const order = ['node started', 'compile worker started', 'command line imported', 'render imported', 'scene parsed and checked', 'compiler loaded', 'modules compiled', 'frame 0 evaluated', 'frames written'].filter((s) => stageNames.includes(s));
+  const order = ['node started', 'compile worker started', 'command line imported', 'render imported', 'scene parsed and checked', 'compiler loaded', 'modules compiled', 'frame 0 begins', 'frame 0 evaluated', 'frames written'].filter((s) => stageNames.includes(s));
   const rows = [['scene', ...order.map((s) => `${short[s] ?? 'evaluate'} ms (cpu)`), 'first frame ms median (min-max)', 'cpu ms', 'load']];
   for (const m of ms) {
     let wall = 0;

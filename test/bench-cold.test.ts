@@ -15,7 +15,7 @@ t.test('bench --cold --json: the first frame of a cold render and its stages', a
   t.equal(m.scene, 'rings');
   t.same(
     m.stages.map((s: any) => s.stage),
-    ['node started', 'compile worker started', 'command line imported', 'render imported', 'scene parsed and checked', 'compiler loaded', 'modules compiled', 'frame 0 evaluated', 'frames written'],
+    ['node started', 'compile worker started', 'command line imported', 'render imported', 'scene parsed and checked', 'compiler loaded', 'modules compiled', 'frame 0 begins', 'frame 0 evaluated', 'frames written'],
     'every stage, in order: with the cache off the compile worker starts at once, and the modules are compiled on it',
   );
   const walls = m.stages.map((s: any) => s.wall_ms);

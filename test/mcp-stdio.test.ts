@@ -108,3 +108,55 @@ t.test('notifications/cancelled stops the call, which is not answered; then clos
   t.equal(code, 0, s.stderr());
   t.notOk(s.messages.some((m) => m.id === 20), 'the cancelled call is not answered (MCP: the client no longer waits for it)');
 });
+
+t.test('an evaluation waiting its turn is cancelled too: by `cancel` naming it or not, and by notifications/cancelled', async (t) => {
+  const s = mcp(t);
+  await s.start();
+  s.call(30, 'evaluate');
+  s.call(31, 'evaluate', { time: 1 }); // waits for 30
+  s.call(32, 'trace', { x: 0, y: 0 }); // waits too
+  s.call(33, 'evaluate', { time: 2 }); // and this one
+  await new Promise((r) => setTimeout(r, 1500));
+  s.send({ method: 'notifications/cancelled', params: { requestId: 33, reason: 'no longer wanted' } });
+  s.call(34, 'cancel', { request: 31 });
+  t.same((await s.answer((m) => m.id === 34)).result?.structuredContent, { cancelled: 1 }, 'the waiting call it names counts');
+  s.call(35, 'cancel');
+  t.same((await s.answer((m) => m.id === 35)).result?.structuredContent, { cancelled: 2 }, 'the running frame and the waiting trace (31 was cancelled already)');
+  for (const id of [30, 31, 32]) {
+    const a = await s.answer((m) => m.id === id);
+    t.ok(a.result?.isError, `${id}: a tool error`);
+    t.equal(a.result?.structuredContent?.error?.cancelled, true, `${id}: cancelled (${a.result?.content?.[0]?.text})`);
+  }
+  t.match((await s.answer((m) => m.id === 31)).result?.content?.[0]?.text, /it never ran/);
+  s.call(36, 'status');
+  t.equal((await s.answer((m) => m.id === 36)).result?.structuredContent?.frame, 0, 'no frame was kept: not the running one, and none of those that waited ran');
+  t.notOk(s.messages.some((m) => m.id === 33), 'the call cancelled by notification is not answered');
+  s.stdin.end();
+  t.equal(await s.exited, 0, s.stderr());
+});
+
+t.test('a malformed tools/call or subscribe says what is wrong, once, and the server goes on', async (t) => {
+  const s = mcp(t);
+  await s.start();
+  s.send({ id: 40, method: 'tools/call', params: { arguments: {} } });
+  s.send({ id: 41, method: 'tools/call', params: { name: 'status', arguments: 5 } });
+  s.send({ id: 42, method: 'resources/subscribe', params: { uri: 'entelechy://doc/nope.esn' } });
+  s.send({ id: 43, method: 'resources/subscribe', params: { uri: 'https://example.com/x' } });
+  const error = async (id: number) => (await s.answer((m) => m.id === id)).error;
+  t.match(await error(40), { code: -32602, message: /^tools\/call needs `name`/ }, 'no name');
+  t.match(await error(41), { code: -32602, message: /^the arguments of `status` must be an object of its fields \(got 5\)/ }, 'arguments not an object');
+  t.match(await error(42), { code: -32602, message: /^no document `nope\.esn`.*resources\/list names the documents/ }, 'a document that is not there');
+  t.match(await error(43), { code: -32602, message: /^`https:\/\/example\.com\/x` is not a resource of this server/ }, 'not ours');
+  s.call(44, 'statuss');
+  const unknown = (await s.answer((m) => m.id === 44)).result;
+  t.equal(unknown?.isError, true, 'an unknown tool is a tool error');
+  t.match(unknown?.structuredContent?.error?.message, /did you mean `status`\?/);
+  s.call(45, 'param', { name: 'x', value: 'hot' });
+  const typed = (await s.answer((m) => m.id === 45)).result;
+  t.equal(typed?.structuredContent?.error?.field, 'value', 'a refused argument has the error\'s members as structured content');
+  t.match(typed?.content?.[0]?.text, /^`value` of `param` must be a number/, 'in the protocol\'s words, with nothing before them');
+  s.call(46, 'status');
+  t.equal((await s.answer((m) => m.id === 46)).result?.structuredContent?.frame, 0, 'the server goes on');
+  s.stdin.end();
+  t.equal(await s.exited, 0, s.stderr());
+});

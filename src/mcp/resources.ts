@@ -11,9 +11,9 @@
 
 import { watch, type FSWatcher } from 'node:fs';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema, type ReadResourceResult, type RequestId, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import { SubscribeRequestSchema, UnsubscribeRequestSchema, type ReadResourceResult, type RequestId, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Session } from '../main/session.js';
-import type { Answer } from './server.js';
+import { invalidParams, type Answer } from './server.js';
 
 export const DOC = 'entelechy://doc/';
 export const OUTPUT = 'entelechy://output/';
@@ -67,6 +67,7 @@ export class SceneResources {
     );
     // McpServer registers list and read; subscriptions are the low-level server's.
     server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+      await this.known(request.params.uri);
       this.subscribed.add(request.params.uri);
       return {};
     });
@@ -104,9 +105,23 @@ export class SceneResources {
     return { docs: new Map((await this.documents()).map(([path, version]) => [DOC + path, version])), outputs: await this.outputs() };
   }
 
+  /** Refuse a uri that names no document or output of the scene (a subscription to it would hear nothing). */
+  private async known(uri: string): Promise<void> {
+    if (uri.startsWith(DOC)) {
+      const a = await this.ask('document', { path: uri.slice(DOC.length) });
+      if (a.error) throw invalidParams(`${String(a.error.message)}; resources/list names the documents`);
+    } else if (uri.startsWith(OUTPUT) && uri.endsWith('.png')) {
+      const name = uri.slice(OUTPUT.length, -'.png'.length);
+      const outputs = await this.outputs();
+      if (!outputs.includes(name)) throw invalidParams(`no output \`${name}\`; the outputs: ${outputs.map((o) => `${OUTPUT}${o}.png`).join(', ') || 'none'}`);
+    } else {
+      throw invalidParams(`\`${uri}\` is not a resource of this server: subscribe to a document (${DOC}PATH) or an output (${OUTPUT}NAME.png); resources/list names them`);
+    }
+  }
+
   private async readDocument(uri: string, path: string): Promise<ReadResourceResult> {
     const a = await this.ask('document', { path });
-    if (a.error) throw new McpError(ErrorCode.InvalidParams, String(a.error.message));
+    if (a.error) throw invalidParams(String(a.error.message));
     return { contents: [{ uri, mimeType: 'text/plain', text: String(a.ok.text) }] };
   }
 
@@ -114,7 +129,7 @@ export class SceneResources {
     const a = await this.ask('read', { output: name });
     if (a.error) {
       const then = a.error.request ? `; then read it again (call the \`${(a.error.request as { op: string }).op}\` tool first)` : '';
-      throw new McpError(ErrorCode.InvalidParams, `${String(a.error.message)}${then}`);
+      throw invalidParams(`${String(a.error.message)}${then}`);
     }
     return { contents: [{ uri, mimeType: 'image/png', blob: String(a.ok.data) }] };
   }

@@ -6,7 +6,9 @@
 // tool errors a model can act on, and the pictures `read` and `evaluate` make as image content.
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import { Protocol, type RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, RequestId, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Session } from '../main/session.js';
 import { VERSIONS } from '../protocol/handlers/inspect.js';
 import { plainReason } from '../protocol/envelope.js';
@@ -18,6 +20,18 @@ import { dispatch } from '../protocol/dispatcher.js';
 
 type Json = Record<string, unknown>;
 type Content = CallToolResult['content'][number];
+type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** `tools/call` with its params as they came: the door checks them itself (toolCall). */
+const ToolCallSchema = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
+/**
+ * A JSON-RPC error -32602 whose message is the reason alone: an McpError's own message starts
+ * with "MCP error -32602: ", which the client's McpError prefixes again.
+ */
+export function invalidParams(message: string): Error {
+  return Object.assign(new Error(message), { code: -32602 });
+}
 
 /** One protocol answer: `ok` or `error`, as the envelope writes them. */
 export type Answer = { ok: Json; error?: undefined } | { error: Json; ok?: undefined };
@@ -65,10 +79,17 @@ export class McpDoor {
       // `cancel` is answered at once, out of turn, as on every door: queued, it waited for the
       // evaluation it was sent to stop.
       const run = name === 'cancel' ? <T>(f: () => Promise<T>) => f() : <T>(f: () => Promise<T>) => this.serialised(f);
-      this.server.registerTool(name, config, (args: Json, extra) => {
+      // An evaluation waiting its turn can be cancelled too, as on every door (`waiting`).
+      const cancellable = operation(name)?.fields.some((f) => f.name === 'deadline') ?? false;
+      const handler = (args: Json, extra: CallExtra): Promise<CallToolResult> => {
         // notifications/cancelled for this call: its evaluation is stopped, as `cancel` would.
+        // (One still waiting is marked, and answers nothing when its turn comes.)
         extra.signal.addEventListener('abort', () => void this.cancelCall(extra.requestId), { once: true });
+        if (cancellable) this.waiting.set(extra.requestId, { cancelled: false });
         return run(async () => {
+          const waited = this.waiting.get(extra.requestId);
+          this.waiting.delete(extra.requestId);
+          if (waited?.cancelled || (cancellable && extra.signal.aborted)) return toolError(CANCELLED_WAITING);
           try {
             return await this.resources.during(() => this.call(name, args, extra.requestId));
           } catch (e) {
@@ -76,8 +97,18 @@ export class McpDoor {
             return toolError({ message: `internal error in \`${name}\`: ${plainReason(e)}`, internal: true });
           }
         });
-      });
+      };
+      this.handlers.set(name, handler);
+      this.server.registerTool(name, config, handler); // listed from the table's schemas
     }
+    // Calls are answered by the door itself, not the SDK's handler: that one refused arguments
+    // its schema does not fit in its own words, with no structured content, and malformed params
+    // with zod's dump as an internal error. Arguments go to the session as they came, where the
+    // protocol refuses them as it refuses the same request on any door (the schemas say the same:
+    // schema.ts), as a tool error with the error's members.
+    // (Protocol's own setRequestHandler: the Server's wraps tools/call in a check that refuses
+    // malformed params with zod's dump, before the door could say what is wrong.)
+    Protocol.prototype.setRequestHandler.call(this.server.server, ToolCallSchema, (request, extra) => this.toolCall(request.params, extra));
     this.resources = new SceneResources(this.server, (op, fields) => this.ask(op, fields), Promise.resolve(session));
     registerPrompts(this.server, (op, fields) => this.ask(op, fields));
   }
@@ -86,6 +117,36 @@ export class McpDoor {
     const run = this.queue.then(f, f);
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Each tool's handler, by name: what `tools/call` runs. */
+  private readonly handlers = new Map<string, (args: Json, extra: CallExtra) => Promise<CallToolResult>>();
+
+  /** A `tools/call` request: its tool's handler, or a clear refusal of what it names or sends. */
+  private async toolCall(params: unknown, extra: CallExtra): Promise<CallToolResult> {
+    const { name, arguments: args } = (params ?? {}) as Json;
+    if (typeof name !== 'string') throw invalidParams('tools/call needs `name`, the name of a tool (a string; tools/list names them all), and `arguments`, an object of its fields');
+    if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+      throw invalidParams(`the arguments of \`${name}\` must be an object of its fields (got ${Array.isArray(args) ? 'an array' : JSON.stringify(args)}); {} for none`);
+    }
+    const handler = this.handlers.get(name);
+    // An unknown tool is an unknown operation: the protocol names the nearest ones.
+    if (!handler) return toolError((await this.ask(name, (args as Json) ?? {})).error ?? { message: `no tool \`${name}\`` });
+    return handler((args as Json) ?? {}, extra);
+  }
+
+  /** The calls of evaluations still waiting their turn, by JSON-RPC id: `cancel` marks them, and they answer that they were cancelled. */
+  private readonly waiting = new Map<RequestId, { cancelled: boolean }>();
+
+  /** Mark the waiting evaluations cancelled (only the call `request`, when given); returns how many. */
+  private cancelWaiting(request?: RequestId): number {
+    let n = 0;
+    for (const [id, call] of this.waiting) {
+      if ((request !== undefined && id !== request) || call.cancelled) continue;
+      call.cancelled = true;
+      n++;
+    }
+    return n;
   }
 
   /** The protocol request id of each tool call at work, by its JSON-RPC id: what `cancel` names. */
@@ -106,6 +167,8 @@ export class McpDoor {
 
   /** Stop the evaluation of a tool call the client cancelled (notifications/cancelled). */
   private async cancelCall(call: RequestId): Promise<void> {
+    const waiting = this.waiting.get(call);
+    if (waiting) return void (waiting.cancelled = true);
     const id = this.calls.get(call);
     if (id !== undefined) await this.ask('cancel', { request: id }).catch(() => undefined);
   }
@@ -121,9 +184,10 @@ export class McpDoor {
     }
     // `cancel` names a call by its JSON-RPC id, which the session knows by the request it made.
     const fields = name === 'cancel' && args.request !== undefined ? { ...args, request: this.calls.get(args.request as RequestId) ?? args.request } : args;
+    const queued = name === 'cancel' ? this.cancelWaiting(args.request as RequestId | undefined) : 0;
     const answer = await this.ask(name, fields, request);
     if (answer.error) return toolError(answer.error);
-    const ok = answer.ok;
+    const ok = queued ? { ...answer.ok, cancelled: Number(answer.ok.cancelled) + queued } : answer.ok;
     await this.log(ok.events);
     let result: CallToolResult;
     if (name === 'read') result = this.readResult(ok);
@@ -265,6 +329,13 @@ export function toolError(error: Json): CallToolResult {
     structuredContent: { error },
   };
 }
+
+/** The answer of an evaluation cancelled while it waited its turn (the protocol's cancelled error, and nothing ran). */
+const CANCELLED_WAITING: Json = {
+  message: 'cancelled: a `cancel` (or notifications/cancelled) came while it waited for the calls before it; it never ran, so nothing changed',
+  cancelled: true,
+  reason: 'cancel',
+};
 
 /** What the server tells the client about itself when it connects. */
 const INSTRUCTIONS = [

@@ -70,6 +70,8 @@ t.test('a cancel in the middle keeps the frames done; the count and the frame co
   const ran = (await ask({ op: 'status' }, other)).ok.frame - start.frame;
   t.ok(ran >= 3 && ran < 10000, `some frames ran and were kept (${ran})`);
   t.equal(await counted(), start.state + ran, 'the state counted exactly the frames the counter shows');
+  t.equal(a.error?.frames_kept, ran, 'the answer counts the frames kept');
+  t.match(a.error?.message, new RegExp(`^cancelled: .*; ${ran} of its 10000 frames ran and were kept, each whole; the one it was running was not`), 'and says so: not "nothing of it was kept"');
 });
 
 t.test('frames where only the first runs something (a fixed time, no state): the answer is of the frame that ran, not idle', async (t) => {

@@ -751,6 +751,21 @@ t.test('compose and sync', async (t) => {
     for (const f of ['photo.jpg', 'own.replay', 'kept.snapshot.json']) rmSync(join(dir, f));
   });
 
+  await t.test('a new file compose may write: a document or a replay, not hidden, and a document no `use` reaches must parse', async (t) => {
+    const script = await err(t, C, { op: 'compose', path: 'run.sh', text: '#!/bin/sh\necho hi\n' });
+    t.match(script.message, /^`run\.sh` is not a document: compose writes documents \(\.esn\) and replay tests \(\.replay\); name it NAME\.esn/);
+    t.same([script.field, script.expected], ['path', 'NAME.esn or NAME.replay']);
+    const hook = await err(t, C, { op: 'compose', path: '.git/hooks/pre-commit.esn', text: '// x\n' });
+    t.match(hook.message, /^`\.git\/hooks\/pre-commit\.esn` is under `\.git`, a hidden name/);
+    const broken = await err(t, C, { op: 'compose', path: 'notes.esn', text: 'this is not esn {{{' });
+    t.match(broken.message, /^compose refused: nothing was written: `notes\.esn` \(no `use` of the scene reaches it yet\) does not parse: notes\.esn:1:1: unknown statement `this`/);
+    t.same([broken.path, broken.line, broken.column, broken.written], ['notes.esn', 1, 1, false]);
+    for (const f of ['run.sh', '.git', 'notes.esn']) t.notOk(existsSync(join(dir, f)), `${f}: nothing written`);
+    const fine = await ok(t, C, { op: 'compose', path: 'notes.esn', text: 'fn half(a: f32): f32 { return a * 0.5; }\n' });
+    t.equal(fine.written, true, 'a document that parses is written, for a later `use`');
+    rmSync(join(dir, 'notes.esn'));
+  });
+
   await t.test('path: another document', async (t) => {
     const kernel = 'kernel demo.extra@1 {\n  out result: field2<vec4>;\n  each (x, y) {\n    result = vec4(0.5);\n  }\n}';
     const a = await ok(t, C, { op: 'compose', path: 'kernels.esn', edits: [{ kernel: 'demo.extra@1', text: kernel }] });

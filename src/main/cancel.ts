@@ -17,6 +17,9 @@ export class Cancelled extends Error {
   ) {
     super(message);
   }
+
+  /** Frames of a several-frame evaluation that ran and were kept before it stopped (runFrames). */
+  framesKept?: { ran: number; of: number };
 }
 
 /** Milliseconds a change started in the background (a saved edit the Player's watcher saw) may take before it is abandoned. */

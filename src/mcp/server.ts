@@ -13,6 +13,7 @@ import type { Session } from '../main/session.js';
 import { VERSIONS } from '../protocol/handlers/inspect.js';
 import { plainReason } from '../protocol/envelope.js';
 import { operation } from '../protocol/operations.js';
+import { unknownField } from '../protocol/envelope.js';
 import { tools } from './schema.js';
 import { SceneResources } from './resources.js';
 import { registerPrompts } from './prompts.js';
@@ -131,7 +132,13 @@ export class McpDoor {
     }
     const handler = this.handlers.get(name);
     // An unknown tool is an unknown operation: the protocol names the nearest ones.
-    if (!handler) return toolError((await this.ask(name, (args as Json) ?? {})).error ?? { message: `no tool \`${name}\`` });
+    if (!handler) return toolError((await this.ask(name, {})).error ?? { message: `no tool \`${name}\`` });
+    // The request line's own members are not arguments: `id` would be taken for the line's.
+    const envelope = ['id', 'op'].find((key) => Object.hasOwn((args as Json) ?? {}, key));
+    if (envelope) {
+      const refused = unknownField(operation(name)!, envelope);
+      return toolError({ message: refused.message, ...refused.data });
+    }
     return handler((args as Json) ?? {}, extra);
   }
 
@@ -178,10 +185,6 @@ export class McpDoor {
     // Calls queued behind `quit` (a client that wrote its requests at once) were still run.
     if (this.quitting) return toolError({ message: `the server is ending: \`quit\` came before this call, and nothing after it runs` });
     if (name === 'quit') this.quitting = true;
-    if (name === 'evaluate') {
-      const refused = await this.refusedScene();
-      if (refused) return refused;
-    }
     // `cancel` names a call by its JSON-RPC id, which the session knows by the request it made.
     const fields = name === 'cancel' && args.request !== undefined ? { ...args, request: this.calls.get(args.request as RequestId) ?? args.request } : args;
     const queued = name === 'cancel' ? this.cancelWaiting(args.request as RequestId | undefined) : 0;
@@ -199,23 +202,6 @@ export class McpDoor {
     if (operation(name)?.effect !== 'read') await this.resources.check({ outputs: name === 'evaluate', request });
     if (name === 'quit') setImmediate(() => this.options.onQuit?.());
     return result;
-  }
-
-  /**
-   * A scene that does not check runs an empty world: `evaluate` would answer a frame of nothing.
-   * It is a tool error instead, saying why and how to mend it. (A saved edit that was refused
-   * leaves the previous version running: that evaluates.)
-   */
-  private async refusedScene(): Promise<CallToolResult | undefined> {
-    const status = await this.ask('status', {});
-    const s = status.ok;
-    if (!s || !s.refused || (Array.isArray(s.outputs) && s.outputs.length > 0)) return undefined;
-    const reason = String((s.refused as Json).message);
-    return toolError({
-      message: `the scene is refused, so there is nothing to evaluate: ${reason}\nMend it with \`compose\` (\`edits\` of the statement named above, or the whole \`text\`): it checks the scene before writing and answers the diagnostics, often with a \`fix\` to hand back; \`document\` shows the text as it is.`,
-      refused: true,
-      request: { op: 'document', path: s.scene },
-    });
   }
 
   /**

@@ -53,8 +53,13 @@ export async function dispatch(session: Session, line: string, conn: Connection 
     const ok = await handle(req.op, session, req.fields as RequestFields<OperationName>, { kind: conn.kind, id: conn.id, signal: evaluation?.signal, hold });
     return okLine(req.id, ok);
   } catch (e) {
-    if (e instanceof Cancelled)
-      return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; nothing of it was kept: state, clock and frame counter are as before it (frame ${clockOf(session.world).frame})`, { cancelled: true, reason: e.reason, frame: clockOf(session.world).frame, ...(e.node ? { node: e.node } : {}) }));
+    if (e instanceof Cancelled) {
+      const frame = clockOf(session.world).frame;
+      const kept = e.framesKept
+        ? `${e.framesKept.ran} of its ${e.framesKept.of} frames ran and were kept, each whole; the one it was running was not (frame ${frame})`
+        : `nothing of it was kept: state, clock and frame counter are as before it (frame ${frame})`;
+      return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; ${kept}`, { cancelled: true, reason: e.reason, frame, ...(e.framesKept ? { frames_kept: e.framesKept.ran } : {}), ...(e.node ? { node: e.node } : {}) }));
+    }
     return errorLine(req.id, protocolError(e, req.op));
   } finally {
     if (held) void held.finally(() => evaluation?.done());

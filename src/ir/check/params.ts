@@ -9,8 +9,8 @@ import { aType, type ElemType } from '../types.js';
 import type { Scene } from './scene.js';
 
 /** The values an i32 holds. */
-const I32_MIN = -2147483648;
-const I32_MAX = 2147483647;
+export const I32_MIN = -2147483648;
+export const I32_MAX = 2147483647;
 
 /** What the rule needs of a param: its name, type, arity (its value's length) and range. */
 export interface ParamShape {

@@ -6,6 +6,7 @@ import type { World } from '../../main/world.js';
 import { encodePng, inputField, outputField, portField, readPlanes, readRgba, stateField, type Field } from '../../main/world-fields.js';
 import { clockOf, hasComputed, setParam, takeEvents } from '../../main/world-state.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
+import { Cancelled } from '../../main/cancel.js';
 import { paramSetting } from '../../ir/check/params.js';
 import type { SceneNode } from '../../ir/check/graph.js';
 import type { RequestContext } from './index.js';
@@ -39,7 +40,20 @@ export async function param(s: Session, f: RequestFields<'param'>) {
 /** The fields `evaluate` takes, as a refusal of one of them lists them. */
 const EVALUATE_FIELDS = operation('evaluate')!.fields.map((x) => x.name);
 
+/**
+ * A scene that never checked runs an empty world: a frame of it computes nothing and moved the
+ * frame counter as if it had. It is refused instead, with why the scene is and how to mend it.
+ */
+export function refuseNeverLoaded(s: Session, op = 'evaluate'): void {
+  if (s.revision > 0 || !s.refused) return;
+  throw new ProtocolError(
+    `the scene is refused, so there is nothing to ${op}: ${s.refused.message}\nMend it with \`compose\` (\`edits\` of the statement named above, or the whole \`text\`): it checks the scene before writing and answers the diagnostics, often with a \`fix\` to hand back; \`document\` shows the text as it is.`,
+    { refused: true, request: { op: 'document', path: s.entry } },
+  );
+}
+
 export async function evaluate(s: Session, f: RequestFields<'evaluate'>, conn: RequestContext) {
+  refuseNeverLoaded(s);
   const wanted = Array.isArray(f.outputs) ? (f.outputs as string[]) : undefined;
   // Checked before the frame runs: a refused request runs none.
   const side = f.thumbnail;
@@ -90,7 +104,13 @@ async function runFrames(s: Session, input: Parameters<Session['evaluate']>[0], 
   let ran: typeof last;
   let count = 0;
   for (let i = 0; i < frames; i++) {
-    last = await s.evaluate(input, signal);
+    try {
+      last = await s.evaluate(input, signal);
+    } catch (e) {
+      // The frames before it were committed, each whole: the answer says so.
+      if (e instanceof Cancelled && i > 0) e.framesKept = { ran: i, of: frames };
+      throw e;
+    }
     if (last.report.executed.length) (ran = last), count++;
     events.push(...last.events);
     // Between frames the engine's own events are taken, so each frame's are told once; and the
@@ -221,6 +241,7 @@ export async function pause(s: Session, f: RequestFields<'pause'>, conn: Request
 }
 
 export async function trace(s: Session, f: RequestFields<'trace'>, conn: RequestContext) {
+  refuseNeverLoaded(s, 'trace');
   const x = Number(f.x);
   const y = Number(f.y ?? 0);
   const z = Number(f.z ?? 0);

@@ -8,9 +8,12 @@ import { decodeImageFor, fillValue, holdsOtherThanSnapshot, inputField, InputIma
 import { resetAll, resetNode } from '../../main/world-state.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { regionOf } from '../read-region.js';
+import { refuseNeverLoaded } from './running.js';
+import { closest } from '../../ir/suggest.js';
 import { needGrant } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
-import { paramValueProblem } from '../../ir/check/params.js';
+import { I32_MAX, I32_MIN, paramValueProblem } from '../../ir/check/params.js';
+import type { Scalar } from '../../ir/ir.js';
 
 /** Whether a write is into a scene input: named `input`, or `node` naming an input and no node. */
 function writesInput(scene: World['scene'], f: RequestFields<'write'>): boolean {
@@ -29,7 +32,10 @@ function writable(w: World, f: RequestFields<'write'>): { key: string; field: Fi
     return { key: `input:${name}`, field: inputField(w, name)! };
   }
   const node = w.scene.nodes.find((n) => n.name === name);
-  if (!node) throw new ProtocolError(`no node or input \`${name}\`; the nodes: ${w.scene.nodes.map((n) => n.name).join(', ')}; the inputs: ${[...w.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'node' });
+  if (!node) {
+    const near = closest(name, [...w.scene.nodes.map((n) => n.name), ...w.scene.inputs.keys()]);
+    throw new ProtocolError(`no node or input \`${name}\`${near ? `; did you mean \`${near}\`?` : ''}; the nodes: ${w.scene.nodes.map((n) => n.name).join(', ') || 'none'}; the inputs: ${[...w.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'node' });
+  }
   const states = node.kernel.ports.filter((p) => p.kind === 'state').map((p) => p.name);
   const port = typeof f.port === 'string' ? f.port : states[0];
   if (!port || !states.includes(port))
@@ -46,10 +52,21 @@ function writable(w: World, f: RequestFields<'write'>): { key: string; field: Fi
  * the first element is stored, so a refused write leaves the field exactly as it was.
  */
 export async function write(s: Session, f: RequestFields<'write'>) {
+  refuseNeverLoaded(s, 'write into');
   // The event names what the write was into as every write_refused does: an input, or a node's state.
   needGrant(s, 'field.write', '`write`', writesInput(s.scene, f) ? { input: f.input ?? f.node } : { node: f.node, ...(f.port !== undefined ? { port: f.port } : {}) });
   const events = await s.commit({ reason: 'write', prepare: (w) => writeValues(s, w, f) });
   return { events };
+}
+
+/** What a field's component of each type holds (an i32's value stored wrapped, or a bool's 0.5, was no value it could hold). */
+const COMPONENT_VALUES: Record<Scalar, string> = { f32: 'number', i32: `integer ${I32_MIN}..${I32_MAX}`, bool: '0 | 1' };
+
+/** Why a value is not one a component of `comp` holds (an i32's fraction, past its range, a bool's 0.5). */
+function componentProblem(comp: Scalar, v: number): string | undefined {
+  if (comp === 'i32' && !(Number.isInteger(v) && v >= I32_MIN && v <= I32_MAX)) return `not an i32: write an integer from ${I32_MIN} to ${I32_MAX}`;
+  if (comp === 'bool' && v !== 0 && v !== 1) return 'not a bool: write 0 or 1 (false or true)';
+  return undefined;
 }
 
 /** The checked values of a write, and how they are stored. */
@@ -75,11 +92,19 @@ async function writeValues(s: Session, world: World, f: RequestFields<'write'>):
     values = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     // Floats are stored bit for bit (NaN payloads and infinities too); an integer or bool component has no such values.
     const plane = w * h * d;
-    const bad = values.findIndex((v, i) => !Number.isFinite(v) && field.comps[Math.floor(i / plane)] !== 'f32');
-    if (bad >= 0) throw new ProtocolError(`data holds ${values[bad]} at element ${bad % plane} of component ${Math.floor(bad / plane)}, an integer component: write finite numbers there`, { field: 'data', expected: 'finite f32 for integer components' });
+    for (let c = 0; c < n; c++) {
+      const comp = field.comps[c]!;
+      if (comp === 'f32') continue;
+      const at = values.subarray(c * plane, (c + 1) * plane).findIndex((v) => componentProblem(comp, v) !== undefined);
+      if (at >= 0) throw new ProtocolError(`data holds ${values[c * plane + at]} at element ${at} of component ${c}, ${componentProblem(comp, values[c * plane + at]!)}`, { field: 'data', expected: `${COMPONENT_VALUES[comp]} for component ${c}` });
+    }
   } else if (f.value !== undefined) {
     const v = Array.isArray(f.value) ? f.value : new Array<number>(n).fill(f.value);
     if (v.length !== n) throw new ProtocolError(`\`${key}\` has ${n} component${n > 1 ? 's' : ''}: give ${n} number${n > 1 ? 's' : ''}`, { field: 'value' });
+    v.forEach((x, c) => {
+      const problem = componentProblem(field.comps[c]!, x);
+      if (problem) throw new ProtocolError(`\`${key}\`${n > 1 ? ` component ${c}` : ''}: ${x} is ${problem}`, { field: 'value', expected: COMPONENT_VALUES[field.comps[c]!] });
+    });
     if (!f.region) {
       return (engine) => {
         fillValue(engine, field, v);

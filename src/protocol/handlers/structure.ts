@@ -113,6 +113,12 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
     // A file there that is no document (the scene's photograph, its licence) is not compose's to
     // replace: its bytes would be gone, and no version of it kept.
     for (const t of targets) {
+      // A new file is a document or a replay test, never a script or a dot-folder's file (.git/hooks).
+      const hidden = t.path.split('/').find((part) => part.startsWith('.'));
+      if (hidden !== undefined && s.documentAt(t.path) === undefined)
+        throw new ProtocolError(`\`${t.path}\` is under \`${hidden}\`, a hidden name: compose writes the scene's documents and replay tests, never hidden files or folders; name a path without a leading dot`, { path: t.path, field: 'path' });
+      if (t.before === undefined && !/\.(esn|replay)$/.test(t.path))
+        throw new ProtocolError(`\`${t.path}\` is not a document: compose writes documents (.esn) and replay tests (.replay); name it NAME.esn`, { path: t.path, field: 'path', expected: 'NAME.esn or NAME.replay' });
       if (t.before === undefined || /\.(esn|replay)$/.test(t.path) || s.documentAt(t.path) !== undefined) continue;
       throw new ProtocolError(`\`${t.path}\` is a file of the scene's folder but not one of its documents: compose writes documents (.esn) and replay tests (.replay), and would replace it for good; name a document, or move the file away first`, { path: t.path, field: 'path' });
     }
@@ -147,6 +153,7 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
         check: (scene: Scene) => {
           inputWritesGranted(s, '`compose`')(scene);
           refuseProtocolOnly(scene, published);
+          refuseUnparsed(scene, overrides);
         },
       };
       if (f.dry_run) return { path: asked, version: versionOf(main.text), written: false, dry_run: true, ...(await dryRun(s, change, evaluate)) };
@@ -164,6 +171,18 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
       throw e;
     }
   });
+}
+
+/**
+ * A document the compose writes that no `use` reaches is not checked with the scene: it must at
+ * least parse, or it was written broken (and a later `use` of it fails far from this compose).
+ */
+function refuseUnparsed(scene: Scene, overrides: Map<string, string>): void {
+  for (const [path, text] of overrides) {
+    if (scene.documents.some((d) => d.path === path)) continue;
+    const { diagnostics } = parseDocument(path, text);
+    if (diagnostics.length) throw new CheckFailed(`compose refused: nothing was written: \`${path}\` (no \`use\` of the scene reaches it yet) does not parse`, diagnostics);
+  }
 }
 
 /**

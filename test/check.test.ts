@@ -183,6 +183,18 @@ t.test('recursion and unsupported forms are refused with reasons', async (t) => 
   t.ok(ds.some((d) => /strings are not values/.test(d.message) && d.line === 6));
 });
 
+t.test('a loop that can never end is refused at the loop (it ran out of fuel at every element, every frame, with no line)', async (t) => {
+  const kernel = (loop: string) => `kernel k.l@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    let v = 0.0;\n    ${loop}\n    r = v;\n  }\n}\nnode n: k.l@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
+  for (const loop of ['while (true) { v += 1.0; }', 'for (;;) { v += 1.0; }', 'do { v += 1.0; } while (true);', 'while (true) { for (let i = 0; i < 3; i++) { if (i == 2) break; } }']) {
+    const [d, ...more] = only(textScene({ 'scene.esn': kernel(loop) }));
+    t.same(more, [], loop);
+    t.same([d?.line, d?.column], [5, 5], `${loop}: at the loop`);
+    t.match(d?.message, /^this loop never ends: its condition is always true and nothing in its body leaves it \(no `break` or `return`\)/);
+  }
+  for (const loop of ['while (true) { v += 1.0; if (v > 3.0) break; }', 'for (;;) { if (v > 2.0) return; v += 1.0; }', 'while (v < 3.0) { v += 1.0; }', 'for (let i = 0; i < 4; i++) { v += 1.0; }'])
+    t.same(only(textScene({ 'scene.esn': kernel(loop) })), [], `it can end: ${loop}`);
+});
+
 t.test('a fn that may end without a return is refused at the statement where it may (it gave 0)', async (t) => {
   const kernel = (fns: string) => `${fns}\nkernel k.h@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = f(x - 2.0);\n  }\n}\nnode n: k.h@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
   const [d, ...more] = only(textScene({ 'scene.esn': kernel('fn f(a: f32): f32 {\n  if (a > 0.0) { return a; }\n}') }));

@@ -67,14 +67,14 @@ function lowerStatementHere(ctx: BodyContext, node: N, errors: LowerError[]): vo
           if (node.init.type === 'VariableDeclaration') for (const d of node.init.declarations) declare(ctx, node.init.kind, d);
           else expressionStatement(ctx, node.init);
         }
-        loop(ctx, node.test, node.body, node.update, false, errors);
+        loop(ctx, node, node.update, false, errors);
       });
       return;
     case 'WhileStatement':
-      loop(ctx, node.test, node.body, null, false, errors);
+      loop(ctx, node, null, false, errors);
       return;
     case 'DoWhileStatement':
-      loop(ctx, node.test, node.body, null, true, errors);
+      loop(ctx, node, null, true, errors);
       return;
     case 'BreakStatement':
     case 'ContinueStatement': {
@@ -221,7 +221,11 @@ function current(ctx: BodyContext, t: { type: ElemType; locals: number[] }): Val
  * for / while / do-while:  loop { [if (!test) break]  block { body }  update  [if (!test) break] }
  * `continue` leaves the inner block (so the update still runs); `break` leaves the loop.
  */
-function loop(ctx: BodyContext, test: N | null, body: N, update: N | null, testAfter: boolean, errors: LowerError[]): void {
+function loop(ctx: BodyContext, node: N, update: N | null, testAfter: boolean, errors: LowerError[]): void {
+  const test: N | null = node.test;
+  const body: N = node.body;
+  // It would run out of fuel at every element, every frame: refused here, where it has a line.
+  if (neverEnds(test, body)) fail(node, 'this loop never ends: its condition is always true and nothing in its body leaves it (no `break` or `return`); give it a condition that turns false, or a `break` under an `if`');
   const exitUnless = () => {
     if (!test) return;
     const c = toBool(lowerExpr(ctx, test), test);
@@ -235,6 +239,20 @@ function loop(ctx: BodyContext, test: N | null, body: N, update: N | null, testA
     if (testAfter) exitUnless();
   });
   ctx.emit({ k: 'loop', body: stmts, node: ctx.nodeIndex });
+}
+
+/** A loop whose test is absent or `true` and whose body holds no `break` of it and no `return`. */
+function neverEnds(test: N | null, body: N): boolean {
+  if (test && !(test.type === 'Literal' && test.value === true)) return false;
+  const leaves = (n: unknown, nested: boolean): boolean => {
+    if (!n || typeof n !== 'object') return false;
+    if (Array.isArray(n)) return n.some((x) => leaves(x, nested));
+    const t = (n as N).type;
+    if (t === 'ReturnStatement' || (t === 'BreakStatement' && (!nested || (n as N).label))) return true;
+    const inner = nested || t === 'ForStatement' || t === 'WhileStatement' || t === 'DoWhileStatement';
+    return Object.entries(n).some(([k, v]) => k !== 'loc' && k !== 'range' && typeof v === 'object' && leaves(v, inner));
+  };
+  return !leaves(body, false);
 }
 
 function returnStatement(ctx: BodyContext, node: N): void {

@@ -661,6 +661,15 @@ t.test('compose and sync', async (t) => {
     // A text the session has seen (the usual case) is not named.
     const again = await ok(t, C, { op: 'compose', text: original });
     t.equal(again.events.find((e: any) => e.kind === 'wrote').replaced, undefined);
+    // Edits over such a saved edit are applied to it: it is not written over but goes live with them.
+    const edited = `${original}// another comment, saved, not synced\n`;
+    writeFileSync(scenePath, edited);
+    const b = await ok(t, C, { op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = 7.0;' }] });
+    const merged = b.events.find((e: any) => e.kind === 'wrote');
+    t.same([merged.replaced, merged.included], [undefined, versionOf(edited)], 'named as included, not as written over');
+    t.ok(read('scene.esn').includes('// another comment, saved, not synced') && read('scene.esn').includes('count = 7.0;'), 'both are in the document');
+    t.same((await ok(t, C, { op: 'history' })).versions.slice(-2).map((v: any) => [v.version, v.origin]), [[versionOf(edited), 'disk'], [b.version, 'compose']], 'history keeps the saved edit too');
+    await ok(t, C, { op: 'compose', text: original });
   });
 
   await t.test('a compose refused for a saved edit of another document says so, and what to do', async (t) => {

@@ -49,9 +49,10 @@ export interface SceneChange {
   pins?: ReadonlySet<string>;
   /**
    * Documents written before the swap, all or none (compose). `replaced`: a text on disk the
-   * session had not seen (a saved edit not yet synced) that the write replaces: history keeps it.
+   * session had not seen (a saved edit not yet synced) that the write replaces: history keeps it;
+   * `included`: such a text that the written one was made from (edits applied to it), kept too.
    */
-  writes?: { path: string; text: string; replaced?: string }[];
+  writes?: { path: string; text: string; replaced?: string; included?: string }[];
   /** The lead of the error when the new scene does not check. */
   refusal: string;
   /** More checks of the new scene, before anything changes (restore: its params). */
@@ -167,7 +168,7 @@ export async function commit(site: CommitSite, change: Change, swap: (world: Wor
         } else {
           await site.write(change.writes);
         }
-        events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text), ...(w.replaced !== undefined ? { replaced: versionOf(w.replaced) } : {}) })));
+        events.push(...change.writes.map((w) => ({ kind: 'wrote' as const, path: w.path, version: versionOf(w.text), ...(w.replaced !== undefined ? { replaced: versionOf(w.replaced) } : {}), ...(w.included !== undefined ? { included: versionOf(w.included) } : {}) })));
       }
       // A state kept is told to the request that changed the scene, not on opening or a tier swap;
       // one the change then set itself (restore) is told as that alone.

@@ -22,7 +22,7 @@ const EVENT_TABLE = eventTable([
   { kind: 'idle', meaning: 'evaluate ran nothing (the world is paused or nothing changed), or compose changed nothing (the documents already held its texts, and the world ran them)' },
   { kind: 'unrun', meaning: 'a node is in the scene but no output or pin needs it' },
   { kind: 'unpinned', meaning: 'a pinned node was removed by a change of the scene: its pin went with it (node)' },
-  { kind: 'wrote', meaning: 'compose wrote a document (path, version); `replaced`: the version of a saved edit on disk, never synced, that it wrote over (history keeps it: `document` with that version gives it back)' },
+  { kind: 'wrote', meaning: 'compose wrote a document (path, version); `replaced`: the version of a saved edit on disk, never synced, that a whole `text` wrote over (history keeps it: `document` with that version gives it back); `included`: the version of such a saved edit that `edits` were applied to, which is live now with them' },
   { kind: 'removed', meaning: 'a statement or member was removed by compose; or, from `sync`, a document the world runs is gone from disk (path, message: the world keeps its last version)' },
   { kind: 'renamed', meaning: 'a document was renamed on disk' },
   { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved): `input`, or `node` and `port`, name what it was into; reason' },

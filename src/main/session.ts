@@ -339,7 +339,8 @@ export class Session {
       // A tier swap keeps the last frame (Engine.keepFrame): a paused world still shows it.
       if (!('tierSwap' in change && change.tierSwap)) this.lastFrame = undefined;
       for (const w of ('writes' in change && change.writes) || []) {
-        if (w.replaced !== undefined) this.remember(w.path, w.replaced, 'disk');
+        const unsynced = w.replaced ?? w.included;
+        if (unsynced !== undefined) this.remember(w.path, unsynced, 'disk');
         this.remember(w.path, w.text, 'compose');
       }
       if (!('prepare' in change)) this.rememberPublished(change.reason, published);

@@ -16,7 +16,7 @@ import { dryRun, evaluateOptions, refuseEvaluateAlone } from './speculate.js';
 type Fields = Record<string, unknown>;
 
 /** One document of a compose: its new text from `text`, or from `edits` of the text on disk. */
-function target(s: Session, path: string, item: Fields, index?: number): { path: string; text: string; before?: string } {
+function target(s: Session, path: string, item: Fields, index?: number): { path: string; text: string; before?: string; edited?: boolean } {
   const before = s.folder.read(path);
   const where = index === undefined ? '' : ` (documents[${index}])`;
   if (typeof item.expect === 'string' && item.expect !== (before === undefined ? 'none' : versionOf(before))) {
@@ -35,7 +35,7 @@ function target(s: Session, path: string, item: Fields, index?: number): { path:
     let edits: EditItem[];
     try {
       edits = item.edits.map((e, i) => validateEditItem(e, i));
-      return { path, text: applyEdits(path, before, edits), before };
+      return { path, text: applyEdits(path, before, edits), before, edited: true };
     } catch (e) {
       if (e instanceof EditError) throw new ProtocolError(`${e.message}${where}`, { edit: e.edit, field: e.field, expected: e.expected, fields: ['node', 'output', 'param', 'input', 'kernel', 'struct', 'type', 'fn', 'use', 'member', 'text'] });
       throw e;
@@ -89,7 +89,7 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
   const evaluate = evaluateOptions(f.evaluate);
   refuseEvaluateAlone(f.dry_run, evaluate, 'compose');
   return s.change(async () => {
-    const targets: { path: string; text: string; before?: string }[] = [];
+    const targets: { path: string; text: string; before?: string; edited?: boolean }[] = [];
     if (Array.isArray(f.documents)) {
       if (f.text !== undefined || f.edits !== undefined) throw new ProtocolError('give `documents` or `text`/`edits`, not both', { field: 'documents' });
       const loose = f.path !== undefined ? 'path' : f.expect !== undefined ? 'expect' : undefined;
@@ -124,7 +124,8 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
     }
     // A text on disk the session has not seen (a saved edit not yet synced) is kept in history, and the answer says so.
     const unseen = (path: string, before?: string) => before !== undefined && !s.history.get(path)?.some((v) => v.version === versionOf(before));
-    const writes = targets.map(({ path, text, before }) => ({ path, text, ...(unseen(path, before) && before !== text ? { replaced: before } : {}) }));
+    // Edits are applied to that text, so it goes live with them (`included`); a whole text replaces it.
+    const writes = targets.map(({ path, text, before, edited }) => ({ path, text, ...(unseen(path, before) && before !== text ? (edited ? { included: before } : { replaced: before }) : {}) }));
     if (targets.every((t) => t.path.endsWith('.replay')) && f.dry_run) {
       if (evaluate) throw new ProtocolError('replay files are tests, not part of the world: a dry run of them has nothing to evaluate; drop `evaluate`', { field: 'evaluate' });
       return { path: asked, version: versionOf(main.text), written: false, dry_run: true, events: [] };

@@ -682,6 +682,13 @@ t.test('compose and sync', async (t) => {
     // A mistake in the composed document itself says nothing of the kind.
     const own = await err(t, C, { op: 'compose', edits: [{ node: 'rings', member: 'count', text: 'count = nope;' }] });
     t.notMatch(own.message, /saved edit/);
+    // Edits of a document whose saved edit (not yet synced) is broken: the edit is named, with a way out.
+    const broken = original.replace('count = 8.0;', 'count = 9.0 ');
+    writeFileSync(scenePath, broken);
+    const blamed = await err(t, C, { op: 'compose', edits: [{ param: 'warmth', text: 'param warmth: f32 = 0.7 range 0..1;' }] });
+    t.match(blamed.message, new RegExp(`\\(\`scene\\.esn\` holds a saved edit not yet synced, version ${versionOf(broken)}, and the edits were applied to it: the error may be in that edit; mend it on disk, or compose the whole \`text\` with "expect": "${versionOf(broken)}" to replace it\\)$`));
+    t.equal(read('scene.esn'), broken, 'nothing was written');
+    await ok(t, C, { op: 'compose', text: original, expect: versionOf(broken) });
   });
 
   await t.test('nothing to change: no write, no new revision', async (t) => {

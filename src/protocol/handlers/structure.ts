@@ -125,7 +125,7 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
     // A text on disk the session has not seen (a saved edit not yet synced) is kept in history, and the answer says so.
     const unseen = (path: string, before?: string) => before !== undefined && !s.history.get(path)?.some((v) => v.version === versionOf(before));
     // Edits are applied to that text, so it goes live with them (`included`); a whole text replaces it.
-    const writes = targets.map(({ path, text, before, edited }) => ({ path, text, ...(unseen(path, before) && before !== text ? (edited ? { included: before } : { replaced: before }) : {}) }));
+    const writes: { path: string; text: string; replaced?: string; included?: string }[] = targets.map(({ path, text, before, edited }) => ({ path, text, ...(unseen(path, before) && before !== text ? (edited ? { included: before } : { replaced: before }) : {}) }));
     if (targets.every((t) => t.path.endsWith('.replay')) && f.dry_run) {
       if (evaluate) throw new ProtocolError('replay files are tests, not part of the world: a dry run of them has nothing to evaluate; drop `evaluate`', { field: 'evaluate' });
       return { path: asked, version: versionOf(main.text), written: false, dry_run: true, events: [] };
@@ -167,7 +167,8 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
           const { path, line, column, message } = e.diagnostics[0];
           s.pending.tellOnly(connectionKey(ctx), { kind: 'scene_rejected', message, path, line, column });
         }
-        throw new ProtocolError(`${e.message}${savedEditBlames(s, e, overrides)}`, { ...diagnosticsData(e.diagnostics), written: false });
+        const included = new Map(writes.flatMap((w) => (w.included !== undefined ? [[w.path, w.included] as const] : [])));
+        throw new ProtocolError(`${e.message}${savedEditBlames(s, e, overrides, included)}`, { ...diagnosticsData(e.diagnostics), written: false });
       }
       throw e;
     }
@@ -190,8 +191,11 @@ function refuseUnparsed(scene: Scene, overrides: Map<string, string>): void {
  * Why a compose that did not touch the failing document failed: that document holds a saved edit
  * the world does not run (compose checks the scene with every document as it is on disk).
  */
-function savedEditBlames(s: Session, e: CheckFailed, composed: ReadonlyMap<string, string>): string {
+function savedEditBlames(s: Session, e: CheckFailed, composed: ReadonlyMap<string, string>, included: ReadonlyMap<string, string>): string {
   const path = e.diagnostics[0]?.path;
+  // The edits were applied to a saved edit the world does not run: the error may be the saved edit's.
+  const base = path && included.get(path);
+  if (base) return ` (\`${path}\` holds a saved edit not yet synced, version ${versionOf(base)}, and the edits were applied to it: the error may be in that edit; mend it on disk, or compose the whole \`text\` with "expect": "${versionOf(base)}" to replace it)`;
   if (!path || composed.has(path)) return '';
   const disk = s.folder.read(path);
   if (disk === undefined || disk === s.texts.get(path)) return '';

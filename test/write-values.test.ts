@@ -1,7 +1,8 @@
 // `write` into integer and bool components: a value such a component cannot hold (an i32's 0.5 or
 // 3.7e9, a bool's 0.5) is refused with the component and what it holds, as `param` refuses it;
 // before, 0.5 was stored as 0 and 3.7e9 wrapped to -594967296. Both `value` and `data` are
-// checked, and a refused write leaves the field as it was.
+// checked, and a refused write leaves the field as it was. And an input a compose redeclares
+// loses what was written into it: the answer says so (input_reset), as state_reset does for state.
 
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
@@ -52,4 +53,22 @@ t.test('integer and bool components refuse values they cannot hold; the field st
   t.ok((await ask({ op: 'write', node: 'board', port: 'flags', data: f32Base64(1, 0, 0, 0), region: { x: 0, y: 0, width: 4, height: 1 } })).ok, 'a bool of 1 is written');
   await ask({ op: 'evaluate' });
   t.same(await at00(), [-7, 1]);
+});
+
+t.test('an input a compose redeclares starts from its declaration again, and the answer says so (input_reset)', async (t) => {
+  const dir = scratchDir('entelechy-write-values-');
+  const scene = (value: string) => `input canvas: field2<f32> = ${value} size 4 x 4;\nkernel t.show@1 {\n  grants input.read;\n  in src: field2<f32>;\n  out r: field2<f32>;\n  each (x, y) { r = src; }\n}\nnode show: t.show@1 { src <- canvas; }\noutput r <- show.r;\n`;
+  writeFileSync(join(dir, 'scene.esn'), scene('0.25'));
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => s.close());
+  const ask = async (req: object) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  const shown = async () => (await ask({ op: 'evaluate' }), (await ask({ op: 'trace', x: 0, y: 0 })).ok.values.find((v: { port: string }) => v.port === 'r').value);
+  t.ok((await ask({ op: 'write', input: 'canvas', value: 0.75 })).ok);
+  t.equal(await shown(), 0.75);
+  const kept = await ask({ op: 'compose', edits: [{ node: 'show', member: 'size', text: 'size = 4 x 4;' }] });
+  t.notOk(kept.ok.events.some((e: { kind: string }) => e.kind === 'input_reset'), 'a change that leaves the input alone tells nothing of it');
+  t.equal(await shown(), 0.75, 'and the written value stays');
+  const redeclared = await ask({ op: 'compose', edits: [{ input: 'canvas', text: 'input canvas: field2<f32> = 0.5 size 4 x 4;' }] });
+  t.match(redeclared.ok.events.find((e: { kind: string }) => e.kind === 'input_reset'), { input: 'canvas', message: /^input `canvas` was redeclared: it holds its declared value now, and anything written into it is gone; write it again/ });
+  t.equal(await shown(), 0.5, 'its declared value');
 });

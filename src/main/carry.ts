@@ -43,9 +43,9 @@ export async function carryWorld(published: Published, old: Engine, engine: Engi
   engine.frame = old.frame;
   engine.time = old.time;
   const params = carryParams({ scene: old.scene, engine: old }, engine.scene, engine);
-  engine.keepInputs(old);
+  const inputs: SessionEvent[] = engine.keepInputs(old).map((input) => ({ kind: 'input_reset', input, message: `input \`${input}\` was redeclared: it holds its declared value now, and anything written into it is gone; write it again` }));
   engine.keepOutputs(old);
-  return [...params, ...(await carryState(published, old, engine, run))];
+  return [...params, ...inputs, ...(await carryState(published, old, engine, run))];
 }
 
 /**

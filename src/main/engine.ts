@@ -183,15 +183,21 @@ export class Engine {
    * written into them (`write`, an image dropped on the Player) stays across a publication. An
    * input added or redeclared starts from its declaration (changedInputs).
    */
-  keepInputs(old: Engine): void {
+  /** Take over `old`'s inputs whose declaration is unchanged; returns those it had that start from their declared value again. */
+  keepInputs(old: Engine): string[] {
     const changed = new Set(changedInputs(old.scene, this.scene));
+    const reset: string[] = [];
     for (const name of this.scene.inputs.keys()) {
       const from = old.fields.input(name);
       const to = this.fields.input(name);
-      if (changed.has(name) || !from || !to || from.planeBytes !== to.planeBytes || from.comps.length !== to.comps.length) continue;
+      if (changed.has(name) || !from || !to || from.planeBytes !== to.planeBytes || from.comps.length !== to.comps.length) {
+        if (from) reset.push(name);
+        continue;
+      }
       copyField(old.memory, from, to, this.memory);
       this.reuse.keepInput(name, old.reuse, old.version, this.version);
     }
+    return reset;
   }
 
   /**

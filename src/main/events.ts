@@ -27,6 +27,7 @@ const EVENT_TABLE = eventTable([
   { kind: 'renamed', meaning: 'a document was renamed on disk' },
   { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved): `input`, or `node` and `port`, name what it was into; reason' },
   { kind: 'state_reset', meaning: "a node's state was reset to its declared value: by `reset`, or because a change could not carry it to its new layout (node, port, reason: new port, axes changed, type changed, narrowing not declared)" },
+  { kind: 'input_reset', meaning: 'a change of the scene redeclared an input (its type, size or value): it holds its declared value now, and what was written into it is gone (input, message); write it again' },
   { kind: 'state_carried', meaning: "a change of the scene carried a node's state: kept as it was, or to its new kernel or layout automatically (node, port, how: kept, copied, resized, resampled, widened, narrowed; from and to: size and type; filter); by `restore`, set from the snapshot (how: restored)" },
   { kind: 'migrated', meaning: "a node's state was carried to a new layout by its kernel's `migrate from` (node, ports, migration)" },
   { kind: 'param_moved', meaning: "a change of the scene changed a param's declared default, and its running value (still the old default) moved with it (param, value, from)" },

@@ -99,7 +99,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('tiles', 'how many tiles the node\'s domain was run in', { within: 'placements' }),
   a('timings', 'milliseconds per group this frame: one entry per fused group, under its last node, with `fused` naming the group; with `"profile": true`, one per node', { doc: 'docs/architecture.md#memory-and-evaluation' }),
   a('frames_run', 'evaluate with `frames`: how many frames ran something (a frame that would repeat the last, nothing having changed, is idle and not counted); the answer is the last such frame\'s'),
-  a('profiled', 'true: the frame ran once on an unfused copy to time every node on its own (evaluate with `"profile": true`); the world did not move'),
+  a('profiled', 'true: the frame ran once on an unfused copy to time every node on its own (evaluate with `"profile": true`); the world did not move: `frame` and `time` are those of the frame it profiled (the next), which was not committed, so `status` still shows the last'),
   a('slowest', 'with `"profile": true`: the node that took longest, and its millis'),
   a('millis', 'milliseconds the group took this frame', { within: 'timings' }),
   // read, write, snapshot

@@ -1049,6 +1049,20 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
     sameData(t, await cells(), before, 'a snapshot in the padded form restores');
   });
 
+  await t.test('a snapshot of another layout names the document version it was taken with, and that way back works', async (t) => {
+    await evalAt(0.1);
+    const snap = (await ok(t, L, { op: 'snapshot' })).data;
+    t.ok(JSON.parse(snap).documents?.['scene.esn'], 'the snapshot holds the version of each document');
+    const taken = (await ok(t, L, { op: 'document' })).version;
+    await ok(t, L, { op: 'compose', edits: [{ node: 'board', member: 'size', text: 'size = 64 x 64;' }] });
+    const e = await err(t, L, { op: 'restore', data: snap });
+    t.match(e.message, new RegExp(`^the snapshot's \`board\.cells\` is 128 x 128 x 1, the running one 64 x 64 x 1: nothing was restored .*; it was taken with \`scene\.esn\` at version ${taken}: \\{"op":"document","path":"scene\.esn","version":"${taken}"\\} gives that text`));
+    const back = await ok(t, L, { op: 'document', path: 'scene.esn', version: taken });
+    await ok(t, L, { op: 'compose', text: back.text });
+    await ok(t, L, { op: 'restore', data: snap });
+    t.equal((await ok(t, L, { op: 'status' })).frame, JSON.parse(snap).clock.frame, 'restored, once the layout is back');
+  });
+
   await t.test('restore of garbage leaves the world as it was', async (t) => {
     await evalAt(2);
     // A kernel published over the protocol: a restore that fails must not drop it.

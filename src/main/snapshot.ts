@@ -9,6 +9,7 @@ import { packField, packedLayout, unpackField, type Field, type RowLayout } from
 import type { Engine } from './engine.js';
 import type { FieldMemory } from './memory.js';
 import type { World } from './world.js';
+import { versionOf } from './documents.js';
 
 export interface Snapshot {
   format: 'entelechy-snapshot';
@@ -19,6 +20,8 @@ export interface Snapshot {
   clock: { time: number; frame: number };
   /** data: base64 of the elements, component-major and row-major (`packed`), 4 bytes each. */
   state: { key: string; comps: string[]; size: number[]; packed?: boolean; data: string }[];
+  /** The version of each document the world ran (path -> version): where a layout that no longer fits came from. */
+  documents?: Record<string, string>;
 }
 
 /** How snapshots without `packed` laid out a field: rows padded to 4 elements, planes back to back. */
@@ -58,6 +61,7 @@ export function snapshotOf(memory: FieldMemory, entry: string, w: World): string
   const snap: Snapshot = {
     format: 'entelechy-snapshot', version: 1, scene: entry, published: Object.fromEntries(w.published),
     params: Object.fromEntries(w.engine.params), clock: { time: w.engine.time, frame: w.engine.frame }, state,
+    documents: Object.fromEntries([...w.texts].map(([path, text]) => [path, versionOf(text)])),
   };
   return JSON.stringify(snap);
 }
@@ -94,6 +98,17 @@ function heldStates(engine: Engine): Map<string, Field> {
  * size, components or length, or no such state held) puts nothing and answers why; else the keys
  * (`node.port`) of the states put.
  */
+/**
+ * Where the layout a snapshot's state needs came from: the documents it was taken with that differ
+ * from those running now, by version (history keeps them: `document` gives each back).
+ */
+export function takenWith(snap: Snapshot, texts: ReadonlyMap<string, string>): string {
+  const other = Object.entries(snap.documents ?? {}).filter(([path, version]) => typeof version === 'string' && (texts.get(path) === undefined || versionOf(texts.get(path)!) !== version));
+  if (!other.length) return '';
+  const [path, version] = other[0]!;
+  return `; it was taken with ${other.map(([p, v]) => `\`${p}\` at version ${v}`).join(', ')}: {"op":"document","path":"${path}","version":"${version}"} gives that text, and a compose of it (or of the sizes in it) brings the layout back, then restore`;
+}
+
 export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): { why: string } | { restored: string[] } {
   const held = heldStates(engine);
   const fits: Exclude<Fit, { why: string }>[] = [];

@@ -8,6 +8,7 @@ import { decodeImageFor, fillValue, holdsOtherThanSnapshot, inputField, InputIma
 import { resetAll, resetNode } from '../../main/world-state.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { regionOf } from '../read-region.js';
+import { takenWith } from '../../main/snapshot.js';
 import { refuseNeverLoaded } from './running.js';
 import { closest } from '../../ir/suggest.js';
 import { needGrant } from '../../main/grants.js';
@@ -215,6 +216,7 @@ function parseSnapshot(s: Session, f: RequestFields<'restore'>): Snapshot {
   const malformed =
     (snap.published !== undefined && (!isObject(snap.published) || !Object.values(snap.published).every((v) => typeof v === 'string'))) ? 'published' :
     (snap.params !== undefined && !isObject(snap.params)) ? 'params' :
+    (snap.documents !== undefined && (!isObject(snap.documents) || !Object.values(snap.documents).every((v) => typeof v === 'string'))) ? 'documents' :
     (snap.clock !== undefined && (!isObject(snap.clock) || !isF32Number(snap.clock.time) || !Number.isInteger(snap.clock.frame) || snap.clock.frame < 0)) ? 'clock' :
     !snap.state.every((st) => isObject(st) && typeof st.key === 'string' && typeof st.data === 'string' && Array.isArray(st.comps) && st.comps.every((c) => typeof c === 'string')) ? 'state' :
     undefined;
@@ -240,7 +242,7 @@ export async function restore(s: Session, f: RequestFields<'restore'>, ctx: Requ
       },
       adjust: (engine) =>
         restoreSnapshot(engine, snap, (why) => {
-          throw new ProtocolError(`${why}: nothing was restored (a snapshot's state is restored into the layout it was taken from)`, { field: 'state' });
+          throw new ProtocolError(`${why}: nothing was restored (a snapshot's state is restored into the layout it was taken from)${takenWith(snap, s.texts)}`, { field: 'state' });
         }),
     });
     return { events };

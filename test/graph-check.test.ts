@@ -99,7 +99,7 @@ t.test('node members: only in ports, by name (nearest as the fix, else the list)
   t.same(diags('node a: k.src2@1 { r = 1.0; }\n'), [[1, 20, '`r` is an out port of k.src2@1; a node sets only in ports (its in ports: gain)']]);
   t.same(diags('node a: k.src2@1 { gian = 2.0; }\n'), [[1, 20, 'k.src2@1 has no in port `gian`; did you mean `gain`?', { node: 'a', member: 'gian', text: 'gain = 2.0;' }]]);
   t.same(diags('node a: k.read@1 { s <- b; zzzz = 2.0; }\nnode b: k.src2@1 {}\n'), [[1, 28, 'k.read@1 has no in port `zzzz` (its in ports: s, k)']]);
-  t.same(diags('node a: k.line@1 { q = 1.0; }\n'), [[1, 20, 'k.line@1 has no in port `q`']]);
+  t.same(diags('node a: k.line@1 { q = 1.0; }\n'), [[1, 20, 'k.line@1 has no in port `q` (it has no in ports)']]);
 });
 
 t.test('a node member given twice is an error (the last one was taken silently); the fix removes the first', async (t) => {

@@ -32,6 +32,7 @@ export const DOCS: readonly { path: string; holds: string }[] = [
   { path: 'docs/rendering.md', holds: 'entelechy render: images, frames, videos, tiles' },
   { path: 'docs/distributed.md', holds: 'shards and the render farm' },
   { path: 'docs/testing.md', holds: "the project's own tests" },
+  { path: 'docs/agents.md', holds: 'what a fresh agent spends on ten tasks, measured' },
 ];
 
 /** Where the package's docs folder is on this machine (it ships with the package), if it does. */

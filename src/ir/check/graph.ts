@@ -87,8 +87,8 @@ export function checkGraph(g: GraphInput): { nodes: SceneNode[]; outputs: Output
       if (!port || port.kind !== 'in') {
         const ins = kernel.ports.filter((p) => p.kind === 'in').map((p) => p.name);
         const near = closest(m.name.value, ins);
-        const why = port ? `\`${m.name.value}\` is an ${port.kind} port of ${kernel.id}; a node sets only in ports` : `${kernel.id} has no in port \`${m.name.value}\``;
-        err(m.name.span, `${why}${near ? `; did you mean \`${near}\`?` : ins.length ? ` (its in ports: ${ins.join(', ')})` : ''}`,
+        const why = port ? `\`${m.name.value}\` is ${port.kind === 'in' || port.kind === 'out' ? 'an' : 'a'} ${port.kind} port of ${kernel.id}; a node sets only in ports` : `${kernel.id} has no in port \`${m.name.value}\``;
+        err(m.name.span, `${why}${near ? `; did you mean \`${near}\`?` : ins.length ? ` (its in ports: ${ins.join(', ')})` : ' (it has no in ports)'}`,
           near ? { node: node.name, member: m.name.value, text: memberText(doc, m, near) } : undefined);
         continue;
       }

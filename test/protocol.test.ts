@@ -753,6 +753,7 @@ t.test('compose and sync', async (t) => {
     const c = await err(t, C, { op: 'compose', path: 'photo.jpg', text: '// hello\n' });
     t.match(c.message, /not one of its documents: compose writes documents \(\.esn\) and replay tests/);
     t.equal(c.path, 'photo.jpg');
+    t.match((await err(t, C, { op: 'document', path: 'photo.jpg' })).message, /^`photo\.jpg` is a file of the scene's folder but not a document: `document` reads documents/, 'nor does document read it as text');
     for (const path of ['photo.jpg', 'own.replay']) {
       const e = await err(t, C, { op: 'snapshot', path });
       t.match(e.message, /holds something other than a snapshot; a snapshot would replace it/);

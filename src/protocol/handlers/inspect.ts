@@ -94,6 +94,9 @@ export async function document(s: Session, f: RequestFields<'document'>) {
   } else {
     text = s.texts.get(path) ?? s.folder.read(path);
     if (text === undefined) throw new ProtocolError(`no document \`${path}\` under the scene's folder`, { field: 'path' });
+    // A photograph's bytes are no text: documents are .esn (and replay tests .replay).
+    if (!s.texts.has(path) && !/\.(esn|replay)$/.test(path))
+      throw new ProtocolError(`\`${path}\` is a file of the scene's folder but not a document: \`document\` reads documents (.esn) and replay tests (.replay)`, { field: 'path', path });
   }
   const { doc } = parseDocument(path, text);
   const index = new LineIndex(text);

@@ -181,6 +181,10 @@ t.test('recursion and unsupported forms are refused with reasons', async (t) => 
   const ds = only(textScene({ 'scene.esn': src }));
   t.ok(ds.some((d) => /recursion/.test(d.message)));
   t.ok(ds.some((d) => /strings are not values/.test(d.message) && d.line === 6));
+  const mutual = `fn f(a: f32): f32 { return g(a); }\nfn g(a: f32): f32 { return f(a) + 1.0; }\nkernel k.s@1 {\n  out r: field2<f32>;\n  each (x, y) { r = f(1.0); }\n}\nnode n: k.s@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
+  const [d, ...more] = only(textScene({ 'scene.esn': mutual }));
+  t.same(more, []);
+  t.same([d?.line, d?.column, d?.message], [2, 28, 'fn `f` calls itself through `g` (f -> g -> f): recursion is not supported (kernels have no call stack)'], 'through another fn: the chain is named');
 });
 
 t.test('a loop that can never end is refused at the loop (it ran out of fuel at every element, every frame, with no line)', async (t) => {

@@ -321,7 +321,12 @@ function walkReturns(body: N[]): boolean {
 /** Inline a call of a top-level `fn`: its parameters become fresh locals, its returns a result. */
 export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N): Value {
   const name = fn.name.value;
-  if (ctx.fnStack.some((f) => f.name === name)) fail(node, `fn \`${name}\` calls itself: recursion is not supported (kernels have no call stack)`);
+  const again = ctx.fnStack.findIndex((f) => f.name === name);
+  if (again >= 0) {
+    const through = ctx.fnStack.slice(again + 1).map((f) => f.name);
+    const how = through.length ? ` through ${through.map((n) => `\`${n}\``).join(', ')} (${[name, ...through, name].join(' -> ')})` : '';
+    fail(node, `fn \`${name}\` calls itself${how}: recursion is not supported (kernels have no call stack)`);
+  }
   if (ctx.fnStack.length >= MAX_CALL_DEPTH) {
     const chain = [...ctx.fnStack.map((f) => f.name), name];
     fail(node, `fn \`${name}\` is called ${chain.length} calls deep (${chain.slice(0, 3).join(' -> ')} -> ... -> ${chain.slice(-2).join(' -> ')}): every call is inlined, at most ${MAX_CALL_DEPTH} inside one another; call it from fewer fns in between (docs/language.md, Limits)`);

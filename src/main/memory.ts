@@ -29,6 +29,13 @@ export function pagesFor(need: number): number {
 
 export class MemoryLimitError extends UserError {
   override name = 'MemoryLimitError';
+  constructor(
+    message: string,
+    /** Where the size of the largest field is declared, when a scene's is (field-needs.ts). */
+    readonly at?: { path: string; line: number; column: number; node: string },
+  ) {
+    super(message);
+  }
 }
 
 interface Block {

@@ -483,6 +483,7 @@ t.test('prepare, publish, stale expect, rejected kernel, retire', async (t) => {
   t.equal(r.id, 'demo.tint@1');
   t.ok(r.generation > 3);
   t.same(r.events.slice(0, 2).map((e: any) => [e.kind, e.kernel, e.origin]), [['retired', 'demo.tint@1', undefined], ['published', 'demo.tint@1', 'kernels.esn']], 'the protocol kernel withdrawn, the document\'s published again');
+  t.match(r.events[0].message, /^the generation \d+ of `demo\.tint@1` published over the protocol gave way to the one `kernels\.esn` declares/, 'the retired event says what gave way to what');
   const back = await ok(t, R, { op: 'kernel', kernel: 'demo.tint@1' });
   t.equal(back.origin, 'kernels.esn', 'the document version runs again');
   await ok(t, R, { op: 'evaluate', time: 1.25 });

@@ -57,7 +57,8 @@ export function nextRegistry(old: World, scene: Scene, published: ReadonlyMap<st
     const generation = (entry?.generation ?? 0) + 1;
     registry.set(k.id, { id: k.id, generation, origin, source });
     // A protocol kernel withdrawn for a document's of the same id (retire, or composed into one).
-    if (tell && entry?.origin === 'protocol' && origin !== 'protocol') events.push({ kind: 'retired', kernel: k.id });
+    if (tell && entry?.origin === 'protocol' && origin !== 'protocol')
+      events.push({ kind: 'retired', kernel: k.id, generation: entry.generation, message: `the generation ${entry.generation} of \`${k.id}\` published over the protocol gave way to the one \`${k.path}\` declares; \`history\` of a document does not hold it: publish its source again to have it back` });
     if (tell) events.push({ kind: 'published', kernel: k.id, generation, origin });
   }
   for (const id of [...registry.keys()]) {

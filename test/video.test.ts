@@ -83,9 +83,16 @@ t.test('.webm and .gif are written too, and --fps sets the rate', async (t) => {
   t.ok(d.mean < 5, `the first frame matches its PNG within VP9's loss at crf 31 (mean ${d.mean.toFixed(2)})`);
 
   const gif = join(dir, 'rings.gif');
+  // What a render killed by SIGKILL left (its process gone): swept by the next render of that video;
+  // one of a process that still runs (this one) is left alone.
+  const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+  const left = join(dir, `.rings.gif.${dead}.0.partial`);
+  const live = join(dir, `.rings.gif.${process.pid}.0.partial`);
+  for (const f of [left, live]) writeFileSync(f, 'half a video');
   const g = cli(['render', 'examples/rings/scene.esn', '--size', '63x47', '--frames', '2:5', '-o', gif]);
   t.equal(g.status, 0, g.ended);
   t.match(probe(gif), { frames: 4, width: 63, height: 47, codec: 'gif' }, 'a GIF keeps an odd size');
+  t.same([existsSync(left), existsSync(live)], [false, true], 'the dead render\'s partial video swept, the live one\'s kept');
   const dg = difference(pngOfFrame(dir, 2, 30, '63x47'), decodeFrame(gif, 0), 63);
   t.ok(dg.mean < 6, `the GIF's first frame is frame 2, within its palette (mean ${dg.mean.toFixed(2)})`);
 });

@@ -1,6 +1,6 @@
 // The scene's folder: documents are read and written only under it.
 
-import { closeSync, existsSync, lstatSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { PathError, resolveUnder } from './documents.js';
 
@@ -94,6 +94,40 @@ let temps = 0;
 export function besideTarget(file: string, suffix = 'tmp'): { target: string; tmp: string } {
   const target = renameTarget(file);
   return { target, tmp: join(dirname(target) || '.', `.${basename(target)}.${process.pid}.${temps++}.${suffix}`) };
+}
+
+/**
+ * Remove the temporary files besideTarget named for `target` with `suffix` that a process killed
+ * before it could (SIGKILL, a crash) left behind: those of a process that no longer runs. A
+ * video's is as large as the video; nothing else would ever sweep it.
+ */
+export function sweepLeftBehind(target: string, suffix: string): string[] {
+  const folder = dirname(target) || '.';
+  const pattern = new RegExp(`^\\.${basename(target).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.\\d+\\.${suffix}$`);
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const pid = Number(pattern.exec(name)?.[1]);
+    if (!pid || pid === process.pid || running(pid)) continue;
+    rmSync(join(folder, name), { force: true });
+    removed.push(join(folder, name));
+  }
+  return removed;
+}
+
+/** Whether process `pid` runs (a signal 0 reaches it, or it is another user's). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Write a file whole or not at all: a temporary file beside it (or beside where a link there leads), then a rename. */

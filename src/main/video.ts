@@ -9,7 +9,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, extname } from 'node:path';
 import { UserError } from './user-error.js';
-import { besideTarget } from './files.js';
+import { besideTarget, sweepLeftBehind } from './files.js';
 import { writeProblem } from './png-file.js';
 
 export class VideoError extends UserError {
@@ -106,6 +106,7 @@ export class VideoFile {
     }
     try {
       ({ target: this.target, tmp: this.temporary } = besideTarget(file, 'partial'));
+      sweepLeftBehind(this.target, 'partial');
     } catch (e) {
       throw new VideoError(writeProblem(file, e));
     }

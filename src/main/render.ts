@@ -232,7 +232,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       throw e;
     }
     const millis = performance.now() - started;
-    out({ done: true, frames: writer.written, ...(done.size ? { skipped: done.size } : {}), ...(options.shard ? { shard: { ...options.shard, first, last } } : {}), ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: Math.max(1, pool?.used ?? 0), events: run.events });
+    out({ done: true, frames: writer.written, ...(done.size ? { skipped: done.size } : {}), ...(options.shard ? { shard: { ...options.shard, first, last } } : {}), ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: workersUsed(pool), events: run.events });
     bar?.stop();
     if (writer instanceof VideoWriter && writer.padded && !options.json) process.stderr.write(`note: ${writer.padded}\n`);
     if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frame${writer.written === 1 ? '' : 's'} to ${options.file}${done.size ? ` (${done.size} already there skipped)` : ''} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
@@ -448,8 +448,13 @@ async function interruptedMeanwhile(signal: AbortSignal | undefined, waitMs = 20
   return signal.aborted && signal.reason instanceof Cancelled ? signal.reason : undefined;
 }
 
-/** The threads that ran a render's frames, in words: its pool's once started, else this one. */
+/** The threads that ran a render's frames: its pool's once started, else this one. */
+export function workersUsed(pool: EvalPool | undefined): number {
+  return Math.max(1, pool?.used ?? 0);
+}
+
+/** workersUsed, in words. */
 function workerCount(pool: EvalPool | undefined): string {
-  const n = Math.max(1, pool?.used ?? 0);
+  const n = workersUsed(pool);
   return `${n} worker${n > 1 ? 's' : ''}`;
 }

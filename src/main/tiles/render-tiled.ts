@@ -13,7 +13,7 @@ import { InputImageError } from '../image-input.js';
 import { InputFeed } from '../input-feed.js';
 import type { FieldMemory } from '../memory.js';
 import { PngFile, PngWriteError } from '../png-file.js';
-import { frameFile, RenderError, type RenderOptions } from '../render.js';
+import { frameFile, RenderError, workersUsed, type RenderOptions } from '../render.js';
 import { TileError, TiledRenderer } from './renderer.js';
 
 /** `--tile WxH`: the tile's width and height. */
@@ -99,7 +99,7 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
     bar?.stop();
     const millis = performance.now() - started;
     const whole = renderer.plan.whole.flatMap((w, gi) => (w && renderer.plan.needed[gi] ? [renderer.groups[gi].nodes.map((n) => n.name).join('+')] : []));
-    out({ done: true, frames: written, millis: Math.round(millis), compile_ms: Math.round(ctx.compileMillis), cached_modules: ctx.cachedModules, workers: Math.max(1, ctx.pool?.used ?? 0), tiles: { width: tw, height: th, count: tiles, whole, reason: ctx.reason } });
+    out({ done: true, frames: written, millis: Math.round(millis), compile_ms: Math.round(ctx.compileMillis), cached_modules: ctx.cachedModules, workers: workersUsed(ctx.pool), tiles: { width: tw, height: th, count: tiles, whole, reason: ctx.reason } });
     if (!options.json) {
       const what = frames ? `${written} frames to ${options.file}` : `${options.file} (${renderer.width} x ${renderer.height}, output \`${options.output}\`)`;
       process.stderr.write(`wrote ${what} in ${tiles} tile${tiles === 1 ? '' : 's'} of ${tw} x ${th} (${ctx.reason}), ${(millis / 1000).toFixed(2)} s${whole.length ? `; computed whole: ${whole.join(', ')}` : ''}\n`);

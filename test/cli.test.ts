@@ -17,7 +17,7 @@ const BIN = join(ROOT, 'bin', 'entelechy.js');
 const CACHE = scratchDir('entelechy-cache-');
 
 function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 300_000, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE, ...env } });
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 300_000, killSignal: 'SIGKILL', env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE, ...env } });
   // How the run ended, for a failing assertion's message: a signal leaves status null.
   const ended = `status ${r.status}${r.signal ? `, signal ${r.signal}` : ''}${r.error ? `, ${r.error.message}` : ''}\n${r.stderr}`;
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, ended };
@@ -265,6 +265,12 @@ t.test('an output that cannot be written is a clear error naming the file, not a
     t.equal(r.status, 1);
     t.match(r.stderr, /cannot write `.*taken\/(x|00)\.png`: a file is in the way of its folder/);
     t.notMatch(r.stderr, /internal error/);
+  }
+  // Node's own mkdir -p never returned for these (ENOENT, EEXIST, again, at full CPU, deaf to SIGTERM).
+  for (const out of ['/proc/entelechy-nope/x.png', '/proc/entelechy-nope/%02d.png', '/proc/entelechy-nope/x.gif']) {
+    const r = cli(['render', 'examples/rings/scene.esn', ...(out.endsWith('x.png') ? [] : ['--frames', '0:1']), '--size', '16x16', '-o', out]);
+    t.equal(r.status, 1, `${out}: ${r.ended}`);
+    t.match(r.stderr, /cannot write `\/proc\/entelechy-nope\/(x|00)\.(png|gif)`: its folder `\/proc\/entelechy-nope` cannot be made there \(ENOENT\)/);
   }
 });
 

@@ -3,9 +3,9 @@
 // ffmpeg in order: a frame that comes early waits (as the PNG it came as) for the ones before it,
 // and is decoded to RGBA (exactly the pixels the worker encoded) when its turn comes.
 
-import { mkdirSync } from 'node:fs';
+
 import { dirname } from 'node:path';
-import { writeFileAtomic } from '../main/files.js';
+import { makeFolders, writeFileAtomic } from '../main/files.js';
 import { decodePng } from '../main/image.js';
 import { frameFile, RenderError, VideoWriter, type RenderOptions } from '../main/render.js';
 
@@ -27,7 +27,7 @@ export class FrameFiles implements FrameOutput {
   async frame(frame: number, png: Buffer, t0: number) {
     const file = this.frames ? frameFile(this.pattern, frame) : this.pattern;
     try {
-      mkdirSync(dirname(file) || '.', { recursive: true });
+      makeFolders(dirname(file) || '.');
       writeFileAtomic(file, png);
     } catch (e) {
       throw new RenderError(`cannot write \`${file}\`: ${(e as Error).message}`, frame);

@@ -2,10 +2,10 @@
 // the bands after a missing one wait (held encoded) until it comes. A temporary file beside it,
 // renamed into place when whole; the submitter never holds the picture.
 
-import { mkdirSync } from 'node:fs';
+
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { besideTarget } from '../main/files.js';
+import { besideTarget, makeFolders } from '../main/files.js';
 import { writeProblem } from '../main/png-file.js';
 import { RenderError } from '../main/render.js';
 import { adlerCombine, pngHead, pngTail } from './bands.js';
@@ -29,7 +29,7 @@ export class PictureFile {
 
   static async create(file: string, width: number, height: number, count: number): Promise<PictureFile> {
     try {
-      mkdirSync(dirname(file) || '.', { recursive: true });
+      makeFolders(dirname(file) || '.');
       const { target, tmp } = besideTarget(file);
       const handle = await open(tmp, 'w');
       await handle.write(pngHead(width, height));

@@ -12,11 +12,12 @@
 // after the scene as before: the modules come from the disk cache either way.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CompileWorker } from './compiler.js';
 import { cacheDir } from './modules.js';
 import { mark } from './timeline.js';
+import { makeFolders } from './files.js';
 
 let early: CompileWorker | undefined;
 
@@ -76,7 +77,7 @@ export async function renderDone(args: string[], succeeded: boolean): Promise<vo
   if (succeeded && dir) {
     try {
       const file = markerFile(args, dir);
-      mkdirSync(join(dir, 'renders'), { recursive: true });
+      makeFolders(join(dir, 'renders'));
       writeFileSync(file, '');
       prune(join(dir, 'renders'));
     } catch {

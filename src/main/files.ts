@@ -1,6 +1,6 @@
 // The scene's folder: documents are read and written only under it.
 
-import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { PathError, resolveUnder } from './documents.js';
 
@@ -94,6 +94,32 @@ let temps = 0;
 export function besideTarget(file: string, suffix = 'tmp'): { target: string; tmp: string } {
   const target = renameTarget(file);
   return { target, tmp: join(dirname(target) || '.', `.${basename(target)}.${process.pid}.${temps++}.${suffix}`) };
+}
+
+/**
+ * `mkdir -p`: make a folder and the folders above it that are missing, one at a time. Node's own
+ * (mkdirSync with `recursive`) never returns for a path it cannot make under a folder that exists
+ * but refuses new entries (`/proc/nope`: ENOENT there, EEXIST for `/proc`, again and again, at
+ * full CPU and deaf to signals); this one throws the first folder's error.
+ */
+export function makeFolders(folder: string): void {
+  const missing: string[] = [];
+  let at = resolve(folder);
+  while (!existsSync(at)) {
+    missing.push(at);
+    const up = dirname(at);
+    if (up === at) break;
+    at = up;
+  }
+  // A file in the way, as Node's own says it (callers name EEXIST "a file is in the way").
+  if (existsSync(at) && !statSync(at).isDirectory()) throw Object.assign(new Error(`EEXIST: file already exists, mkdir '${at}'`), { code: 'EEXIST', path: at });
+  for (const dir of missing.reverse()) {
+    try {
+      mkdirSync(dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
 }
 
 /**

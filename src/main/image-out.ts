@@ -1,11 +1,12 @@
 // `read` with `file`: the image written under the scene's folder (so an agent on a terminal can
 // look at it with its own tools), with a summary of what the field holds per channel.
 
-import { mkdirSync, unlinkSync, writeFileSync, renameSync } from 'node:fs';
+import { unlinkSync, writeFileSync, renameSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { SceneFolder } from './files.js';
 import { writeError } from './write-error.js';
 import { PathError, TEMP_SUFFIX } from './documents.js';
+import { makeFolders } from './files.js';
 
 /** One channel (component) of the field read: its least, greatest and mean value; `nan` counts the NaNs left out of them. */
 export interface ChannelSummary {
@@ -58,7 +59,7 @@ export function imagePath(folder: SceneFolder, file: string): string {
 export function writeImage(full: string, file: string, bytes: Uint8Array): void {
   const tmp = join(dirname(full), `.${basename(full)}.${process.pid}${TEMP_SUFFIX}`);
   try {
-    mkdirSync(dirname(full), { recursive: true });
+    makeFolders(dirname(full));
     writeFileSync(tmp, bytes);
     renameSync(tmp, full);
   } catch (e) {

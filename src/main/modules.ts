@@ -11,7 +11,7 @@
 // The folder keeps the CACHE_FILES modules used last.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -20,7 +20,7 @@ import { moduleMeta } from '../codegen/instantiate.js';
 import type { IrFunction } from '../ir/ir.js';
 import { literalsOf } from '../ir/literals.js';
 import type { Tier } from '../codegen/plan.js';
-import { writeFileAtomic } from './files.js';
+import { makeFolders, writeFileAtomic } from './files.js';
 import { mark } from './timeline.js';
 
 export type { Tier };
@@ -262,7 +262,7 @@ export async function prepareModules(irs: IrFunction[], compiler: ModuleCompiler
 
 function writeCached(file: string, bytes: Uint8Array): void {
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    makeFolders(dirname(file));
     writeFileAtomic(file, bytes);
   } catch {
     // a cache that cannot be written is no cache

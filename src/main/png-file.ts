@@ -2,10 +2,10 @@
 // finishes them (png.ts), and the file is renamed into place only when whole. A picture of any
 // size is written without holding it; a render that fails or is stopped leaves no file behind.
 
-import { mkdirSync } from 'node:fs';
+
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { besideTarget, renameTarget } from './files.js';
+import { besideTarget, makeFolders, renameTarget } from './files.js';
 import { PngEncoder, PngJoiner, type DeflatedStrip } from './png.js';
 
 export class PngWriteError extends Error {
@@ -26,6 +26,8 @@ export function writeProblem(file: string, e: unknown): string {
     }
     if (target !== file) return `cannot write \`${file}\`: it is a link to \`${target}\`, whose folder is not there (ENOENT): make the folder, or remove the link`;
   }
+  // A folder that cannot be made where it is asked (under /proc, a mount point's stand-in).
+  if (err.code === 'ENOENT' && err.syscall === 'mkdir') return `cannot write \`${file}\`: its folder \`${err.path}\` cannot be made there (ENOENT): write under a folder that takes new files`;
   const why = err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'a file is in the way of its folder' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOSPC' ? 'the disk is full' : err.code === 'EISDIR' ? 'it is a folder' : err.message;
   return `cannot write \`${file}\`: ${why}${err.code ? ` (${err.code})` : ''}`;
 }
@@ -63,7 +65,7 @@ export class PngFile {
     let tmp: string;
     let handle: FileHandle;
     try {
-      mkdirSync(dirname(file) || '.', { recursive: true });
+      makeFolders(dirname(file) || '.');
       ({ target, tmp } = besideTarget(file));
       handle = await open(tmp, 'w');
     } catch (e) {

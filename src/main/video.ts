@@ -6,10 +6,10 @@
 // render that fails leaves no half-written video.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 import { dirname, extname } from 'node:path';
 import { UserError } from './user-error.js';
-import { besideTarget, sweepLeftBehind } from './files.js';
+import { besideTarget, makeFolders, sweepLeftBehind } from './files.js';
 import { writeProblem } from './png-file.js';
 
 export class VideoError extends UserError {
@@ -100,9 +100,9 @@ export class VideoFile {
     if (!format) throw new VideoError(`-o ${file}: a video is .mp4, .webm or .gif`);
     ({ width: this.width, height: this.height } = videoSize(file, source.width, source.height));
     try {
-      mkdirSync(dirname(file) || '.', { recursive: true });
+      makeFolders(dirname(file) || '.');
     } catch (e) {
-      throw new VideoError(`cannot write \`${file}\`: its folder cannot be made (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      throw new VideoError(writeProblem(file, e));
     }
     try {
       ({ target: this.target, tmp: this.temporary } = besideTarget(file, 'partial'));

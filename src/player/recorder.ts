@@ -6,9 +6,10 @@
 // times as the video's frames its time covers (none, once, or several), so the recording plays at
 // the speed the person saw. Paused time does not advance the clock: a pause is cut out.
 
-import { mkdirSync } from 'node:fs';
+
 import { join, relative } from 'node:path';
 import { requireFfmpeg, VideoFile } from '../main/video.js';
+import { makeFolders } from '../main/files.js';
 
 /** The video's frame rate. */
 export const RECORDING_FPS = 30;
@@ -50,7 +51,7 @@ export class Recorder {
   static start(root: string, name: string, source: string, width: number, height: number): Recorder {
     requireFfmpeg();
     const folder = join(root, 'recordings');
-    mkdirSync(folder, { recursive: true });
+    makeFolders(folder);
     const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d\dZ$/, 'Z');
     const safe = `${name}-${source}`.replace(/[^A-Za-z0-9_.-]+/g, '_');
     return new Recorder(root, join(folder, `${safe}-${stamp}.mp4`), source, width, height);

@@ -3,7 +3,7 @@
 // documents written into the copy). The folder itself is never written: whatever the replay
 // composes, writes or snapshots lands in the copy, which is removed after.
 
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { throwIfCancelled } from '../main/cancel.js';
@@ -12,6 +12,7 @@ import { CheckFailed } from '../main/refusals.js';
 import { Session, type SessionOptions } from '../main/session.js';
 import { dispatch } from './dispatcher.js';
 import { runReplay, type ReplayResult, type ReplayScript } from './replay.js';
+import { makeFolders } from '../main/files.js';
 
 export interface ReplayCopy {
   /** The folder to copy (the scene's). */
@@ -41,7 +42,7 @@ export async function replayOnCopy(script: ReplayScript, copy: ReplayCopy): Prom
     cpSync(copy.folder, scratch, { recursive: true, filter: isCopied });
     for (const [path, text] of copy.texts ?? []) {
       const file = resolveUnder(scratch, path);
-      mkdirSync(dirname(file), { recursive: true });
+      makeFolders(dirname(file));
       // A link copied as a link would be written through, into the folder it points at: replace it.
       rmSync(file, { force: true });
       writeFileSync(file, text);

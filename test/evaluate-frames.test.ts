@@ -74,6 +74,21 @@ t.test('a cancel in the middle keeps the frames done; the count and the frame co
   t.match(a.error?.message, new RegExp(`^cancelled: .*; ${ran} of its 10000 frames ran and were kept, each whole; the one it was running was not`), 'and says so: not "nothing of it was kept"');
 });
 
+t.test('a kernel that reads `frame` runs at every frame, the time fixed: each frame number is new (it answered idle, frame unmoved)', async (t) => {
+  const d = scratchDir('entelechy-frames-');
+  writeFileSync(join(d, 'scene.esn'), `kernel t.count@1 {\n  grants time.read;\n  out r: field2<f32>;\n  each (x, y) { r = f32(frame); }\n}\nnode c: t.count@1 { size = 8 x 8; }\noutput r <- c.r;\n`);
+  const w = await Session.open(join(d, 'scene.esn'), { workers: 1 });
+  t.teardown(() => w.close());
+  const req = async (o: object) => JSON.parse(await dispatch(w, JSON.stringify(o)));
+  const first = (await req({ op: 'evaluate' })).ok;
+  const again = (await req({ op: 'evaluate' })).ok;
+  t.same([first.frame, again.frame, again.executed], [1, 2, ['c']], 'the second evaluate ran: frame 2');
+  t.notOk(again.events.some((e: { kind: string }) => e.kind === 'idle'));
+  const many = (await req({ op: 'evaluate', frames: 3 })).ok;
+  t.same([many.frames_run, many.frame], [3, 5]);
+  t.equal((await req({ op: 'trace', x: 0, y: 0 })).ok.values[0].value, 4, 'the kernel saw the frame number of the last frame (0-based)');
+});
+
 t.test('frames where only the first runs something (a fixed time, no state): the answer is of the frame that ran, not idle', async (t) => {
   // It answered executed [], an idle event and frames_run 3, as if the new time had changed nothing.
   const d = scratchDir('entelechy-frames-');

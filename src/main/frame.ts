@@ -44,7 +44,8 @@ export interface LastFrame {
 }
 
 export class FrameLoop {
-  private readonly stateful: boolean;
+  /** A frame of it is never the last one again: it keeps state, or reads the frame counter. */
+  private readonly everyFrameNew: boolean;
   /** What the last frame was computed from, for stateless scenes: an equal frame is not recomputed. */
   private lastInputs?: string;
   private lastReport?: FrameReport;
@@ -62,7 +63,9 @@ export class FrameLoop {
     private readonly runs: GroupRuns,
     private readonly cacheFrames: boolean,
   ) {
-    this.stateful = groups.some((g) => g.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state')));
+    // A kernel that reads `frame` computes something new at each frame number, as one with state
+    // does (an evaluate with the same time answered idle, and its `frame` never moved).
+    this.everyFrameNew = groups.some((g) => g.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state')) || g.uniforms.some((u) => u.kind === 'frame'));
   }
 
   /** What a stateless frame is a function of: the clock, pointer, keys, params and fields written. */
@@ -72,7 +75,7 @@ export class FrameLoop {
 
   /** See Engine.repeats. */
   repeats(input: FrameInput = {}): boolean {
-    return !this.stateful && this.lastReport !== undefined && this.signature(input) === this.lastInputs;
+    return !this.everyFrameNew && this.lastReport !== undefined && this.signature(input) === this.lastInputs;
   }
 
   /** The timings of the last frame that ran (not a cached repeat). */

@@ -5,7 +5,7 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hangsAtFrame } from './fixtures.js';
 import { CACHE, entelechy, eventually, localRender, SLOW_SCENE, startFarm, type Proc } from './farm-processes.js';
@@ -69,6 +69,32 @@ t.test('two renders at once: each writes its own frames only', async (t) => {
   t.ok(sameFiles(join(dir, 'a-local'), join(dir, 'a')), 'the first render has its frames (each reading its frame number)');
   t.ok(sameFiles(join(dir, 'b-local'), join(dir, 'b')), 'the mandelbrot render has the mandelbrot frames');
   t.not(fa.lines.at(-1).farm.render, fb.lines.at(-1).farm.render, 'two renders');
+});
+
+t.test('output and Redis URL mistakes are refused before any job is added, in the words a local render uses', async (t) => {
+  const dir = scratchDir('entelechy-farm-');
+  writeFileSync(join(dir, 'taken'), 'a file where a folder should be');
+  mkdirSync(join(dir, 'frames', '0001.png'), { recursive: true });
+  const scene = join(ROOT, 'examples', 'rings', 'scene.esn');
+  const before = await redis.counts();
+  const refused: [string[], RegExp][] = [
+    [['-o', join(dir, 'taken', '%04d.png')], /frame 0: cannot write `.*taken\/0000\.png`: a file is in the way of its folder \(EEXIST\)/],
+    [['-o', join(dir, 'frames', '%04d.png')], /frame 1: cannot write `.*frames\/0001\.png`: it is a folder \(EISDIR\)/],
+    [['-o', '/proc/entelechy-nope/%04d.png'], /frame 0: cannot write `\/proc\/entelechy-nope\/0000\.png`: its folder `\/proc\/entelechy-nope` cannot be made there/],
+  ];
+  for (const [args, message] of refused) {
+    const r = entelechy(['render', scene, '--frames', '0:2', '--size', '16x16', '--farm', redis.url, ...args]);
+    t.equal((await r.exited).code, 1, args.join(' '));
+    t.match(r.stderr, message);
+    t.notMatch(r.stderr, /internal error/);
+  }
+  t.same(await redis.counts(), before, 'no job was added');
+  const port = entelechy(['render', scene, '--frames', '0:2', '--farm', 'redis://127.0.0.1:99999', '-o', join(dir, 'p', '%04d.png')]);
+  t.equal((await port.exited).code, 1);
+  t.match(port.stderr, /redis:\/\/127\.0\.0\.1:99999: port 99999 is out of range 1\.\.65535/, 'a port out of range (it was an internal error)');
+  const db = entelechy(['render', scene, '--frames', '0:2', '--farm', `${redis.url}/99`, '-o', join(dir, 'd', '%04d.png')]);
+  t.equal((await db.exited).code, 1);
+  t.match(db.stderr, /has no database 99 \(ERR DB index is out of range\)/, 'a database the server does not have (it was taken silently)');
 });
 
 t.test('a scene error fails at once: on the submitter before any job, or on a worker, not retried', async (t) => {

@@ -4,12 +4,16 @@
 // and is decoded to RGBA (exactly the pixels the worker encoded) when its turn comes.
 
 
+import { accessSync, constants, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { makeFolders, writeFileAtomic } from '../main/files.js';
 import { decodePng } from '../main/image.js';
+import { writeProblem } from '../main/png-file.js';
 import { frameFile, RenderError, VideoWriter, type RenderOptions } from '../main/render.js';
 
 export interface FrameOutput {
+  /** Before any job is added: what would keep the frames from being written, refused now (a RenderError). */
+  prepare?(frames: Iterable<number>): void;
   /** A frame's PNG; returns the frames now written (for a video, every frame it let through, in order). */
   frame(frame: number, png: Buffer, t0: number): Promise<{ frame: number; file: string; millis: number }[]>;
   /** Every frame given: finish the output. */
@@ -24,15 +28,46 @@ export class FrameFiles implements FrameOutput {
     private readonly frames: boolean,
   ) {}
 
+  /**
+   * Each frame's folder made, and no folder where its file goes, none unwritable: said before the
+   * farm renders anything (it was said after the workers had rendered the frames, as a raw error).
+   */
+  prepare(frames: Iterable<number>): void {
+    const folders = new Set<string>();
+    for (const frame of frames) {
+      const file = this.file(frame);
+      try {
+        const folder = dirname(file) || '.';
+        if (!folders.has(folder)) {
+          makeFolders(folder);
+          accessSync(folder, constants.W_OK);
+          folders.add(folder);
+        }
+        if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw Object.assign(new Error(`EISDIR: ${file}`), { code: 'EISDIR' });
+      } catch (e) {
+        throw this.problem(frame, file, e);
+      }
+    }
+  }
+
   async frame(frame: number, png: Buffer, t0: number) {
-    const file = this.frames ? frameFile(this.pattern, frame) : this.pattern;
+    const file = this.file(frame);
     try {
       makeFolders(dirname(file) || '.');
       writeFileAtomic(file, png);
     } catch (e) {
-      throw new RenderError(`cannot write \`${file}\`: ${(e as Error).message}`, frame);
+      throw this.problem(frame, file, e);
     }
     return [{ frame, file, millis: Math.round((performance.now() - t0) * 1000) / 1000 }];
+  }
+
+  private file(frame: number): string {
+    return this.frames ? frameFile(this.pattern, frame) : this.pattern;
+  }
+
+  /** In the words a local render uses (writeProblem). */
+  private problem(frame: number, file: string, e: unknown): RenderError {
+    return new RenderError(`${this.frames ? `frame ${frame}: ` : ''}${writeProblem(file, e)}`, frame);
   }
 
   async complete(): Promise<void> {}

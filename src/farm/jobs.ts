@@ -83,6 +83,7 @@ export const RESULT_SECONDS = 3600;
  */
 export async function connect(url: string): Promise<Redis> {
   if (!/^rediss?:\/\//.test(url)) throw new FarmError(`--redis/--farm takes a Redis URL such as redis://127.0.0.1:6379; got \`${url}\``);
+  const { db } = redisAddress(url);
   const client = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
   let lastError: Error | undefined;
   // Errors while reconnecting are expected (ioredis retries); the last one explains a failed start.
@@ -91,7 +92,35 @@ export async function connect(url: string): Promise<Redis> {
     await client.connect();
   } catch (e) {
     client.disconnect();
-    throw new FarmError(`cannot reach Redis at ${url}: ${(lastError ?? (e as Error)).message} (is redis-server running there?)`);
+    const tls = url.startsWith('rediss:') ? '; rediss:// is Redis over TLS: a plain redis-server takes redis://' : '';
+    throw new FarmError(`cannot reach Redis at ${url}: ${(lastError ?? (e as Error)).message} (is redis-server running there?${tls})`);
+  }
+  // A database the server does not have was taken silently (ioredis's SELECT on connecting).
+  if (db !== undefined) {
+    try {
+      await client.select(db);
+    } catch (e) {
+      client.disconnect();
+      throw new FarmError(`Redis at ${url} has no database ${db} (${(e as Error).message}): name one it has, e.g. /0 (a server has 16 unless configured otherwise)`);
+    }
   }
   return client;
+}
+
+/** A Redis URL's parts this module checks itself: a port in range and the database number, if any. */
+function redisAddress(url: string): { db?: number } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    const port = /:(\d+)(\/|$)/.exec(url)?.[1];
+    if (port !== undefined && Number(port) > 65535) throw new FarmError(`${url}: port ${port} is out of range 1..65535`);
+    throw new FarmError(`\`${url}\` is not a Redis URL: give redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379`);
+  }
+  const port = parsed.port === '' ? 6379 : Number(parsed.port);
+  if (!(port >= 1 && port <= 65535)) throw new FarmError(`${url}: port ${parsed.port} is out of range 1..65535`);
+  const path = parsed.pathname.replace(/^\//, '');
+  if (path === '') return {};
+  if (!/^\d+$/.test(path)) throw new FarmError(`${url}: the path names a database by its number (/0, /1, ...); got \`/${path}\``);
+  return { db: Number(path) };
 }

@@ -70,6 +70,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   for (const frame of skipped) out({ frame, file: frameFile(options.file, frame), skipped: true });
   let picture: PictureFile | undefined;
   const output: FrameOutput = video ? new VideoFrames(options, first) : new FrameFiles(options.file, Boolean(frames));
+  if (frames || sequence) output.prepare?.(todo);
 
   const render = randomBytes(6).toString('hex');
   const documents: JobDocument[] = scene.documents.map((d) => ({ path: d.path, text: d.text, digest: sha256(d.text) }));

@@ -67,7 +67,9 @@ const IEND = Buffer.from([0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 
 export function isCompletePng(file: string, width: number, height: number): boolean {
   return (
     readingFile(file, (fd) => {
-      const size = fstatSync(fd).size;
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) return false; // a folder there: reading it fails (EISDIR), writing it is refused later in words
+      const size = stat.size;
       if (size < 8 + 25 + 12) return false;
       const head = Buffer.alloc(24);
       const tail = Buffer.alloc(12);

@@ -274,6 +274,18 @@ t.test('an output that cannot be written is a clear error naming the file, not a
   }
 });
 
+t.test('a render sweeps the temporary files renders of its files killed outright left (those of processes gone), none other', async (t) => {
+  const dir = scratchDir('entelechy-');
+  const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+  const left = ['.0000.png', '.0007.png'].map((n) => join(dir, `${n}.${dead}.0.tmp`));
+  const kept = [join(dir, `.0000.png.${process.pid}.0.tmp`), join(dir, `.other.png.${dead}.0.tmp`), join(dir, `.0000.png.${dead}.0.partial`)];
+  for (const f of [...left, ...kept]) writeFileSync(f, 'rows of a frame');
+  const r = cli(['render', 'examples/rings/scene.esn', '--frames', '0:1', '--size', '16x16', '-o', join(dir, '%04d.png')]);
+  t.equal(r.status, 0, r.ended);
+  t.same(left.map(existsSync), [false, false], 'the frames\' files of a process gone: swept');
+  t.same(kept.map(existsSync), [true, true, true], 'a live process\'s, another file\'s, another kind: kept');
+});
+
 t.test('serve on a scene whose folder does not exist says so, without a stack trace', async (t) => {
   const r = cli(['serve', join(tmpdir(), 'entelechy-no-such-folder', 'scene.esn')]);
   t.equal(r.status, 1);

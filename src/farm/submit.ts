@@ -23,6 +23,7 @@ import { bandsOf } from './bands.js';
 import { FrameFiles, VideoFrames, type FrameOutput } from './frame-outputs.js';
 import { InputUploads, type JobInput } from './inputs.js';
 import { PictureFile } from './picture-file.js';
+import { sweepLeftBehind } from '../main/files.js';
 import { checkOutputFile, frameFile, outputSize, RenderError, type RenderOptions } from '../main/render.js';
 import { isCompletePng } from '../main/shard.js';
 import { aliveKey, connect, FarmError, frameOfJob, jobId, QUEUE, resultKey, type FrameJob, type FrameResult, type JobDocument } from './jobs.js';
@@ -46,6 +47,8 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   const video = isVideoFile(options.file);
   checkOutputFile(options.file, Boolean(frames));
   if (video) requireFfmpeg();
+  // What renders of these files killed outright left (their PNGs' temporary files; a video's: VideoWriter).
+  if (!video) sweepLeftBehind(options.file, 'tmp');
   // State is made frame by frame: such frames cannot be rendered apart, so they go as one job,
   // run in order from frame 0 on one worker (a sequence), each frame sent as it is done.
   const stateful = scene.nodes.some((n) => n.kernel.ports.some((p) => p.kind === 'state'));

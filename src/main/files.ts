@@ -125,11 +125,14 @@ export function makeFolders(folder: string): void {
 /**
  * Remove the temporary files besideTarget named for `target` with `suffix` that a process killed
  * before it could (SIGKILL, a crash) left behind: those of a process that no longer runs. A
- * video's is as large as the video; nothing else would ever sweep it.
+ * video's is as large as the video, a tiled frame's as large as its rows so far; nothing else
+ * would ever sweep them (a shard pre-empted again and again piled them up).
  */
 export function sweepLeftBehind(target: string, suffix: string): string[] {
   const folder = dirname(target) || '.';
-  const pattern = new RegExp(`^\\.${basename(target).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.\\d+\\.${suffix}$`);
+  // `target` may be a frame pattern (out/%04d.png): its frames' files are swept too.
+  const name = basename(target).split(/%0?\d*d/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\d+');
+  const pattern = new RegExp(`^\\.${name}\\.(\\d+)\\.\\d+\\.${suffix}$`);
   const removed: string[] = [];
   let names: string[];
   try {

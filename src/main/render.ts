@@ -24,6 +24,7 @@ import { markPrinted, UserError } from './user-error.js';
 import { isCompletePng, shardFrames, type Shard } from './shard.js';
 import { mark } from './timeline.js';
 import { Cancelled, interruptedBySignals, throwIfCancelled } from './cancel.js';
+import { sweepLeftBehind } from './files.js';
 
 export class RenderError extends UserError {
   override name = 'RenderError';
@@ -100,6 +101,8 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   const video = isVideoFile(options.file);
   checkOutputFile(options.file, Boolean(frames));
   if (video) requireFfmpeg();
+  // What renders of these files killed outright left (their PNGs' temporary files; a video's: VideoWriter).
+  if (!video) sweepLeftBehind(options.file, 'tmp');
   const workers = Math.max(1, Math.min(options.workers, 256));
   const memory = new FieldMemory(options.memory ?? defaultMemoryBudget());
   let cachedModules = 0;

@@ -132,6 +132,16 @@ export class RedisServer {
       connection.disconnect();
     }
   }
+
+  /** The keys matching a pattern (KEYS: a test's small Redis). */
+  async keys(pattern: string): Promise<string[]> {
+    const connection = new Redis(this.url, { maxRetriesPerRequest: null });
+    try {
+      return await connection.keys(pattern);
+    } finally {
+      connection.disconnect();
+    }
+  }
 }
 
 export function redisInstalled(): boolean {

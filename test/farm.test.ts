@@ -130,6 +130,9 @@ t.test('a submitter that stops removes its jobs; one killed outright has them dr
   t.match(stopped.stderr, /interrupted: the render's jobs were removed from the farm/);
   const left = await redis.counts();
   t.equal(left.waiting + left.delayed, 0, 'no job of it waits once it has exited');
+  // The jobs workers held went on; their results are not kept for a submitter that is gone.
+  await eventually(() => redis.counts(), (c) => c.active === 0);
+  t.same(await redis.keys(`entelechy:result:${stopped.lines[0].submitted}-*`), [], 'no result of it is left in Redis');
 
   const killed = entelechy([...args, '-o', join(dir, 'b', '%d.png')], { ENTELECHY_FARM_ALIVE_MS: '1500' });
   await killed.line((l) => 'frame' in l);

@@ -41,21 +41,29 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
   const render = async (job: Job<FrameJob, FrameResult>): Promise<FrameResult> => {
     const data = job.data;
     // The submitter is gone (it exited without removing this job): nobody takes the frame.
-    if (!(await connection.exists(aliveKey(data.render)))) throw new UnrecoverableError(`render ${data.render} was abandoned: its submitter is gone`);
+    const abandoned = async () => {
+      if (!(await connection.exists(aliveKey(data.render)))) throw new UnrecoverableError(`render ${data.render} was abandoned: its submitter is gone`);
+    };
+    // A result is kept for the submitter only while it waits (one stopped as this job ran left it in Redis for an hour).
+    const keep = async (id: string, png: Buffer) => {
+      await abandoned();
+      await connection.set(resultKey(id), png, 'EX', RESULT_SECONDS);
+    };
+    await abandoned();
     say({ started: job.id, render: data.render, frame: data.frame, attempt: job.attemptsMade + 1 }, `frame ${data.frame} of render ${data.render}: started`);
     const t0 = performance.now();
     let bytes = 0;
     if (data.band) {
       const result = await engines.exclusive(() => renderBand(engines, data as FrameJob & { band: NonNullable<FrameJob['band']> }));
-      await connection.set(resultKey(job.id!), result, 'EX', RESULT_SECONDS);
+      await keep(job.id!, result);
       bytes = result.length;
     } else if (data.sequence) {
-      bytes = await renderSequence(engines, job as Job<FrameJob & { sequence: NonNullable<FrameJob['sequence']> }>, (id, png) => connection.set(resultKey(id), png, 'EX', RESULT_SECONDS));
+      bytes = await renderSequence(engines, job as Job<FrameJob & { sequence: NonNullable<FrameJob['sequence']> }>, keep);
     } else {
       const { scene, engine } = await engines.engine(data);
       const { png } = await sceneFailure(scene, data.frame, engines.frame(engine, scene, data.output, data));
       const bytesOut = await png;
-      await connection.set(resultKey(job.id!), bytesOut, 'EX', RESULT_SECONDS);
+      await keep(job.id!, bytesOut);
       bytes = bytesOut.length;
     }
     const millis = Math.round((performance.now() - t0) * 1000) / 1000;

@@ -40,7 +40,12 @@ t.test('frames rendered on two workers are the local render, byte for byte; a re
   const again = entelechy(['render', ...args, '--farm', redis.url, '--json', '-o', join(dir, 'farm', '%04d.png')]);
   t.same(await again.exited, { code: 0, signal: null }, again.stderr);
   t.same(frameLines(again).filter((l) => !l.skipped).map((l) => l.frame), [5], 'only the missing frame rendered again');
+  t.ok('submitted' in again.lines[0], 'the first line is `submitted`, the skipped frames after it');
+  t.equal(frameLines(again).filter((l) => l.skipped).length, frameLines(farm).length - 1, 'every other frame told as skipped');
   t.ok(sameFiles(join(dir, 'local'), join(dir, 'farm')));
+  const none = entelechy(['render', ...args, '--farm', redis.url, '--json', '-o', join(dir, 'farm', '%04d.png')]);
+  t.same(await none.exited, { code: 0, signal: null }, none.stderr);
+  t.equal(frameLines(none).filter((l) => l.skipped).length, frameLines(farm).length, 'all done before: each told as skipped, nothing submitted');
 });
 
 t.test('one picture in bands over the farm, in tiles: the local render\'s file, byte for byte', async (t) => {

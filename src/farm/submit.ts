@@ -70,7 +70,6 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   } else {
     bands.forEach((_, i) => todo.add(i));
   }
-  for (const frame of skipped) out({ frame, file: frameFile(options.file, frame), skipped: true });
   let picture: PictureFile | undefined;
   const output: FrameOutput = video ? new VideoFrames(options, first) : new FrameFiles(options.file, Boolean(frames));
   if (frames || sequence) output.prepare?.(todo);
@@ -140,7 +139,8 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
     onReady();
     let ended = false;
     await new Promise<void>((resolve, reject) => {
-      if (todo.size === 0) return resolve();
+      const told = () => skipped.forEach((frame) => out({ frame, file: frameFile(options.file, frame), skipped: true }));
+      if (todo.size === 0) return (told(), resolve()); // all done before: nothing is submitted
       let chain = Promise.resolve();
       // A unit's result, taken one at a time in the order they are done.
       const take = (unit: number, id: string) => {
@@ -197,6 +197,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
       process.once('SIGINT', stopSignal);
       process.once('SIGTERM', stopSignal);
       out({ submitted: render, ...(sequence ? { sequence: { first, last, frames: todo.size } } : { [frames ? 'frames' : 'bands']: todo.size }), queue: QUEUE });
+      told(); // the frames a resume found done, after the first line (docs/distributed.md: `submitted` comes first)
       void queue.addBulk(jobs()).catch(reject);
     }).finally(() => (ended = true));
     await picture?.finish();

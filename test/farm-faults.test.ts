@@ -70,4 +70,16 @@ t.test('Redis restarted (empty) mid-render: everyone reconnects and the render c
   t.ok(worker.lines.filter((l) => l.done).length >= 12 - before, 'the worker rendered after the restart');
   t.equal(worker.child.exitCode, null, 'the worker is still running');
   t.notMatch(farm.stderr, /Error|ECONNREFUSED/, 'the submitter printed no error while Redis was away');
+  t.same(farm.lines.filter((l) => l.note).map((l) => l.redis), ['lost', 'back'], 'but said that it was away, and back');
+});
+
+t.test('a render no worker takes says so after a while (it waited without a word)', async (t) => {
+  const redis = await RedisServer.start();
+  t.teardown(() => redis.stop());
+  const dir = scratchDir('entelechy-farm-');
+  const farm = entelechy(['render', join(ROOT, 'examples', 'rings', 'scene.esn'), '--size', '16x16', '--frames', '0:1', '--farm', redis.url, '--json', '-o', join(dir, '%04d.png')], { ENTELECHY_FARM_QUIET_MS: '1500' });
+  const note = await farm.line((l) => l.note !== undefined);
+  t.match(note, { note: /^no worker has taken or finished a job of this render for \d+ s: is `entelechy farm worker --redis redis:\/\/127\.0\.0\.1:\d+` running/ });
+  farm.kill('SIGTERM');
+  t.equal((await farm.exited).code, 1);
 });

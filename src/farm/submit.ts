@@ -23,6 +23,7 @@ import { bandsOf } from './bands.js';
 import { FrameFiles, VideoFrames, type FrameOutput } from './frame-outputs.js';
 import { InputUploads, type JobInput } from './inputs.js';
 import { PictureFile } from './picture-file.js';
+import { QuietWatch } from './quiet.js';
 import { sweepLeftBehind } from '../main/files.js';
 import { checkOutputFile, frameFile, outputSize, RenderError, type RenderOptions } from '../main/render.js';
 import { isCompletePng } from '../main/shard.js';
@@ -114,6 +115,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   let timer: NodeJS.Timeout | undefined;
   let stopSignal: (() => void) | undefined;
   let ready = false;
+  let quiet: QuietWatch | undefined;
   const onReady = () => {
     // Back after a lost connection: Redis may have restarted empty.
     if (ready) void keepAlive().then(() => uploads.again()).then(() => queue.addBulk(jobs())).catch(() => {});
@@ -133,6 +135,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
     }
     if (!frames && !sequence) picture = await PictureFile.create(options.file, width, height, bands.length);
     await events.waitUntilReady();
+    quiet = new QuietWatch(connection, options.farm, (line) => (options.json ? out(line) : process.stderr.write(`note: ${line.note}\n`)));
     await keepAlive();
     timer = setInterval(() => void keepAlive().catch(() => {}), ALIVE_MS / 3);
     connection.on('ready', onReady);
@@ -170,6 +173,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
           if (todo.size === 0) resolve();
         }).catch(reject);
       };
+      for (const kind of ['active', 'completed', 'progress'] as const) events.on(kind, ({ jobId: id }: { jobId: string }) => frameOfJob(render, id) !== undefined && quiet?.progress());
       events.on('completed', ({ jobId: id }) => {
         const unit = frameOfJob(render, id);
         if (unit === undefined || !todo.has(unit)) return;
@@ -227,6 +231,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
     throw e;
   } finally {
     clearInterval(timer);
+    quiet?.stop();
     if (stopSignal) {
       process.off('SIGINT', stopSignal);
       process.off('SIGTERM', stopSignal);

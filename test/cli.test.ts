@@ -187,7 +187,7 @@ t.test('a failing frame stops the render with a non-zero status naming the frame
   writeFileSync(join(dir, 'scene.esn'), hangsAtFrame(2));
   const r = cli(['render', join(dir, 'scene.esn'), '--frames', '0:4', '-o', join(dir, '%02d.png'), '--json']);
   t.equal(r.status, 1);
-  t.match(r.stderr, /frame 2: node `hang` ran out of fuel at element \(0, 0\): a loop ran more than \d+ times there; give the loop a bound/, 'the element, and what to do');
+  t.match(r.stderr, /scene\.esn:\d+:1: frame 2: node `hang` ran out of fuel at element \(0, 0\): a loop ran more than \d+ times there; give the loop a bound/, 'where the node is, the element, and what to do (as the farm says it)');
   const last = JSON.parse(r.stdout.trim().split('\n').pop()!);
   t.same([last.error.frame, last.error.node], [2, 'hang']);
   t.match(last.error.message, /frame 2: node `hang` ran out of fuel/);

@@ -11,8 +11,7 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Scene } from '../ir/check/scene.js';
-import { LineIndex } from '../ir/syntax/position.js';
-import { EvaluationError } from '../main/evaluation-error.js';
+import { EvaluationError, frameFailure } from '../main/evaluation-error.js';
 import { InputImageError } from '../main/image-input.js';
 import { BandEncoder } from './bands.js';
 import { InputFill } from './inputs.js';
@@ -139,7 +138,7 @@ async function sceneFailure<T>(scene: Scene, frame: number, work: Promise<T>): P
   try {
     return await work;
   } catch (e) {
-    if (e instanceof EvaluationError) throw new UnrecoverableError(`${nodePlace(scene, e.node)}frame ${frame}: ${e.message}`);
+    if (e instanceof EvaluationError) throw new UnrecoverableError(frameFailure(scene, frame, e));
     if (e instanceof InputImageError) throw new UnrecoverableError(`frame ${frame}: ${e.message}`);
     throw e;
   }
@@ -168,13 +167,4 @@ async function renderBand(engines: WorkerEngines, data: FrameJob & { band: NonNu
   head.writeUInt32BE(band.b, 4);
   head.writeUInt32BE(band.length >>> 0, 8);
   return Buffer.concat([head, band.chunks]);
-}
-
-/** `path:line:column: ` of a node's statement, or nothing for an unknown node. */
-function nodePlace(scene: Scene, node: string | undefined): string {
-  const n = scene.nodes.find((x) => x.name === node);
-  const doc = n && scene.documents.find((d) => d.path === n.path);
-  if (!n || !doc) return '';
-  const { line, column } = new LineIndex(doc.text).positionAt(n.statement.span.start);
-  return `${doc.path}:${line}:${column}: `;
 }

@@ -7,6 +7,8 @@ import { FuelTrap } from '../ir/fuel-trap.js';
 import { PoolTrap } from '../workers/pool.js';
 import { Cancelled } from './cancel.js';
 import { UserError } from './user-error.js';
+import type { Scene } from '../ir/check/scene.js';
+import { LineIndex } from '../ir/syntax/position.js';
 
 /** A failed evaluation: names the node; the world is as it was before the frame. */
 export class EvaluationError extends UserError {
@@ -39,4 +41,22 @@ export function groupFailure(g: Group, module: WebAssembly.Module | undefined, e
 export function fuelTrapOf(e: PoolTrap, module: WebAssembly.Module, unnamed?: string): FuelTrap {
   const meta = moduleMeta(module);
   return new FuelTrap((meta.nodes[e.trap] ?? unnamed)!, meta.fuel, e.element);
+}
+
+/**
+ * A render's failed frame, as every renderer tells it (local, tiled, the farm's workers): where
+ * the failing node is declared (`path:line:column: `, the path under the scene's folder), the
+ * frame, and the error.
+ */
+export function frameFailure(scene: Scene, frame: number, e: EvaluationError): string {
+  return `${nodePlace(scene, e.node)}frame ${frame}: ${e.message}`;
+}
+
+/** `path:line:column: ` of a node's statement, or nothing for an unknown node. */
+function nodePlace(scene: Scene, node: string | undefined): string {
+  const n = scene.nodes.find((x) => x.name === node);
+  const doc = n && scene.documents.find((d) => d.path === n.path);
+  if (!n || !doc) return '';
+  const { line, column } = new LineIndex(doc.text).positionAt(n.statement.span.start);
+  return `${doc.path}:${line}:${column}: `;
 }

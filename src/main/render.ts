@@ -8,7 +8,7 @@ import type { Scene } from '../ir/check/scene.js';
 import { PngThreads } from '../workers/png-threads.js';
 import { EvalPool } from '../workers/pool.js';
 import { Engine, type Backend } from './engine.js';
-import { EvaluationError } from './evaluation-error.js';
+import { EvaluationError, frameFailure } from './evaluation-error.js';
 import { POOL_THRESHOLD } from './group-runs.js';
 import { sceneGroups } from './scene-groups.js';
 import { compileHere, prepareModules, type ModuleCompiler, type Tier } from './modules.js';
@@ -204,7 +204,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       } catch (e) {
         await writer.drain(); // the frames before this one are written and reported first
         if (e instanceof Cancelled) throw stopped(e, frame);
-        if (e instanceof EvaluationError) throw new RenderError(`frame ${frame}: ${e.message}`, frame, e.node);
+        if (e instanceof EvaluationError) throw new RenderError(frameFailure(scene, frame, e), frame, e.node);
         if (e instanceof InputImageError) throw new RenderError(frames ? `frame ${frame}: ${e.message}` : e.message, frame);
         throw e;
       }

@@ -8,7 +8,7 @@ import type { EvalPool } from '../../workers/pool.js';
 import { markPrinted } from '../user-error.js';
 import { Cancelled, interruptedBySignals } from '../cancel.js';
 import type { Backend } from '../engine.js';
-import { EvaluationError } from '../evaluation-error.js';
+import { EvaluationError, frameFailure } from '../evaluation-error.js';
 import { InputImageError } from '../image-input.js';
 import { InputFeed } from '../input-feed.js';
 import type { FieldMemory } from '../memory.js';
@@ -86,7 +86,7 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
         );
       } catch (e) {
         if (e instanceof Cancelled) throw new RenderError(`${e.message}: stopped at frame ${frame}; its file was not written${written ? ` (the ${written} frames before it were)` : ''}`, frame);
-        if (e instanceof EvaluationError) throw new RenderError(`frame ${frame}: ${e.message}`, frame, e.node);
+        if (e instanceof EvaluationError) throw new RenderError(frameFailure(scene, frame, e), frame, e.node);
         if (e instanceof InputImageError) throw new RenderError(frames ? `frame ${frame}: ${e.message}` : e.message, frame);
         throw e;
       }

@@ -71,6 +71,8 @@ t.test('Redis restarted (empty) mid-render: everyone reconnects and the render c
   t.equal(worker.child.exitCode, null, 'the worker is still running');
   t.notMatch(farm.stderr, /Error|ECONNREFUSED/, 'the submitter printed no error while Redis was away');
   t.same(farm.lines.filter((l) => l.note).map((l) => l.redis), ['lost', 'back'], 'but said that it was away, and back');
+  await stopWorker(worker);
+  t.match(worker.lines.find((l) => l.stopping), { stopping: true, held: 0 }, 'a worker told to stop says so, with the jobs it finishes first');
 });
 
 t.test('a render no worker takes says so after a while (it waited without a word)', async (t) => {

@@ -71,7 +71,17 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
     return { bytes, millis, worker: name };
   };
 
-  const worker = new Worker<FrameJob, FrameResult>(QUEUE, render, {
+  // The jobs in hand, what a stop waits for.
+  const running = new Set<string>();
+  const holding = async (job: Job<FrameJob, FrameResult>) => {
+    running.add(job.id!);
+    try {
+      return await render(job);
+    } finally {
+      running.delete(job.id!);
+    }
+  };
+  const worker = new Worker<FrameJob, FrameResult>(QUEUE, holding, {
     connection,
     concurrency,
     lockDuration: options.stallMs,
@@ -83,11 +93,9 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
   worker.on('failed', (job, e) => job && say({ failed: job.id, render: job.data.render, frame: job.data.frame, message: e.message }, `frame ${job.data.frame} of render ${job.data.render}: failed: ${e.message}`));
   // Lost connections are retried by ioredis; BullMQ reports them here as well.
   worker.on('error', () => {});
-  let held = 0;
-  worker.on('active', () => held++);
-  for (const ended of ['completed', 'failed'] as const) worker.on(ended, () => held--);
   const stop = async () => {
     // Said, so a scheduler's log shows why it has not ended yet (a frame can take minutes).
+    const held = running.size;
     say({ stopping: true, held }, `farm worker ${name}: stopping; finishing the ${held} job${held === 1 ? '' : 's'} it holds first (SIGKILL drops them: another worker takes them after --stall-ms)`);
     await worker.close(); // waits for the frames in hand
     await engines.destroy();

@@ -126,6 +126,12 @@ t.test('a misspelt builtin inside a body: line and column in the document', asyn
   t.match(d.message, /unknown function `sine`; did you mean `sin`/);
 });
 
+t.test('Math.random and a function nothing is near say what to call instead', async (t) => {
+  const kernel = (body: string) => `kernel k.r@1 {\n  grants time.read;\n  out r: field2<f32>;\n  each (x, y) { r = ${body}; }\n}\nnode n: k.r@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
+  t.match(only(textScene({ 'scene.esn': kernel('Math.random()') }))[0]?.message, /^`Math\.random` is not available: .*use `hash\(x, y\)`/);
+  t.match(only(textScene({ 'scene.esn': kernel('zzqx(1.0)') }))[0]?.message, /^unknown function `zzqx`: call a builtin \(`help builtins` lists them\)/);
+});
+
 t.test('an unknown variable suggests the closest name', async (t) => {
   const src = `kernel k.s@1 {\n  in count: f32 = 1.0;\n  out r: field2<f32>;\n  each (x, y) {\n    r = cuont;\n  }\n}\n`;
   const [d] = only(textScene({ 'scene.esn': src }));

@@ -242,10 +242,16 @@ function call(ctx: BodyContext, node: N): Value {
   return builtinCall(ctx, name, args, node);
 }
 
+/** JavaScript's calls that kernels cannot have, and what to write instead. */
+const NOT_IN_KERNELS: Record<string, string> = {
+  random: '`Math.random` is not available: a kernel computes the same value each time it runs; for a pseudo-random value use `hash(x, y)` (in [0, 1), repeatable; `hash(x, y, frame)` changes it each frame)',
+};
+
 function builtinCall(ctx: BodyContext, name: string, args: N[], node: N, b = findBuiltin(name)): Value {
+  if (!b && NOT_IN_KERNELS[name]) fail(node.callee, NOT_IN_KERNELS[name]);
   if (!b) {
     const near = closest(name, [...BUILTIN_FUNCTIONS.map((f) => f.name), ...ctx.env.fns.keys(), ...ctx.env.structs.keys()]);
-    fail(node.callee, `unknown function \`${name}\`${near ? `; did you mean \`${near}\`?` : ''}`);
+    fail(node.callee, `unknown function \`${name}\`${near ? `; did you mean \`${near}\`?` : ': call a builtin (`help builtins` lists them), a fn the scene declares, or a struct constructor'}`);
   }
   const [lo, hi] = b.arity;
   if (args.length < lo || args.length > hi)

@@ -272,6 +272,8 @@ t.test('an output that cannot be written is a clear error naming the file, not a
     t.equal(r.status, 1, `${out}: ${r.ended}`);
     t.match(r.stderr, /cannot write `\/proc\/entelechy-nope\/(x|00)\.(png|gif)`: its folder `\/proc\/entelechy-nope` cannot be made there \(ENOENT\)/);
   }
+  const proc = cli(['render', 'examples/rings/scene.esn', '--size', '16x16', '-o', '/proc/entelechy-x.png']);
+  t.match(proc.stderr, /cannot write `\/proc\/entelechy-x\.png`: its folder `\/proc` takes no new files \(ENOENT\)/, 'not the temporary file\'s name');
 });
 
 t.test('a render sweeps the temporary files renders of its files killed outright left (those of processes gone), none other', async (t) => {

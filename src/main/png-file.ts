@@ -4,7 +4,7 @@
 
 
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { besideTarget, makeFolders, renameTarget } from './files.js';
 import { PngEncoder, PngJoiner, type DeflatedStrip } from './png.js';
 
@@ -26,6 +26,9 @@ export function writeProblem(file: string, e: unknown): string {
     }
     if (target !== file) return `cannot write \`${file}\`: it is a link to \`${target}\`, whose folder is not there (ENOENT): make the folder, or remove the link`;
   }
+  // A folder that takes no new files (/proc): the error named our temporary file in it.
+  if (err.code === 'ENOENT' && err.syscall === 'open' && typeof err.path === 'string' && basename(err.path).startsWith('.'))
+    return `cannot write \`${file}\`: its folder \`${dirname(err.path)}\` takes no new files (ENOENT): write under another folder`;
   // A folder that cannot be made where it is asked (under /proc, a mount point's stand-in).
   if (err.code === 'ENOENT' && err.syscall === 'mkdir') return `cannot write \`${file}\`: its folder \`${err.path}\` cannot be made there (ENOENT): write under a folder that takes new files`;
   const why = err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'a file is in the way of its folder' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOSPC' ? 'the disk is full' : err.code === 'EISDIR' ? 'it is a folder' : err.message;

@@ -1167,6 +1167,8 @@ t.test('the pool: a frame split over workers, and a failed one naming its node',
   await ok(t, s, { op: 'publish', source: TINT('let n = 0.0;\n    while (n > -1.0) { n = n + 1.0; }\n    result = vec4(n);') });
   const failed = await err(t, s, { op: 'evaluate', time: 2 });
   t.equal(failed.node, 'tint');
+  const tintLine = readFileSync(scenePath, 'utf8').split('\n').findIndex((l) => l.startsWith('node tint')) + 1;
+  t.same([failed.path, failed.line, failed.column], ['scene.esn', tintLine, 1], 'where the node is declared');
   t.match(failed.message, /`tint`/);
   const st = await ok(t, s, { op: 'status' });
   t.same([st.frame, st.time], [1, 0], 'frame and clock unchanged');

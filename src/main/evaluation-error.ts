@@ -54,9 +54,14 @@ export function frameFailure(scene: Scene, frame: number, e: EvaluationError): s
 
 /** `path:line:column: ` of a node's statement, or nothing for an unknown node. */
 function nodePlace(scene: Scene, node: string | undefined): string {
+  const at = nodeDeclared(scene, node);
+  return at ? `${at.path}:${at.line}:${at.column}: ` : '';
+}
+
+/** Where a node's statement is (the path under the scene's folder), if the scene has it. */
+export function nodeDeclared(scene: Scene, node: string | undefined): { path: string; line: number; column: number } | undefined {
   const n = scene.nodes.find((x) => x.name === node);
   const doc = n && scene.documents.find((d) => d.path === n.path);
-  if (!n || !doc) return '';
-  const { line, column } = new LineIndex(doc.text).positionAt(n.statement.span.start);
-  return `${doc.path}:${line}:${column}: `;
+  if (!n || !doc) return undefined;
+  return { path: doc.path, ...new LineIndex(doc.text).positionAt(n.statement.span.start) };
 }

@@ -6,7 +6,8 @@
 
 import { Cancelled, deadlineProblem } from '../main/cancel.js';
 import { JOURNAL_NAME, PathError } from '../main/documents.js';
-import { EvaluationError } from '../main/evaluation-error.js';
+import type { Scene } from '../ir/check/scene.js';
+import { EvaluationError, nodeDeclared } from '../main/evaluation-error.js';
 import { ImageError } from '../main/image.js';
 import { GrantRefused } from '../main/grants.js';
 import { WriteError } from '../main/journal.js';
@@ -60,7 +61,7 @@ export async function dispatch(session: Session, line: string, conn: Connection 
         : `nothing of it was kept: state, clock and frame counter are as before it (frame ${frame})`;
       return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; ${kept}`, { cancelled: true, reason: e.reason, frame, ...(e.framesKept ? { frames_kept: e.framesKept.ran } : {}), ...(e.node ? { node: e.node } : {}) }));
     }
-    return errorLine(req.id, protocolError(e, req.op));
+    return errorLine(req.id, protocolError(e, req.op, session.scene));
   } finally {
     if (held) void held.finally(() => evaluation?.done());
     else evaluation?.done();
@@ -72,11 +73,12 @@ function handle<Op extends OperationName>(op: Op, session: Session, fields: Requ
 }
 
 /** An error of the session as the protocol answers it: the user's own mistakes plainly, with their data; the rest as internal. */
-export function protocolError(e: unknown, op: string): ProtocolError {
+export function protocolError(e: unknown, op: string, scene?: Scene): ProtocolError {
   if (e instanceof ProtocolError) return e;
   if (e instanceof CheckFailed) return diagnosticsError(e.lead, e.diagnostics);
   if (e instanceof MigrationFailed || e instanceof LimitError || e instanceof GrantRefused) return ProtocolError.from(e);
-  if (e instanceof EvaluationError) return new ProtocolError(e.message, { node: e.node });
+  // Where the failing node is declared, as a render's message names it.
+  if (e instanceof EvaluationError) return new ProtocolError(e.message, { node: e.node, ...(scene ? nodeDeclared(scene, e.node) : {}) });
   if (e instanceof JournalError) return new ProtocolError(`the scene's folder holds a journal \`${JOURNAL_NAME}\` Entelechy did not write (${e.why}); nothing was written: look at it, then move it away and send the request again`, { path: JOURNAL_NAME });
   if (e instanceof WriteError) return new ProtocolError(e.message, { path: e.path, code: e.code, written: false });
   if (e instanceof PathError) return new ProtocolError(e.message, { path: e.path });

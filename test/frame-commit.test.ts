@@ -177,7 +177,8 @@ t.test('the uniforms each frame: time, frame, pointer (-1 without one), keys by 
 });
 
 t.test('an unchanged stateless frame is served from the last; any input, param or write recomputes it', async (t) => {
-  const e = engine(WORLD);
+  // A kernel that reads `frame` is never served (each frame number is new): this one does not.
+  const e = engine(WORLD.replace('f32(frame)', '0.0'));
   t.equal(e.computed, false, 'no frame has run');
   const a = await e.evaluate({ time: 1 });
   t.same([a.frame, a.cached, a.executed], [1, false, ['w']]);
@@ -201,8 +202,12 @@ t.test('an unchanged stateless frame is served from the last; any input, param o
     t.same([r.cached, r.frame], [false, ++frame], `${what} changed: computed`);
     t.same((await e.evaluate(input)).cached, true, `${what} unchanged: served`);
   }
-  t.same(first(e, 'o'), [6, 5, 1001, 100]);
-  // Without the cache every frame runs; a stateful scene is never served from it.
+  t.same(first(e, 'o'), [6, 0, 1001, 100]);
+  // Without the cache every frame runs; a stateful scene is never served from it, nor one that reads `frame`.
+  const counting = engine(WORLD);
+  await counting.evaluate({ time: 1 });
+  const next = await counting.evaluate({ time: 1 });
+  t.same([next.cached, next.frame, first(counting, 'o')[1]], [false, 2, 1], 'a kernel reading frame runs again: frame 2, which it sees as 1');
   const uncached = engine(WORLD, { backend: 'interp', cacheFrames: false });
   await uncached.evaluate({ time: 1 });
   t.equal((await uncached.evaluate({ time: 1 })).cached, false);

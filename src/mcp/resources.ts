@@ -13,7 +13,8 @@ import { watch, type FSWatcher } from 'node:fs';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema, type ReadResourceResult, type RequestId, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Session } from '../main/session.js';
-import { invalidParams, type Answer } from './server.js';
+import type { Answer } from './server.js';
+import { invalidParams } from './errors.js';
 
 export const DOC = 'entelechy://doc/';
 export const OUTPUT = 'entelechy://output/';

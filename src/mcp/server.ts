@@ -11,12 +11,12 @@ import { Protocol, type RequestHandlerExtra } from '@modelcontextprotocol/sdk/sh
 import type { CallToolResult, RequestId, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Session } from '../main/session.js';
 import { VERSIONS } from '../protocol/handlers/inspect.js';
-import { plainReason } from '../protocol/envelope.js';
+import { plainReason, unknownField } from '../protocol/envelope.js';
 import { operation } from '../protocol/operations.js';
-import { unknownField } from '../protocol/envelope.js';
 import { tools } from './schema.js';
 import { SceneResources } from './resources.js';
 import { registerPrompts } from './prompts.js';
+import { invalidParams } from './errors.js';
 import { dispatch } from '../protocol/dispatcher.js';
 
 type Json = Record<string, unknown>;
@@ -26,13 +26,6 @@ type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** `tools/call` with its params as they came: the door checks them itself (toolCall). */
 const ToolCallSchema = z.object({ method: z.literal('tools/call'), params: z.unknown() });
 
-/**
- * A JSON-RPC error -32602 whose message is the reason alone: an McpError's own message starts
- * with "MCP error -32602: ", which the client's McpError prefixes again.
- */
-export function invalidParams(message: string): Error {
-  return Object.assign(new Error(message), { code: -32602 });
-}
 
 /** One protocol answer: `ok` or `error`, as the envelope writes them. */
 export type Answer = { ok: Json; error?: undefined } | { error: Json; ok?: undefined };

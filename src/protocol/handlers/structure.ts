@@ -15,8 +15,16 @@ import { dryRun, evaluateOptions, refuseEvaluateAlone } from './speculate.js';
 
 type Fields = Record<string, unknown>;
 
+/** One document of a compose: its new text, what the file held before, and whether `edits` made it from that. */
+interface Target {
+  path: string;
+  text: string;
+  before?: string;
+  edited?: boolean;
+}
+
 /** One document of a compose: its new text from `text`, or from `edits` of the text on disk. */
-function target(s: Session, path: string, item: Fields, index?: number): { path: string; text: string; before?: string; edited?: boolean } {
+function target(s: Session, path: string, item: Fields, index?: number): Target {
   const before = s.folder.read(path);
   const where = index === undefined ? '' : ` (documents[${index}])`;
   if (typeof item.expect === 'string' && item.expect !== (before === undefined ? 'none' : versionOf(before))) {
@@ -89,7 +97,7 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
   const evaluate = evaluateOptions(f.evaluate);
   refuseEvaluateAlone(f.dry_run, evaluate, 'compose');
   return s.change(async () => {
-    const targets: { path: string; text: string; before?: string; edited?: boolean }[] = [];
+    const targets: Target[] = [];
     if (Array.isArray(f.documents)) {
       if (f.text !== undefined || f.edits !== undefined) throw new ProtocolError('give `documents` or `text`/`edits`, not both', { field: 'documents' });
       const loose = f.path !== undefined ? 'path' : f.expect !== undefined ? 'expect' : undefined;

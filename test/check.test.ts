@@ -193,6 +193,16 @@ t.test('recursion and unsupported forms are refused with reasons', async (t) => 
   t.same([d?.line, d?.column, d?.message], [2, 28, 'fn `f` calls itself through `g` (f -> g -> f): recursion is not supported (kernels have no call stack)'], 'through another fn: the chain is named');
 });
 
+t.test('a fn no kernel calls is checked all the same, at its own place; one it calls that fails is told once', async (t) => {
+  const scene = (fns: string) => `${fns}\nkernel k.u@1 {\n  out r: field2<f32>;\n  each (x, y) { r = 1.0; }\n}\nnode n: k.u@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
+  const ds = only(textScene({ 'scene.esn': scene('fn g(a: f32): f32 { return lenght(a); }\nfn f(a: f32): f32 { return g(a) + time; }\nfn rec(a: f32): f32 { return rec(a); }') }));
+  t.same(ds.map((d) => [d.line, d.column, d.message]), [
+    [1, 28, 'unknown function `lenght`; did you mean `length`?'],
+    [3, 30, 'fn `rec` calls itself: recursion is not supported (kernels have no call stack)'],
+  ], 'each at its place, once (it was accepted until a kernel called it)');
+  t.same(only(textScene({ 'scene.esn': scene('fn g(p: vec3, n: i32): f32 { let v = 0; v = 0.5 * p.x; return v + f32(n) + time + f32(frame) + pointer.xy.x + width; }') })), [], 'a fn that checks is fine uncalled, grants and widening as in a kernel');
+});
+
 t.test('a loop that can never end is refused at the loop (it ran out of fuel at every element, every frame, with no line)', async (t) => {
   const kernel = (loop: string) => `kernel k.l@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    let v = 0.0;\n    ${loop}\n    r = v;\n  }\n}\nnode n: k.l@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
   for (const loop of ['while (true) { v += 1.0; }', 'for (;;) { v += 1.0; }', 'do { v += 1.0; } while (true);', 'while (true) { for (let i = 0; i < 3; i++) { if (i == 2) break; } }']) {

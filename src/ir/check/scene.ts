@@ -4,6 +4,7 @@ import { grantOption, type Grant } from '../grants.js';
 import { DEFAULT_FUEL } from '../ir.js';
 import type { Env } from '../lower/context.js';
 import { LowerError } from '../lower/context.js';
+import { lowerFnAlone } from '../lower/statement.js';
 import { closest } from '../suggest.js';
 import { parseDocument } from '../syntax/index.js';
 import type { Diagnostic, Document, FnStatement, InputStatement, NodeStatement, ParamStatement, Span, Statement, StructStatement, TypeRef, TypeStatement } from '../syntax/tree.js';
@@ -129,6 +130,14 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
       continue;
     }
     kernels.set(result.kernel.id, result.kernel);
+  }
+  // A fn no kernel calls is checked on its own: its mistakes were told only once a kernel called it.
+  // (A fn it calls that failed alone fails again inside it: told once.)
+  for (const { doc, st } of all<FnStatement>('fn')) {
+    if (env.inlined!.has(st.name.value)) continue;
+    const found: Diagnostic[] = [];
+    guard(doc, found, () => lowerFnAlone(env, st, options.fuel ?? DEFAULT_FUEL));
+    diagnostics.push(...found.filter((d) => !diagnostics.some((o) => o.path === d.path && o.line === d.line && o.column === d.column && o.message === d.message)));
   }
 
   const params = new Map<string, ParamInfo>();
@@ -271,7 +280,7 @@ function makeEnv(
     for (const p of st.params) guard(doc, diagnostics, () => resolveType(p.type));
     if (st.returns) guard(doc, diagnostics, () => resolveType(st.returns!));
   }
-  return { structs: structMap, fns: new Map(fns.map(({ st }) => [st.name.value, st])), resolveType };
+  return { structs: structMap, fns: new Map(fns.map(({ st }) => [st.name.value, st])), resolveType, inlined: new Set() };
 }
 
 function paramInfo(doc: Document, st: ParamStatement, env: Env): ParamInfo {

@@ -57,6 +57,8 @@ export interface Env {
   structs: Map<string, ElemType>;
   fns: Map<string, FnStatement>;
   resolveType: (ref: FnStatement['params'][number]['type']) => ElemType;
+  /** The fns some body inlined (callFn adds them): the scene's check lowers the others alone. */
+  inlined?: Set<string>;
 }
 
 export type ConstructRole = 'break' | 'continue' | 'return' | 'plain';

@@ -5,8 +5,8 @@ import type { Expr } from '../ir.js';
 import type { FnStatement } from '../syntax/tree.js';
 import { closest } from '../suggest.js';
 import { F32, aType, components, type ElemType } from '../types.js';
-import { op, type Value } from './build.js';
-import { BodyContext, FollowOnError, LowerError } from './context.js';
+import { cst, op, type Value } from './build.js';
+import { BodyContext, FollowOnError, LowerError, type Env } from './context.js';
 import { blockOrStatements } from './blocks.js';
 import { MAX_CALL_DEPTH } from '../syntax/nesting.js';
 import { assignable, binary, fail, lowerExpr, toBool } from './expression.js';
@@ -321,6 +321,7 @@ function walkReturns(body: N[]): boolean {
 /** Inline a call of a top-level `fn`: its parameters become fresh locals, its returns a result. */
 export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N): Value {
   const name = fn.name.value;
+  ctx.env.inlined?.add(name);
   const again = ctx.fnStack.findIndex((f) => f.name === name);
   if (again >= 0) {
     const through = ctx.fnStack.slice(again + 1).map((f) => f.name);
@@ -364,4 +365,23 @@ export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N
   if (!returnsOnEveryPath(body))
     fail(body[body.length - 1] ?? node, `not every path of fn \`${name}\` returns a value (one that ends without a \`return\` would give 0): end it with a \`return\`, or give the \`if\` an \`else\` that returns`);
   return { type: frame.result.type, comps: frame.result.locals.map((i) => ({ k: 'local', t: ctx.locals[i], i } as Expr)) };
+}
+
+/**
+ * Lower a fn that no body calls, on its own (each parameter a zero of its type), so that its
+ * mistakes are told now, where it is, not the day a kernel first calls it. Throws its first
+ * LowerError; widens as a kernel's body does.
+ */
+export function lowerFnAlone(env: Env, fn: FnStatement, fuel: number): void {
+  const widen = new Set<AcornNode>();
+  const at = { type: 'Identifier', start: fn.name.span.start, end: fn.name.span.end, arguments: [] } as unknown as N;
+  for (let attempt = 0; ; attempt++) {
+    const ctx = new BodyContext(env, [], new Map(), ['x', 'y'], 0, fuel, widen);
+    const args = fn.params.map((p) => {
+      const type = env.resolveType(p.type);
+      return { type, comps: components(type).map((t) => cst(t, 0)) } as Value;
+    });
+    callFn(ctx, fn, args, at);
+    if (!ctx.widened || attempt > 4) return;
+  }
 }

@@ -145,6 +145,44 @@ t.test('life: a rejected edit on disk shows the overlay while frames go on; a fi
   await page.close();
 });
 
+t.test('rings in an ordinary 1280 x 720 window: a rejection and a failed frame show in view, with where; mended, the failure goes; an empty param box sends nothing', async (t) => {
+  const rings = await player('rings');
+  const page = await openPlayer(browser(), rings.url);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const file = join(rings.dir, 'kernels.esn');
+  const original = readFileSync(file, 'utf8');
+  const inView = async () => {
+    const box = await page.locator('#overlay').boundingBox();
+    return box !== null && box.y >= 0 && box.y + box.height <= 720;
+  };
+  writeFileSync(file, original.replace('src.x * (0.5 + warmth)', 'src.x * (0.5 + warmht)'));
+  await until(page, 'the overlay', () => !(document.getElementById('overlay') as HTMLElement).hidden);
+  t.ok(await inView(), 'the rejection is inside the window (it was below the fold, at the canvas\'s bottom)');
+  t.match(await page.locator('#overlay-title').textContent(), /change rejected/);
+  // A change that checks but whose frames run out of fuel: shown as a failure, where its node is.
+  writeFileSync(file, original.replace('src.x * (0.5 + warmth)', 'src.x * (0.5 + warmth + spin())').replace(/^/, 'fn spin(): f32 { let i = 0.0; while (i >= 0.0) { i = i + 1.0; } return i; }\n'));
+  await until(page, 'the failure', () => /a frame failed/.test(document.getElementById('overlay-title')!.textContent!) && !(document.getElementById('overlay') as HTMLElement).hidden, 180000);
+  t.match(await page.locator('#overlay-message').textContent(), /node `tint` ran out of fuel/);
+  t.match(await page.locator('#overlay-where').textContent(), /scene\.esn line \d+, column 1/, 'where the node is');
+  t.ok(await inView());
+  await shot(page, 'rings-frame-failed');
+  writeFileSync(file, original);
+  await until(page, 'the failure to go once frames run', () => (document.getElementById('overlay') as HTMLElement).hidden, 180000);
+  // The number box of warmth, emptied: it was sent as 0.
+  const box = page.locator('.param[data-param="warmth"] input[type=number]');
+  const before = await page.evaluate(() => (window as any).player.scene.params.find((p: any) => p.name === 'warmth').value[0]);
+  await box.fill('');
+  await box.press('Enter');
+  await until(page, 'the box shows the value again', () => (document.querySelector('.param[data-param="warmth"] input[type=number]') as HTMLInputElement).value !== '');
+  t.equal(Number(await box.inputValue()), before, 'the box shows the value the world has');
+  await box.fill('7');
+  await box.press('Enter');
+  await until(page, 'the refusal', () => /keeps to 0\.\.1/.test(document.getElementById('status')!.textContent!));
+  await until(page, 'the refused 7 replaced', () => (document.querySelector('.param[data-param="warmth"] input[type=number]') as HTMLInputElement).value !== '7');
+  t.equal(Number(await box.inputValue()), before, 'a refused value does not stay in the box');
+  await page.close();
+});
+
 t.test('life: pause stops the frame counter, play resumes it', async (t) => {
   const life = await player('life');
   const page = await openPlayer(browser(), life.url);

@@ -3,6 +3,7 @@
 // page is ready for one or a request waits: a page that is slow misses frames, none queue up.
 
 import { Cancelled } from '../main/cancel.js';
+import { EvaluationError, nodeDeclared } from '../main/evaluation-error.js';
 import { watch, type FSWatcher } from 'node:fs';
 import type { FrameReport } from '../main/engine.js';
 import type { Field } from '../main/field.js';
@@ -296,7 +297,11 @@ export class PlayerWindow implements FrameSource {
       } catch (e) {
         for (const w of waiters) w.reject(e);
         // A frame a change stopped (the world swapped under it) is no error to show: the next tick runs the new world.
-        if (!(e instanceof Cancelled && e.reason === 'changed')) for (const p of this.pages) p.sendJson({ type: 'error', message: (e as Error)?.message ?? String(e) });
+        if (!(e instanceof Cancelled && e.reason === 'changed')) {
+          // A failed frame (a loop out of fuel) with where its node is: the page shows it until a frame runs again.
+          const failed = e instanceof EvaluationError ? { type: 'frame-failed', node: e.node, ...nodeDeclared(this.session.scene, e.node) } : { type: 'error' };
+          for (const p of this.pages) p.sendJson({ ...failed, message: (e as Error)?.message ?? String(e) });
+        }
         return;
       }
       for (const w of waiters) w.resolve(answer);

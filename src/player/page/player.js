@@ -59,6 +59,8 @@ function draw() {
   state.frame = header.frame;
   state.header = header;
   state.framesDrawn++;
+  // A frame ran: a failure shown is over (a rejection stays until a change is published).
+  if (state.failure && !state.rejection) hideRejection();
   state.seen.push(header.frame);
   if (state.seen.length > 600) state.seen.shift();
   const now = performance.now();
@@ -107,6 +109,7 @@ socket.addEventListener('message', (event) => {
   if (message.type === 'scene') return showScene(message);
   if (message.type === 'rejected') return showRejection(message);
   if (message.type === 'published') return hideRejection();
+  if (message.type === 'frame-failed') return showFailure(message);
   if (message.type === 'error') return say(message.message);
   if (message.type === 'recording') return showRecording(message);
   if (message.type === 'dropped') {
@@ -127,7 +130,10 @@ socket.addEventListener('message', (event) => {
   if (message.type === 'previewing') return say(`running your saved edit of ${message.paths.join(', ')} on a copy of the world…`);
   if (message.type === 'preview') return showPreview(message);
   // A protocol answer to a request of this page.
-  if (message.error) say(message.error.message);
+  if (message.error) {
+    say(message.error.message);
+    restoreParams();
+  }
 });
 
 /** A change went live on a tier, the optimised tier arrived, or its compile was given up. */
@@ -151,6 +157,19 @@ function say(text) {
 
 function showRejection(r) {
   state.rejection = r;
+  state.failure = null;
+  // Before any frame, nothing runs: a scene that does not check at the start has no previous version.
+  showOverlay(state.framesDrawn ? 'change rejected — the previous version keeps running' : 'the scene does not check — nothing runs until it does: mend it and save', r);
+}
+
+/** A frame that failed (a loop out of fuel): the last good picture stays; the next frame drawn clears it. */
+function showFailure(f) {
+  state.failure = f;
+  showOverlay('a frame failed — the last good picture stays; mend the kernel and save', f);
+}
+
+function showOverlay(title, r) {
+  $('overlay-title').textContent = title;
   $('overlay-where').textContent = r.line !== undefined ? `${r.path ?? ''} line ${r.line}, column ${r.column}` : (r.path ?? '');
   $('overlay-message').textContent = r.message;
   $('overlay').hidden = false;
@@ -158,6 +177,7 @@ function showRejection(r) {
 
 function hideRejection() {
   state.rejection = null;
+  state.failure = null;
   $('overlay').hidden = true;
 }
 
@@ -352,6 +372,11 @@ function buildParams(params) {
         set(Number(slider.value));
       });
       number.addEventListener('change', () => {
+        // An empty box was sent as 0; a refused value stayed in the box while the world kept its own.
+        if (number.value.trim() === '' || !Number.isFinite(Number(number.value))) {
+          say(`\`${p.name}\` takes a number: the box shows the value it has`);
+          return restoreParams();
+        }
         slider.value = number.value;
         set(Number(number.value));
       });
@@ -362,10 +387,15 @@ function buildParams(params) {
   }));
 }
 
-/** The value as the session holds it (another page or an agent may have set it). */
-function updateParam(p) {
+/** Every param's boxes back to the values the session holds (a value it refused is not one). */
+function restoreParams() {
+  for (const p of state.scene?.params ?? []) updateParam(p, true);
+}
+
+/** The value as the session holds it (another page or an agent may have set it); not while typed in, unless `force`. */
+function updateParam(p, force = false) {
   const div = document.querySelector(`.param[data-param="${CSS.escape(p.name)}"]`);
-  if (!div || div.contains(document.activeElement)) return;
+  if (!div || (!force && div.contains(document.activeElement))) return;
   div.querySelectorAll('input').forEach((input) => {
     const v = p.value[Number(input.dataset.component)];
     if (Number(input.value) !== v) input.value = v;

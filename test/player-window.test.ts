@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { decodePng } from '../src/main/image.js';
@@ -247,4 +247,15 @@ t.test('preview saved edits over the page socket: every page told, a held edit r
   await until('the next save published', () => player.session.revision > revision, 60000);
   a.ws.close();
   b.ws.close();
+});
+
+t.test('a document renamed or removed on disk under the Player: the page is told, as agents are', async (t) => {
+  const page = await pageSocket();
+  const file = join(life.dir, 'scene.esn');
+  const moved = join(life.dir, 'moved.esn');
+  renameSync(file, moved);
+  await until('a notice of the rename', () => page.texts.some((m) => m.type === 'notice'));
+  t.match(page.texts.find((m) => m.type === 'notice'), { kind: 'renamed', message: /scene\.esn/ });
+  renameSync(moved, file);
+  page.ws.close();
 });

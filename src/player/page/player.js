@@ -110,7 +110,7 @@ socket.addEventListener('message', (event) => {
   if (message.type === 'rejected') return showRejection(message);
   if (message.type === 'published') return hideRejection();
   if (message.type === 'frame-failed') return showFailure(message);
-  if (message.type === 'error') return say(message.message);
+  if (message.type === 'error' || message.type === 'notice') return say(message.message);
   if (message.type === 'recording') return showRecording(message);
   if (message.type === 'dropped') {
     state.dropped = message;

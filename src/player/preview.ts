@@ -99,9 +99,19 @@ export class SavedEditPreview {
     this.tell({ type: 'preview', id: null, why: 'discarded' });
   }
 
-  /** The running world changed under a held edit (an agent's compose): run it again against the new world. */
+  /**
+   * The running world changed under a held edit (an agent's compose): run it again against the new
+   * world; or, when the world now runs what the disk holds (a newer save published with the mode
+   * off, a compose that took the edit in), the held edit is over: it showed the same picture twice.
+   */
   worldChanged(): void {
-    if (this.held && this.held.revision !== this.session.revision) void this.preview(this.session.readAll(), this.held.paths);
+    if (!this.held || this.held.revision === this.session.revision) return;
+    const disk = this.session.readAll();
+    const runs = this.held.paths.every((path) => disk.get(path) === this.session.texts.get(path));
+    if (!runs) return void this.preview(disk, this.held.paths);
+    this.held = null;
+    this.latest = ++this.nextId;
+    this.tell({ type: 'preview', id: null, why: 'superseded' });
   }
 
   private take(id: number, what: string): HeldEdit {

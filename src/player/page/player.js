@@ -215,7 +215,10 @@ function showPreview(p) {
     state.preview = null;
     state.previewEnded = p.why;
     $('preview').hidden = true;
-    if (p.why !== 'rejected') say(p.why === 'published' ? 'the saved edit is published' : 'the saved edit was discarded: the running version stays (the file keeps your edit)');
+    if (p.why !== 'rejected')
+      say(p.why === 'published' ? 'the saved edit is published'
+        : p.why === 'superseded' ? 'the held edit is over: the world runs what the file holds now (a newer save or a compose took it in)'
+        : 'the saved edit was discarded: the running version stays (the file keeps your edit)');
     return;
   }
   state.preview = p;

@@ -322,3 +322,20 @@ t.test('an entry document saved or composed empty is refused: the running world 
   await ok(t, s, { op: 'compose', text: '// empty\n' });
   t.equal((await ok(t, s, { op: 'status' })).nodes, 0, 'a comment clears the scene on purpose');
 });
+
+t.test('a document the scene uses, saved or composed empty, is refused as the entry is, by its name', async (t) => {
+  const { s, dir } = await open(t, 'rings');
+  const kernels = join(dir, 'kernels.esn');
+  const text = readFileSync(kernels, 'utf8');
+  await ok(t, s, { op: 'evaluate' });
+  writeFileSync(kernels, '');
+  const seen = (await ok(t, s, { op: 'sync' })).events;
+  await s.syncing;
+  const events = [...seen, ...(await ok(t, s, { op: 'sync' })).events].filter((e: any) => e.kind !== 'preparing');
+  t.same(events.map((e: any) => e.kind), ['rejected']);
+  t.match(events[0].message, /`kernels\.esn`, a document of the scene, is empty on disk \(0 bytes\): the running version \(\d+ statements?\) keeps running/, 'not "no document declares" its kernels');
+  writeFileSync(kernels, text);
+  const refused = (await ask(s, { op: 'compose', path: 'kernels.esn', text: '\n' })).error;
+  t.match(refused?.message, /compose would leave `kernels\.esn`, a document of the scene, empty/);
+  t.equal(readFileSync(kernels, 'utf8'), text, 'nothing written');
+});

@@ -228,7 +228,7 @@ export async function prepareChange(site: CommitSite, change: SceneChange): Prom
   const old = site.world;
   const published = change.published ?? old.published;
   const asked = change.pins ?? old.pins;
-  refuseEmptiedEntry(old.scene, change);
+  refuseEmptiedDocuments(old.scene, change);
   // A tier swap runs the running world's texts and kernels again: its scene is that world's, not
   // checked again (the check and lowering of the corpus's inline scene took 10 ms of this thread
   // while the frames after an edit ran), and its groups and digests are the ones already made.
@@ -247,18 +247,23 @@ export async function prepareChange(site: CommitSite, change: SceneChange): Prom
 }
 
 /**
- * A compose or saved edit that leaves the entry document blank over a scene that had statements:
- * refused (CheckFailed, at 1:1), the running world and its state kept. An editor that truncates
+ * A compose or saved edit that leaves a document of the scene (the entry, or one it uses) blank
+ * over statements it had: refused (CheckFailed, at 1:1), the running world and its state kept. An editor that truncates
  * before it writes shows a sync an empty file for a moment, which would otherwise tear the world
  * down; a scene is cleared on purpose by leaving a comment in its entry document.
  */
-function refuseEmptiedEntry(running: Scene, change: SceneChange): void {
+function refuseEmptiedDocuments(running: Scene, change: SceneChange): void {
   if (change.reason !== 'compose' && change.reason !== 'disk') return;
-  const path = running.entry;
+  // Any document the scene uses (a `use`d kernels.esn emptied read as "no document declares" its kernels).
+  for (const doc of running.documents) refuseEmptied(running, change, doc.path);
+}
+
+function refuseEmptied(running: Scene, change: SceneChange, path: string): void {
   const text = change.texts.get(path);
   const statements = running.documents.find((d) => d.path === path)?.statements.length ?? 0;
   if (text === undefined || text.trim() !== '' || statements === 0) return;
-  const what = change.reason === 'disk' ? `\`${path}\`, the scene's entry document, is empty on disk (${text.length} bytes${text.length ? ', all white space' : ''})` : `compose would leave \`${path}\`, the scene's entry document, empty`;
+  const which = path === running.entry ? `\`${path}\`, the scene's entry document,` : `\`${path}\`, a document of the scene,`;
+  const what = change.reason === 'disk' ? `${which} is empty on disk (${text.length} bytes${text.length ? ', all white space' : ''})` : `compose would leave ${which} empty`;
   const message = `${what}: the running version (${statements} statement${statements > 1 ? 's' : ''}) keeps running, with its state; ${change.reason === 'disk' ? 'save the document again to go on, or, to clear the scene for good, leave only a comment in it' : 'to clear the scene for good, compose a text that holds only a comment'} (e.g. \`// empty\`)`;
   throw new CheckFailed(change.refusal, [{ severity: 'error', message, path, span: { start: 0, end: text.length }, line: 1, column: 1 }]);
 }

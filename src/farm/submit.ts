@@ -242,6 +242,9 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
     const ids = sequence ? (todo.size ? [jobId(render, first)] : []) : [...todo].map((f) => jobId(render, f));
     await Promise.all(ids.map((id) => queue.remove(id).catch(() => 0)));
     await connection.del(aliveKey(render)).catch(() => 0);
+    // Results workers kept before the key went, not taken: dropped (none can come after: worker.ts keeps one only while the key lives).
+    const results = [...todo].map((unit) => resultKey(jobId(render, unit)));
+    if (results.length) await connection.del(...results).catch(() => 0);
     await uploads.remove().catch(() => 0);
     await events.close();
     await queue.close();

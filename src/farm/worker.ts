@@ -30,6 +30,9 @@ export interface FarmWorkerOptions {
   json: boolean;
 }
 
+/** SET result EX seconds, only while the render's key (KEYS[1]) exists: 1 if set, else 0. */
+const KEEP_WHILE_ALIVE = `if redis.call('exists', KEYS[1]) == 1 then redis.call('set', KEYS[2], ARGV[1], 'EX', ARGV[2]) return 1 end return 0`;
+
 export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
   const connection = await connect(options.redis);
   const name = `${hostname()}:${process.pid}`;
@@ -43,10 +46,11 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
     const abandoned = async () => {
       if (!(await connection.exists(aliveKey(data.render)))) throw new UnrecoverableError(`render ${data.render} was abandoned: its submitter is gone`);
     };
-    // A result is kept for the submitter only while it waits (one stopped as this job ran left it in Redis for an hour).
+    // A result is kept for the submitter only while it waits (one stopped as this job ran left it in
+    // Redis for an hour): set only if its key lives, in one step (the submitter drops what is there once it has deleted the key).
     const keep = async (id: string, png: Buffer) => {
-      await abandoned();
-      await connection.set(resultKey(id), png, 'EX', RESULT_SECONDS);
+      const kept = await connection.eval(KEEP_WHILE_ALIVE, 2, aliveKey(data.render), resultKey(id), png, RESULT_SECONDS);
+      if (!kept) throw new UnrecoverableError(`render ${data.render} was abandoned: its submitter is gone`);
     };
     await abandoned();
     say({ started: job.id, render: data.render, frame: data.frame, attempt: job.attemptsMade + 1 }, `frame ${data.frame} of render ${data.render}: started`);

@@ -83,16 +83,18 @@ async function firstTierEvent(args: string[]): Promise<any> {
   }
 }
 
-t.test('the budget reaches the session: serve and entelechy-player abandon past 1 ms', async (t) => {
+// A budget of 0 is past at once, whatever the machine does: with 1 ms, a compile that finished
+// before the watch's first look (its timer late on a loaded machine) was swapped in (seen once in CI).
+t.test('the budget reaches the session: serve and entelechy-player abandon past 0 ms', async (t) => {
   for (const [name, args] of [COMMANDS[0], COMMANDS[2]]) {
     const extra = name === 'serve' ? [] : ['--serve', '--listen', '127.0.0.1:0'];
-    const event = await firstTierEvent([...args, rings(), '--workers', '1', '--optimise-budget', '1', ...extra]);
-    t.same([event.kind, event.budget_ms], ['optimise_abandoned', 1], `${name}: optimise_abandoned with the budget given`);
+    const event = await firstTierEvent([...args, rings(), '--workers', '1', '--optimise-budget', '0', ...extra]);
+    t.same([event.kind, event.budget_ms], ['optimise_abandoned', 0], `${name}: optimise_abandoned with the budget given`);
   }
 });
 
-t.test('the budget reaches the session: mcp abandons past 1 ms', async (t) => {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [entelechy, 'mcp', rings(), '--workers', '1', '--optimise-budget', '1'], cwd: ROOT, env: { ...process.env, ENTELECHY_CACHE_DIR: 'off' } as Record<string, string>, stderr: 'pipe' });
+t.test('the budget reaches the session: mcp abandons past 0 ms', async (t) => {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [entelechy, 'mcp', rings(), '--workers', '1', '--optimise-budget', '0'], cwd: ROOT, env: { ...process.env, ENTELECHY_CACHE_DIR: 'off' } as Record<string, string>, stderr: 'pipe' });
   const client = new Client({ name: 'budget-test', version: '1' });
   await client.connect(transport);
   t.teardown(() => client.close());
@@ -100,7 +102,7 @@ t.test('the budget reaches the session: mcp abandons past 1 ms', async (t) => {
     const r = (await client.callTool({ name: 'sync', arguments: {} }, undefined, { timeout: 600_000 })) as any;
     const found = (r.structuredContent?.events ?? []).find((e: any) => TIER_EVENTS.includes(e.kind));
     if (found) {
-      t.same([found.kind, found.budget_ms], ['optimise_abandoned', 1], 'optimise_abandoned with the budget given');
+      t.same([found.kind, found.budget_ms], ['optimise_abandoned', 0], 'optimise_abandoned with the budget given');
       break;
     }
     await new Promise((r) => setTimeout(r, 100));

@@ -3,8 +3,8 @@
 // (`< within`), and a failed one is reported at its own line and column with expected and actual.
 
 import t from 'tap';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { dispatch } from '../src/protocol/dispatcher.js';
@@ -116,4 +116,79 @@ t.test('entelechy test: a failure names file:line:column of the expectation, exp
   const good = cli(['test', join(dir, 'good.replay')]);
   t.equal(good.status, 0, good.stdout + good.stderr);
   t.match(good.stdout, /ok {3}.*good\.replay \(6 steps\)\n1 passed, 0 failed/);
+});
+
+t.test('entelechy test: a refused request no `<` line follows fails, naming why; one that expects the refusal passes', async (t) => {
+  const failures = await replay('> {"op":"param","name":"warmht","value":1}\n> {"op":"evaluate","time":0.5}\n');
+  t.equal(failures.length, 1);
+  t.match(failures[0], { line: 1, column: 1, message: /^the request was refused: `warmht` is not a param the scene declares; did you mean `warmth`\?.*say so with `< \{"error": \{\}\}` on the next line$/ });
+  t.same(await replay('> {"op":"param","name":"warmht","value":1}\n< {"error":{}}\n'), [], 'an expected refusal passes');
+});
+
+t.test('entelechy test: quit in a replay, a file that is not a replay and a folder with none are refused', async (t) => {
+  t.throws(() => parseReplay('> {"op":"status"}\n> {"op": "quit"}\n', 'x.replay'), { message: /^x\.replay:2:3: `quit` ends a connection/ });
+  const dir = scratchDir('entelechy-replay-');
+  cpSync(join(ROOT, 'examples', 'rings'), join(dir, 'rings'), { recursive: true });
+  mkdirSync(join(dir, 'none'));
+  const notReplay = cli(['test', join(dir, 'rings', 'scene.esn')]);
+  t.equal(notReplay.status, 1);
+  t.match(notReplay.stdout, /scene\.esn is not a \.replay file: entelechy test runs \.replay files/);
+  const none = cli(['test', join(dir, 'none')]);
+  t.equal(none.status, 1, 'a CI job told of a folder without replays fails');
+  t.match(none.stderr, /no \.replay files in .*none: entelechy test runs \.replay files/);
+  t.notMatch(none.stdout, /0 passed, 0 failed/);
+  writeFileSync(join(dir, 'rings', 'out.replay'), '@scene ../x.esn\n> {"op":"status"}\n');
+  t.match(cli(['test', join(dir, 'rings', 'out.replay')]).stdout, /out\.replay:1: @scene names `\.\.\/x\.esn`, which is not under the replay's folder/);
+});
+
+t.test('entelechy test: a scene that does not check is named first, with its line and column', async (t) => {
+  const dir = scratchDir('entelechy-replay-');
+  cpSync(join(ROOT, 'examples', 'rings'), dir, { recursive: true });
+  writeFileSync(join(dir, 'scene.esn'), readFileSync(join(dir, 'scene.esn'), 'utf8').replace('count = 8.0;', 'count = 8.0 +;'));
+  const r = cli(['test', join(dir, 'rings.replay')]);
+  t.equal(r.status, 1);
+  const lines = r.stdout.split('\n');
+  t.match(lines[0], /^FAIL .*rings\.replay \(0 of 8 steps passed\)$/);
+  t.match(lines[1], /scene\.esn did not check when the session opened, so the steps ran on an empty world: .*scene\.esn:8:15: expected `;`/);
+});
+
+/** A scene whose frame runs for minutes: 10 million steps an element, under the fuel limit. */
+const SLOW = `kernel slow.k@1 {
+  out image: field2<vec4>;
+  each (x, y) {
+    let i = 0;
+    let a = 0.0;
+    while (i < 10000000) { a += 0.000001; i++; }
+    image = vec4(a, 0.0, 0.0, 1.0);
+  }
+}
+node view: slow.k@1 { size = 512 x 512; }
+output image <- view.image;
+`;
+
+t.test('entelechy test: a request past --timeout stops its replay and fails; Ctrl-C and SIGTERM leave no scratch copy', async (t) => {
+  const dir = scratchDir('entelechy-replay-');
+  writeFileSync(join(dir, 'scene.esn'), SLOW);
+  writeFileSync(join(dir, 'slow.replay'), '> {"op":"status"}\n> {"op":"evaluate"}\n< {"ok":{}}\n> {"op":"status"}\n');
+  const r = cli(['test', join(dir, 'slow.replay'), '--timeout', '1500']);
+  t.equal(r.status, 1, r.stdout + r.stderr);
+  t.match(r.stdout, /slow\.replay:2:1: the request took longer than the test's limit of 1500 ms a request, and was stopped: give it a `deadline` of its own, or run `entelechy test --timeout MS`; the replay stopped here \(1 later step not run\)/);
+  t.match(r.stdout, /0 passed, 1 failed/);
+  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    // The scratch copies under a TMPDIR of the test's own, to see that the interrupted one is removed.
+    const tmp = scratchDir('entelechy-replay-tmp-');
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'test', join(dir, 'slow.replay'), '--timeout', '0'], { cwd: ROOT, env: { ...process.env, TMPDIR: tmp } });
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    // Once the copy is made and the session's frame runs, stop it.
+    for (let i = 0; i < 300 && !readdirSync(tmp).length; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 1000));
+    t.equal(readdirSync(tmp).length, 1, 'the scratch copy is there while it runs');
+    child.kill(signal);
+    t.equal(await exited, status, `${signal}: exit status ${status}`);
+    t.match(out, new RegExp(`interrupted \\(${signal}\\): .*slow\\.replay stopped, its scratch copy removed; 0 passed, 0 failed, 0 not run`));
+    t.same(readdirSync(tmp), [], `${signal}: the scratch copy is removed`);
+  }
 });

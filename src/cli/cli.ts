@@ -447,14 +447,18 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
       ...command('test'),
       (y) =>
         y
-          .positional('paths', { type: 'string', array: true, default: ['examples'], describe: 'replay files or folders' })
+          .positional('paths', { type: 'string', array: true, default: ['.'], describe: 'replay files or folders (default: the .replay files under this folder)' })
           .option('grant', { type: 'array', string: true, describe: 'replay with only these capabilities granted (default: all)' })
-          .option('deny', { type: 'array', string: true, describe: 'replay with these capabilities withheld' }),
+          .option('deny', { type: 'array', string: true, describe: 'replay with these capabilities withheld' })
+          .option('timeout', { type: 'number', default: 60000, describe: 'milliseconds a request may take before its replay stops there and fails (0: no limit); a request\'s own `deadline` still applies' }),
       async (argv) => {
-        const { replayFiles, sessionGrants } = await import('./tools.js');
+        const { sessionGrants } = await import('./tools.js');
+        const { replayFiles } = await import('./test-replays.js');
         const paths = argv.paths as string[] | undefined;
         const grants = sessionGrants(argv.grant as string[] | undefined, argv.deny as string[] | undefined);
-        setStatus(await replayFiles(paths?.length ? paths : ['examples'], grants));
+        const timeout = argv.timeout as number;
+        if (!Number.isFinite(timeout) || timeout < 0) throw new UserError(`--timeout takes milliseconds, a number of at least 0 (0: no limit); got ${argv.timeout}`);
+        setStatus(await replayFiles(paths?.length ? paths : ['.'], grants, timeout));
       },
     )
     // An option given twice came as an array where one value was expected (a path, a number):

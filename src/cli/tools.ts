@@ -1,14 +1,9 @@
-// Small CLI tools beside the session: `help`, `test` (replay files), grant options.
+// Small CLI tools beside the session: `help` and grant options (`test` is test-replays.ts).
 
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative } from 'node:path';
 import { ALL_GRANTS, isGrant, type Grant } from '../ir/grants.js';
 import { ProtocolError } from '../protocol/envelope.js';
 import { helpEntry } from '../protocol/help.js';
-import { parseReplay, ReplayError, short, type ReplayFailure, type ReplayScript } from '../protocol/replay.js';
-import { PathError, resolveUnder } from '../main/documents.js';
 import { UserError } from '../main/user-error.js';
-import { replayOnCopy } from '../protocol/replay-session.js';
 
 export class ToolError extends UserError {
   override name = 'ToolError';
@@ -64,69 +59,4 @@ function formatHelp(entry: Record<string, unknown>): string {
       return lines.join('\n');
     })
     .join('\n\n');
-}
-
-/** A failed expectation: its file:line:column and message, then expected and actual one above the other. */
-function failureReport(file: string, f: ReplayFailure, answer: string): string {
-  const lines = [`  ${file}:${f.line}:${f.column}: ${f.message}`];
-  if ('expected' in f || 'actual' in f) lines.push(`    expected: ${short(f.expected)}`, `    actual:   ${short(f.actual)}`);
-  lines.push(`    answer:   ${answer.length > 300 ? `${answer.slice(0, 300)}…` : answer}`);
-  return lines.join('\n') + '\n';
-}
-
-function replayFilesUnder(path: string): string[] {
-  if (!existsSync(path)) throw new ToolError(`no such file or folder: ${path} (name .replay files or folders that hold them: entelechy test PATH...)`);
-  if (statSync(path).isFile()) return [path];
-  return readdirSync(path, { withFileTypes: true })
-    .filter((d) => !d.name.startsWith('.') && d.name !== 'node_modules')
-    .flatMap((d) => (d.isDirectory() ? replayFilesUnder(join(path, d.name)) : d.name.endsWith('.replay') ? [join(path, d.name)] : []))
-    .sort();
-}
-
-/**
- * The scene a replay runs against, under its folder. A missing one would open an empty session
- * (as `serve` does, for an agent to compose) in which the replay passes while checking no scene.
- */
-function sceneOf(file: string, script: ReplayScript): string {
-  if (!script.steps.length) throw new ReplayError(`${file}: the replay has no requests (\`> {...}\` lines), so it checks nothing: add a request and the answer you expect (\`< {...}\`)`);
-  const folder = dirname(file);
-  const entry = script.scene ?? 'scene.esn';
-  const where = script.sceneLine === undefined ? `${file}` : `${file}:${script.sceneLine}`;
-  let path: string;
-  try {
-    path = resolveUnder(folder, entry);
-  } catch (e) {
-    if (e instanceof PathError) throw new ReplayError(`${where}: @scene ${e.message}`);
-    throw e;
-  }
-  if (existsSync(path) && statSync(path).isFile()) return entry;
-  throw new ReplayError(script.sceneLine === undefined
-    ? `${where}: no scene.esn beside the replay, and no @scene line names another: add \`@scene FILE.esn\` naming the scene to replay against, or move the replay beside its scene`
-    : `${where}: @scene names \`${entry}\`, but there is no such file beside the replay (in ${folder}): name the scene file beside the replay (or under its folder) to replay against`);
-}
-
-/** Replay each file against a fresh session on a copy of its scene's folder. */
-export async function replayFiles(paths: string[], grants?: Grant[]): Promise<number> {
-  const files = paths.flatMap(replayFilesUnder);
-  let failed = 0;
-  for (const file of files) {
-    try {
-      const script = parseReplay(readFileSync(file, 'utf8'), file);
-      const results = await replayOnCopy(script, { folder: dirname(file), entry: sceneOf(file, script), session: { workers: 1, grants } });
-      const bad = results.filter((r) => r.failures.length);
-      if (bad.length) {
-        failed++;
-        process.stdout.write(`FAIL ${file} (${results.length - bad.length}/${results.length} steps)\n`);
-        for (const r of bad) for (const f of r.failures) process.stdout.write(failureReport(file, f, r.answer));
-      } else {
-        process.stdout.write(`ok   ${file} (${results.length} steps)\n`);
-      }
-    } catch (e) {
-      failed++;
-      const message = e instanceof ReplayError ? e.message : `${relative('.', file)}: ${(e as Error).message}`;
-      process.stdout.write(`FAIL ${basename(file)}: ${message}\n`);
-    }
-  }
-  process.stdout.write(`${files.length - failed} passed, ${failed} failed\n`);
-  return failed ? 1 : 0;
 }

@@ -93,7 +93,7 @@ export async function bisect(s: Session, req: BisectRequest) {
     const { key, text, published } = list[i]!;
     let outcome = byKey.get(key);
     if (!outcome) {
-      const results = await replayOnCopy(script, { folder: s.folder.root, entry: s.entry, texts: new Map(base).set(req.path, text), published, session: options, signal: req.signal });
+      const { results } = await replayOnCopy(script, { folder: s.folder.root, entry: s.entry, texts: new Map(base).set(req.path, text), published, session: options, signal: req.signal });
       const failed = results.find((r) => r.failures.length);
       const f = failed?.failures[0];
       outcome = f ? { passed: false, failure: { line: f.line, column: f.column, request: failed!.request, message: f.message, expected: f.expected, actual: f.actual, answer: cut(failed!.answer) } } : { passed: true };

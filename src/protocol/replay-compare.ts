@@ -20,7 +20,7 @@ export function firstDifference(expected: unknown, actual: unknown, where: strin
   if (expected === null || typeof expected !== 'object') return expected === actual ? undefined : differ(`expected ${shown(expected)}, got ${shown(actual)}`);
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return differ(`expected an array, got ${shown(actual)}`);
-    if (actual.length !== expected.length) return differ(`expected ${expected.length} elements, got ${actual.length}`);
+    if (actual.length !== expected.length) return differ(`expected ${expected.length} element${expected.length === 1 ? '' : 's'}, got ${actual.length}`);
     for (let i = 0; i < expected.length; i++) {
       const d = firstDifference(expected[i], actual[i], `${where}[${i}]`, how);
       if (d) return d;

@@ -6,12 +6,12 @@
 import { cpSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { throwIfCancelled } from '../main/cancel.js';
+import { cancelledBy, throwIfCancelled } from '../main/cancel.js';
 import { resolveUnder } from '../main/documents.js';
 import { CheckFailed } from '../main/refusals.js';
 import { Session, type SessionOptions } from '../main/session.js';
 import { dispatch } from './dispatcher.js';
-import { runReplay, type ReplayResult, type ReplayScript } from './replay.js';
+import { ReplayStepStopped, runReplay, type ReplayResult, type ReplayScript } from './replay.js';
 import { makeFolders } from '../main/files.js';
 
 export interface ReplayCopy {
@@ -26,7 +26,18 @@ export interface ReplayCopy {
   session: SessionOptions;
   /** Stops the replay: between steps, and inside a step's evaluation (as a closed connection stops it). */
   signal?: AbortSignal;
+  /** Milliseconds a request may take before the replay stops there and that step fails (entelechy test --timeout); none if absent. */
+  stepLimitMs?: number;
 }
+
+/** A replay's answers, and why the scene did not check when the session opened (null if it did). */
+export interface ReplayRun {
+  results: ReplayResult[];
+  sceneRefused: string | null;
+}
+
+/** How long a request stopped for its time limit may take to answer before the replay gives up on it. */
+const STOP_GRACE_MS = 5000;
 
 /** Files, folders and links are copied; a FIFO or socket beside the scene (an agent's pipes) is not the scene's. */
 function isCopied(path: string): boolean {
@@ -35,7 +46,7 @@ function isCopied(path: string): boolean {
 }
 
 /** Replay `script` against a fresh session on a copy of `copy.folder`; the copy is removed after. */
-export async function replayOnCopy(script: ReplayScript, copy: ReplayCopy): Promise<ReplayResult[]> {
+export async function replayOnCopy(script: ReplayScript, copy: ReplayCopy): Promise<ReplayRun> {
   const scratch = mkdtempSync(join(tmpdir(), 'entelechy-replay-'));
   let session: Session | undefined;
   try {
@@ -50,19 +61,44 @@ export async function replayOnCopy(script: ReplayScript, copy: ReplayCopy): Prom
     throwIfCancelled(copy.signal);
     session = await Session.open(join(scratch, copy.entry), copy.session);
     const s = session;
+    const sceneRefused = s.refused?.message ?? null;
     if (copy.published?.size) await publishAll(s, copy.published);
-    // The signal reaches a step's evaluation as a lost connection would: it stops at once.
-    const conn = { kind: 'replay', id: 0, lost: copy.signal };
-    return await runReplay(script, async (line) => {
-      throwIfCancelled(copy.signal);
-      const answer = await dispatch(s, line, conn);
-      throwIfCancelled(copy.signal);
-      return answer;
-    });
+    // The signal, or a request's time limit, reaches a step's evaluation as a lost connection would: it stops at once.
+    const stop = new AbortController();
+    const onSignal = () => stop.abort(copy.signal!.reason);
+    copy.signal?.addEventListener('abort', onSignal, { once: true });
+    const conn = { kind: 'replay', id: 0, lost: stop.signal };
+    try {
+      const results = await runReplay(script, async (line) => {
+        throwIfCancelled(copy.signal);
+        const limit = copy.stepLimitMs;
+        const timer = limit ? setTimeout(() => stop.abort(new ReplayStepStopped(`the request took longer than the test's limit of ${limit} ms a request, and was stopped: give it a \`deadline\` of its own, or run \`entelechy test --timeout MS\``)), limit) : undefined;
+        try {
+          const answer = await Promise.race([dispatch(s, line, conn), givenUp(stop.signal)]);
+          if (stop.signal.reason instanceof ReplayStepStopped) throw stop.signal.reason;
+          throwIfCancelled(copy.signal);
+          return answer;
+        } finally {
+          clearTimeout(timer);
+        }
+      });
+      return { results, sceneRefused };
+    } finally {
+      copy.signal?.removeEventListener('abort', onSignal);
+    }
   } finally {
     await session?.close();
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** Never resolves; rejects with the signal's reason STOP_GRACE_MS after it aborts (a request that did not stop in that time is left behind). */
+function givenUp(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const later = () => setTimeout(() => reject(signal.reason instanceof ReplayStepStopped ? signal.reason : cancelledBy(signal)), STOP_GRACE_MS).unref();
+    if (signal.aborted) later();
+    else signal.addEventListener('abort', later, { once: true });
+  });
 }
 
 /**

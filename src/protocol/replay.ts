@@ -9,7 +9,7 @@ import { jsonOffsets } from './json-offsets.js';
 import { firstDifference, getPath, parsePath, type Difference } from './replay-compare.js';
 
 export const REPLAY_LINES = [
-  { name: '>', syntax: '> {"op": "status"}', summary: 'a request, one JSON object (also written →); `> NAME: {...}` names its answer, for a later `< equals NAME` or `< differs NAME`' },
+  { name: '>', syntax: '> {"op": "status"}', summary: 'a request, one JSON object (also written →); `> NAME: {...}` names its answer, for a later `< equals NAME` or `< differs NAME`; a request the session refuses fails the replay unless a `<` line follows it' },
   { name: '<', syntax: '< {"ok": {"loaded": true}}', summary: 'the answer expected for the request before it: a partial match (every key given must match; an array matches element by element and must be as long; `{}` matches any object); a request may have several `<` lines' },
   { name: '< within', syntax: '< within 0.001 {"ok": {"values": [{}, {"value": [0.48, 0.77, 0.87, 1]}]}}', summary: 'a partial match in which each number may differ from the one given by up to the tolerance' },
   { name: '< equals', syntax: '< equals cold ok.values[1].value within 0.001', summary: 'the answer (at a path such as ok.data or ok.values[1].value; without one, the whole answer but its id) equals the one of the earlier step named cold, numbers within the tolerance if one is given' },
@@ -75,6 +75,7 @@ export function parseReplay(text: string, path = 'replay'): ReplayScript {
       // A request that is not JSON is a mistake in the file: name it here, at the file's line and column.
       const problem = jsonProblem(step.request);
       if (problem) fail(column + (m ? m[0].length : 0) + problem.position, `the request is not JSON (${problem.reason}): write one JSON object after \`>\`, such as \`> {"op": "status"}\``);
+      if (opOf(step.request) === 'quit') fail(column + (m ? m[0].length : 0), "`quit` ends a connection, and a replay's session ends after its last step anyway: leave this line out");
       if (m) {
         if (named.has(m[1]!)) fail(column, `a step named \`${m[1]}\` already is, at line ${named.get(m[1]!)!.line}: give each its own name`);
         step.name = m[1];
@@ -113,6 +114,12 @@ export function parseReplay(text: string, path = 'replay'): ReplayScript {
     last!.expects.push({ kind: 'match', line: i + 1, column, tolerance, expected, offsets: jsonOffsets(body) });
   });
   return { scene, sceneLine, steps };
+}
+
+/** The `op` of a request that parses (jsonProblem said it does), if it names one. */
+function opOf(request: string): unknown {
+  const r = JSON.parse(request) as unknown;
+  return r && typeof r === 'object' ? (r as { op?: unknown }).op : undefined;
 }
 
 function toleranceOf(text: string, fail: () => never): number {
@@ -170,16 +177,41 @@ export function short(v: unknown, most = 200): string {
   return s.length > most ? `${s.slice(0, most)}… (${s.length} characters)` : s;
 }
 
-/** Run a script's steps through a request function; every step runs, failures are collected. */
+/** Thrown by a replay's request function to stop the replay at that step (it ran past the test's time limit): the step fails with the message, later steps do not run. */
+export class ReplayStepStopped extends UserError {
+  override name = 'ReplayStepStopped';
+}
+
+/**
+ * Run a script's steps through a request function; every step runs, failures are collected. A
+ * refused request that no `<` line follows fails: a setup step the session refused (a misspelt
+ * param) would otherwise leave the test checking something else, and passing.
+ */
 export async function runReplay(script: ReplayScript, request: (line: string) => Promise<string>): Promise<ReplayResult[]> {
   const results: ReplayResult[] = [];
   const answers = new Map<string, unknown>();
-  for (const step of script.steps) {
-    const answer = await request(step.request);
-    const parsed = JSON.parse(answer) as unknown;
+  for (const [i, step] of script.steps.entries()) {
+    let answer: string;
+    try {
+      answer = await request(step.request);
+    } catch (e) {
+      if (!(e instanceof ReplayStepStopped)) throw e;
+      const left = script.steps.length - i - 1;
+      const message = `${e.message}${left ? `; the replay stopped here (${plural(left, 'later step')} not run)` : ''}`;
+      results.push({ line: step.line, request: step.request, answer: '', failures: [{ line: step.line, column: 1, message }] });
+      break;
+    }
+    const parsed = JSON.parse(answer) as { error?: { message?: string } };
     if (step.name) answers.set(step.name, parsed);
     const failures = step.expects.map((e) => check(e, parsed, answers)).filter((f): f is ReplayFailure => f !== undefined);
+    if (!step.expects.length && parsed.error)
+      failures.push({ line: step.line, column: 1, message: `the request was refused: ${parsed.error.message}; if the test means it to be, say so with \`< {"error": {}}\` on the next line` });
     results.push({ line: step.line, request: step.request, answer, failures });
   }
   return results;
+}
+
+/** `1 step`, `2 steps`. */
+export function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

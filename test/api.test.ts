@@ -59,3 +59,26 @@ t.test('typed calls: call(session, op, fields) answers ok typed from the operati
     await call(session, 'evaluat');
   }
 });
+
+t.test('a host program: JSON.stringify(session), dispatch of an object, a folder, close() during a frame and requests after it', async (t) => {
+  const dir = scratchDir('entelechy-api-');
+  cpSync(join(ROOT, 'examples', 'mandelbrot'), dir, { recursive: true });
+  await t.rejects(Session.open(dir), { message: /is a folder: open the scene document in it, like `.*scene\.esn`/ });
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  // Without Session.toJSON the walk reached the compile worker's proxy, and its answer ended the process.
+  t.same(JSON.parse(JSON.stringify(s)), { scene: join(dir, 'scene.esn'), loaded: true, revision: 1, closed: false });
+  await new Promise((r) => setTimeout(r, 200));
+  t.match(JSON.parse(await dispatch(s, { op: 'status' } as never)), { error: { field: 'line', message: /^dispatch takes a request line, a JSON text/ } });
+  // A frame of several seconds (the whole set, 4096 x 4096, on one worker): close() stops it.
+  await call(s, 'param', { name: 'zoom', value: 1 });
+  t.match(JSON.parse(await dispatch(s, JSON.stringify({ op: 'compose', edits: [{ node: 'fractal', member: 'size', text: 'size = 4096 x 4096;' }] }))), { ok: { written: true } });
+  const frame = dispatch(s, '{"id": 1, "op": "evaluate"}');
+  await new Promise((r) => setTimeout(r, 300));
+  const closing = performance.now();
+  await s.close();
+  t.ok(performance.now() - closing < 3000, 'close() did not wait for the frame to end');
+  t.match(JSON.parse(await frame), { id: 1, error: { cancelled: true, reason: 'closed', message: /^cancelled: the session was closed/ } });
+  for (const line of ['{"op":"status"}', '{"op":"evaluate"}', '{"op":"param","name":"zoom","value":2}'])
+    t.match(JSON.parse(await dispatch(s, line)), { error: { closed: true, message: /^the session is closed/ } }, line);
+  t.equal(JSON.parse(JSON.stringify(s)).closed, true);
+});

@@ -87,6 +87,24 @@ t.test("each connection is told every event once at its own sync: one connection
   t.equal(s.pending.length, 0, 'every event taken by every open connection is let go');
 });
 
+t.test("a change's events, answered to its own connection, are told to every other at its sync: not a dry run's, not idle", async (t) => {
+  const { s } = await openRings(t);
+  const A = { kind: 'tcp', id: 1 };
+  const B = { kind: 'websocket', id: 1 };
+  const req = async (conn: object, o: object) => JSON.parse(await dispatch(s, JSON.stringify(o), conn as never));
+  const kinds = (a: { ok: { events: { kind: string }[] } }) => a.ok.events.map((e) => e.kind);
+  for (const c of [A, B]) await req(c, { op: 'sync' });
+  const edit = (count: string) => ({ op: 'compose', edits: [{ node: 'rings', member: 'count', text: `count = ${count};` }] });
+  t.same(kinds(await req(A, { ...edit('12.0'), dry_run: true })), [], 'a dry run answers no events');
+  t.same(kinds(await req(B, { op: 'sync' })), [], 'and tells no one');
+  const composed = await req(A, edit('12.0'));
+  t.same(kinds(composed), ['wrote', 'scene_loaded']);
+  t.same((await req(B, { op: 'sync' })).ok.events, composed.ok.events, 'B is told what A was answered');
+  t.same(kinds(await req(A, { op: 'sync' })), [], 'A, whose answer held them, is not told them again');
+  t.same(kinds(await req(A, edit('12.0'))), ['idle'], 'the same texts again: nothing happened');
+  t.same(kinds(await req(B, { op: 'sync' })), [], 'which is not news to B');
+});
+
 t.test('a connection that does not sync for long is told how many of the oldest events it missed', async (t) => {
   const { s } = await openRings(t);
   const A = { kind: 'tcp', id: 1 };

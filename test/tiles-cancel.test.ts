@@ -3,7 +3,7 @@
 // partial file, temporary or named; frames finished before it stay.
 
 import t from 'tap';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCompletePng } from '../src/main/shard.js';
 import { spawnSync } from 'node:child_process';
@@ -88,4 +88,17 @@ t.test('help piped into a reader that stops early ends quietly', async (t) => {
   const r = spawnSync('sh', ['-c', `"${process.execPath}" bin/entelechy.js help serve | head -c 10`], { cwd: ROOT, encoding: 'utf8' });
   t.equal(r.stdout, 'serve (com');
   t.equal(r.stderr, '', 'no stack trace');
+});
+
+// Frames of a range are written on PNG threads while the next ones render: when one could not be
+// written, the threads ended with the frames after it mid-file, and their temporary files stayed
+// (a full disk left them, as this folder in the way of frame 1 did). The render's stop sweeps them.
+t.test('a range whose frame cannot be written leaves no temporary file of the frames being written beside it', async (t) => {
+  const out = join(dir, 'in-the-way');
+  mkdirSync(join(out, '0001.png'), { recursive: true });
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'entelechy.js'), 'render', join(ROOT, 'examples', 'rings', 'scene.esn'), '--size', '6000x6000', '--frames', '0:5', '-o', join(out, '%04d.png')], { encoding: 'utf8', env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
+  t.equal(r.status, 1);
+  t.match(r.stderr, /frame 1: cannot write `.*0001\.png`: it is a folder \(EISDIR\)/);
+  t.same(readdirSync(out).sort(), ['0000.png', '0001.png'], 'frame 0 whole, the folder in the way, and no temporary file');
+  t.ok(isCompletePng(join(out, '0000.png'), 6000, 6000));
 });

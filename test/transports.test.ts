@@ -336,6 +336,30 @@ t.test('websocket: foreign origins refused with 403, loopback and allowed origin
   }
 });
 
+t.test('websocket: a message of several lines is several requests; one past the line limit is answered with the limit; the 403 names --allow-origin', async (t) => {
+  const { listener } = await start(t, { maxLineBytes: 64 * 1024 });
+  const { ws, lines } = await wsOpen(listener.port);
+  ws.send('m1\nm2\r\n');
+  t.equal(await lines(), echoed('m1', 'websocket'));
+  t.equal(await lines(), echoed('m2', 'websocket'));
+  ws.send('x'.repeat(64 * 1024 + 1));
+  t.match(JSON.parse(await lines()), { error: { limit: 'line-length', max: 64 * 1024 } }, 'answered, not closed (1009)');
+  ws.send('after');
+  t.equal(await lines(), echoed('after', 'websocket'), 'the connection goes on');
+  ws.close();
+  const body = await new Promise<string>((resolve) => {
+    const refused = new WebSocket(`ws://127.0.0.1:${listener.port}/`, { origin: 'http://evil.example' });
+    refused.on('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve(text));
+      res.on('close', () => resolve(text));
+    });
+    refused.on('error', (e) => resolve(String(e)));
+  });
+  t.match(body, /origin http:\/\/evil\.example is not allowed; start the server with --allow-origin http:\/\/evil\.example/);
+});
+
 t.test('garbage, half lines, resets and huge lines leave the server serving', async (t) => {
   const { listener } = await start(t, { maxLineBytes: 64 * 1024 });
   const port = listener.port;

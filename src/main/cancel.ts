@@ -122,6 +122,11 @@ export class Evaluations {
     };
   }
 
+  /** Stop every evaluation: the session is closing, and no frame of it will end. */
+  closeAll(): void {
+    for (const r of this.running) r.controller.abort(new Cancelled('closed', 'the session was closed'));
+  }
+
   /** Cancel a connection's evaluations (only the one of request id `request`, when given); returns how many. */
   cancel(connection: number, request?: unknown): number {
     let n = 0;

@@ -18,6 +18,11 @@ export class CompileWorker {
   /** Resolves once binaryen has loaded on the worker (~1 s, paid at start-up). */
   readonly ready: Promise<true>;
 
+  /** What JSON.stringify shows. Without it, it would ask the worker's proxy for a `toJSON` (comlink forwards any name), and the worker's failed answer ended the process. */
+  toJSON(): object {
+    return { compileWorker: this.worker.threadId };
+  }
+
   /**
    * `nice`: the thread's priority, lowered before binaryen loads (the background optimiser's:
    * thread-cpu.ts); by default it runs at the process's.

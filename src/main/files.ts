@@ -126,9 +126,10 @@ export function makeFolders(folder: string): void {
  * Remove the temporary files besideTarget named for `target` with `suffix` that a process killed
  * before it could (SIGKILL, a crash) left behind: those of a process that no longer runs. A
  * video's is as large as the video, a tiled frame's as large as its rows so far; nothing else
- * would ever sweep them (a shard pre-empted again and again piled them up).
+ * would ever sweep them (a shard pre-empted again and again piled them up). With `own`, this
+ * process's too: those of writes it stopped without their own cleanup (a PNG thread ended mid-file).
  */
-export function sweepLeftBehind(target: string, suffix: string): string[] {
+export function sweepLeftBehind(target: string, suffix: string, own = false): string[] {
   const folder = dirname(target) || '.';
   // `target` may be a frame pattern (out/%04d.png): its frames' files are swept too.
   const name = basename(target).split(/%0?\d*d/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\d+');
@@ -142,7 +143,7 @@ export function sweepLeftBehind(target: string, suffix: string): string[] {
   }
   for (const name of names) {
     const pid = Number(pattern.exec(name)?.[1]);
-    if (!pid || pid === process.pid || running(pid)) continue;
+    if (!pid || (pid === process.pid ? !own : running(pid))) continue;
     rmSync(join(folder, name), { force: true });
     removed.push(join(folder, name));
   }

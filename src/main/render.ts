@@ -245,7 +245,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     }
   } catch (e) {
     bar?.stop();
-    await writer.abort();
+    await writer.abort(options.file);
     if (e instanceof RenderError && options.json) {
       out({ error: { message: e.message, frame: e.frame, node: e.node } });
       markPrinted(e);
@@ -361,9 +361,19 @@ class FrameWriter {
     while (this.pending.length) await this.finish(this.pending.shift()!);
   }
 
-  /** Every frame is its own file, written whole when reported: nothing to finish or undo. */
+  /** Every frame is its own file, written whole when reported: nothing to finish. */
   async complete(_signal?: AbortSignal): Promise<void> {}
-  async abort(): Promise<void> {}
+
+  /**
+   * The render failed or was stopped: the frames still being written on threads are dropped (the
+   * threads end), and their temporary files removed: a stopped render leaves no partial file.
+   */
+  async abort(pattern: string): Promise<void> {
+    if (!this.pending.length) return;
+    this.pending.length = 0;
+    await this.encoder?.close();
+    sweepLeftBehind(pattern, 'tmp', true);
+  }
 
   async close(): Promise<void> {
     await this.encoder?.close();

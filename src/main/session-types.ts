@@ -61,6 +61,8 @@ export class EventList extends Array<SessionEvent> {
   private joined = false;
   /** Events told to one connection only (a compose's refusal, told to the one that composed). */
   private readonly only = new WeakMap<SessionEvent, string>();
+  /** Events told to every connection but one (a change's events, which its own answer carried). */
+  private readonly except = new WeakMap<SessionEvent, string>();
 
   override push(...events: SessionEvent[]): number {
     for (const event of events) for (const observe of this.observers) observe(event);
@@ -73,6 +75,12 @@ export class EventList extends Array<SessionEvent> {
   tellOnly(key: string, event: SessionEvent): void {
     this.only.set(event, key);
     this.push(event);
+  }
+
+  /** Tell `events` to every connection but `key`, whose answer held them (and to the observers). */
+  tellOthers(key: string, events: SessionEvent[]): void {
+    for (const event of events) this.except.set(event, key);
+    this.push(...events);
   }
 
   /** A connection's request: from its first, it is told the events that come (`lost`: it closed, and is told no more). */
@@ -88,7 +96,7 @@ export class EventList extends Array<SessionEvent> {
     this.listen(key);
     const place = this.places.get(key)!;
     const missed = Math.max(0, this.removed - place);
-    const events = this.slice(Math.max(0, place - this.removed)).filter((e) => (this.only.get(e) ?? key) === key);
+    const events = this.slice(Math.max(0, place - this.removed)).filter((e) => (this.only.get(e) ?? key) === key && this.except.get(e) !== key);
     this.places.set(key, this.removed + this.length);
     this.trim();
     return missed ? [{ kind: 'missed', count: missed, message: `${missed} events came while this connection did not sync, past the ${MAX_UNTAKEN_EVENTS} kept for it: the oldest are not told` }, ...events] : events;

@@ -12,7 +12,8 @@
 // while other connections go on. A write a crash interrupted is finished when a session opens.
 
 import { availableParallelism } from 'node:os';
-import { basename } from 'node:path';
+import { statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { Grant } from '../ir/grants.js';
 import type { IrFunction } from '../ir/ir.js';
 import { ALL_GRANTS } from '../ir/grants.js';
@@ -123,6 +124,9 @@ export class Session {
    * refused).
    */
   static async open(scenePath: string, options: SessionOptions = {}): Promise<Session> {
+    // A missing document opens an empty world for an agent to compose; a folder never will be one.
+    if (statSync(scenePath, { throwIfNoEntry: false })?.isDirectory())
+      throw new PathError(`\`${scenePath}\` is a folder: open the scene document in it, like \`${join(scenePath.replace(/[\\/]+$/, ''), 'scene.esn')}\``, scenePath);
     const s = new Session(scenePath, options);
     try {
       const recovery = await recoverJournal(s.folder.root);
@@ -504,8 +508,23 @@ export class Session {
     }, signal).finally(() => this.slot.frameEnded());
   }
 
+  /** What JSON.stringify (a host's log) shows: the session's scene and state, not its threads (CompileWorker.toJSON). */
+  toJSON(): object {
+    return { scene: join(this.folder.root, this.entry), loaded: !this.refused, revision: this.revision, closed: this.closing };
+  }
+
+  /** Whether close() was called: the session answers no more requests. */
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  /**
+   * Stop the session: its evaluations are cancelled (a long frame stops at once, as for a closed
+   * connection), then its threads end.
+   */
   async close(): Promise<void> {
     this.closing = true;
+    this.evaluations.closeAll();
     this.endWarmUp.abort();
     await this.optimiser?.close();
     await this.slot.settled();

@@ -16,12 +16,12 @@ import { LimitError } from '../main/limits.js';
 import { MemoryLimitError } from '../main/memory.js';
 import { CheckFailed, MigrationFailed } from '../main/refusals.js';
 import type { Session } from '../main/session.js';
-import { connectionKey } from '../main/session-types.js';
+import { connectionKey, type SessionEvent } from '../main/session-types.js';
 import { EditError } from './edits.js';
 import { errorLine, okLine, parseRequest, plainReason } from './envelope.js';
 import { diagnosticsError, ProtocolError } from './error.js';
 import { HANDLERS, type RequestContext } from './handlers/index.js';
-import type { OperationName, RequestFields } from './operations.js';
+import { operation, type OperationName, type RequestFields } from './operations.js';
 import { clockOf } from '../main/world-state.js';
 
 /** The connection a request came through: its door, its number, and a signal when it is lost. */
@@ -35,6 +35,9 @@ const IN_PROCESS: Connection = { kind: 'in-process', id: 0 };
 
 /** One request line in, one answer line out: every door (stdin, TCP, WebSocket, MCP, the Player, in process) answers through here. */
 export async function dispatch(session: Session, line: string, conn: Connection = IN_PROCESS): Promise<string> {
+  // From JavaScript (the in-process door) anything can be passed: say what dispatch takes.
+  if (typeof line !== 'string') return errorLine(undefined, new ProtocolError(`dispatch takes a request line, a JSON text such as '{"op":"status"}', not ${line === null ? 'null' : typeof line}: JSON.stringify the request, or use call(session, op, fields)`, { field: 'line' }));
+  if (session.closed) return errorLine(undefined, new ProtocolError('the session is closed (close() was called): open another with Session.open to go on', { closed: true }));
   // From its first request a connection is told the session's events at its `sync` (EventList).
   session.pending.listen(connectionKey(conn), conn.lost);
   const req = parseRequest(line);
@@ -52,6 +55,8 @@ export async function dispatch(session: Session, line: string, conn: Connection 
   try {
     // The fields were held to the table's types for this op by parseRequest.
     const ok = await handle(req.op, session, req.fields as RequestFields<OperationName>, { kind: conn.kind, id: conn.id, signal: evaluation?.signal, hold });
+    const news = toldToAll(req.op, ok);
+    if (news.length) session.pending.tellOthers(connectionKey(conn), news);
     return okLine(req.id, ok);
   } catch (e) {
     if (e instanceof Cancelled) {
@@ -67,6 +72,22 @@ export async function dispatch(session: Session, line: string, conn: Connection 
     else evaluation?.done();
   }
 }
+
+/**
+ * The events of a request's answer that the other connections are told too, at their sync: those
+ * of a change to the world (compose, publish, retire, restore, param, ...), so that every client
+ * hears of every client's changes. Not a dry run's (nothing changed), nor a frame's (evaluate's
+ * notes are about that request's frames), nor sync's (told to all already), nor `idle` (nothing
+ * happened).
+ */
+function toldToAll(op: OperationName, ok: object): SessionEvent[] {
+  const events = (ok as { events?: unknown }).events;
+  if (!Array.isArray(events) || (ok as { dry_run?: unknown }).dry_run === true) return [];
+  if (operation(op)?.effect === 'read' || NOT_TOLD.has(op)) return [];
+  return (events as SessionEvent[]).filter((e) => e.kind !== 'idle');
+}
+
+const NOT_TOLD = new Set<OperationName>(['evaluate', 'sync', 'cancel', 'quit']);
 
 function handle<Op extends OperationName>(op: Op, session: Session, fields: RequestFields<Op>, context: RequestContext): Promise<object> {
   return HANDLERS[op](session, fields, context);

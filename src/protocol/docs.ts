@@ -69,7 +69,7 @@ export function renderProtocolDoc(): string {
     '',
     'Doors: `entelechy serve SCENE` reads requests on stdin and writes answers on stdout (`quit` ends the process);',
     'with `--listen host:port` (default 127.0.0.1:7788; port 0 picks a free one and stderr says `listening on HOST:PORT`)',
-    'the same lines are served over every TCP connection, and over WebSocket (one request per text message) by HTTP',
+    'the same lines are served over every TCP connection, and over WebSocket (one request per message; a message of several lines is several requests, in order) by HTTP',
     'upgrade on the same port; `quit` ends only that connection. WebSocket upgrades from foreign browser origins are',
     'refused unless `--allow-origin http://host:port` names them. `entelechy-player SCENE --serve` serves the same doors beside its window: there `evaluate` answers with',
     "the window's next frame and `read` returns the frame it shows (docs/player.md). `entelechy mcp SCENE` offers the",
@@ -115,7 +115,7 @@ export function renderProtocolDoc(): string {
   out.push('| limit | max | bounds | instead |', '|---|---|---|---|');
   for (const l of LIMIT_LIST) out.push(`| \`${l.name}\` | ${l.limit} ${l.unit} | ${l.applies.replace(/\|/g, '\\|')} | ${l.remedy.replace(/\|/g, '\\|')} |`);
   out.push('');
-  out.push('## Events', '', 'Answers carry `events` wherever something happened; `sync` returns those that came since this connection\'s last `sync`: each connection is told every event once, from its first request on (the first connection also those from before it, such as `recovered`), and a compose\'s refusal only to the connection that composed.', '');
+  out.push('## Events', '', 'Answers carry `events` wherever something happened; `sync` returns those that came since this connection\'s last `sync`: each connection is told every event once, from its first request on (the first connection also those from before it, such as `recovered`), and a compose\'s refusal only to the connection that composed. The events a change\'s answer carries (`compose`, `publish`, `retire`, `restore`, `param`, `write`, ...; not a dry run\'s, and not `idle`) are told to every other connection at its `sync`, so each client hears of the others\' changes.', '');
   out.push('| kind | meaning |', '|---|---|');
   for (const e of EVENTS) out.push(`| \`${e.kind}\` | ${e.meaning} |`);
   out.push('', '## Replay files', '', '`.replay` files hold requests and the answers expected of them; `entelechy test [paths]` replays each against a fresh session on a copy of its scene\'s folder (its files and folders: pipes and sockets are left out).',

@@ -18,6 +18,8 @@ export interface Request {
 
 /** Parse and validate one request line; a ProtocolError says what is wrong (and keeps the id). */
 export function parseRequest(line: string): Request | { id?: unknown; error: ProtocolError } {
+  // A byte order mark some Windows tools write first is not part of the request.
+  if (line.charCodeAt(0) === 0xfeff) line = line.slice(1);
   // Bounds first: what follows costs time in proportion to the line and its nesting.
   if (line.length > LIMITS.line.limit) return { error: ProtocolError.from(new LimitError('line', LIMITS.line, `is ${line.length} characters long`, 'the request line')) };
   const deep = tooDeep(line);

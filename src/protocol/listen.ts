@@ -7,6 +7,9 @@ import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { Door, DoorLimits, HttpHandler, LineHandler, LineSplitter, describe, fullLimits } from './door.js';
 import { formatAddress, ListenError, originPolicy, parseListen } from './address.js';
 
+/** How many times the line limit a WebSocket message may be before the connection is closed unread (below it, one past the limit is answered with its error). */
+const WEBSOCKET_SLACK = 4;
+
 export { ListenError, parseListen } from './address.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -111,7 +114,9 @@ export async function listen(
     socket.destroy();
   });
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxLineBytes, perMessageDeflate: false });
+  // A message past the line limit is answered with the limit's error, as a TCP line is; only one
+  // past WEBSOCKET_SLACK times it closes the connection (1009), unread.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxLineBytes * WEBSOCKET_SLACK, perMessageDeflate: false });
   wss.on('error', () => {});
 
   httpServer.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -123,7 +128,7 @@ export async function listen(
     }
     if (!originAllowed(origin)) {
       safeLog(`refused WebSocket from origin ${origin}`);
-      const body = `WebSocket refused: origin ${origin} is not allowed\n`;
+      const body = `WebSocket refused: origin ${origin} is not allowed; start the server with --allow-origin ${origin} to allow pages of that origin\n`;
       socket.end(
         'HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n' +
           `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
@@ -167,8 +172,9 @@ export async function listen(
     doors.add(door);
     ws.on('message', (data: RawData) => {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
-      const line = bytes.toString('utf8').replace(/\r?\n$/, '');
-      if (line.trim() !== '') door.push(line);
+      if (bytes.length > limits.maxLineBytes) return door.pushOversize();
+      // One request a message; a message of several lines is taken as several requests, in order, as over TCP.
+      for (const line of bytes.toString('utf8').split(/\r?\n/)) if (line.trim() !== '') door.push(line);
     });
     ws.on('error', () => {});
     ws.on('close', () => {

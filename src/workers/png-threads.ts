@@ -30,8 +30,14 @@ export class PngThreads {
     return Buffer.from(png.buffer, png.byteOffset, png.length);
   }
 
-  async close(): Promise<void> {
-    await untilLoaded(this.loaded, () => this.piscina.threads.length);
-    await this.piscina.destroy();
+  private closing?: Promise<void>;
+
+  /** End the threads; a file being written is left where it stands (its temporary file: FrameWriter.abort sweeps it). Once. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await untilLoaded(this.loaded, () => this.piscina.threads.length);
+      await this.piscina.destroy();
+    })();
+    return this.closing;
   }
 }

@@ -65,11 +65,13 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   refused(['render'], /name a scene: entelechy render <scene\.esn>/);
   refused(['render', 'examples/rings'], /`examples\/rings` is a folder: name the scene document in it, e\.g\. examples\/rings\/scene\.esn/);
   refused(['render', 'examples/rings/scene.esn', '--time', 'abc'], /--time must be a number of seconds, e\.g\. --time 1\.5; got `abc`/);
-  refused(['render', 'examples/rings/scene.esn', '--workers=x'], /--workers must be a whole number of at least 1; got `x`/);
+  refused(['render', 'examples/rings/scene.esn', '--workers=x'], /--workers takes a whole number of threads from 1 to 256; got `x`/);
   // PNG bytes were written under these names.
   refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written.jpg')], /-o .*\.jpg: render writes PNG pictures \(name the file \.png\) or videos \(\.mp4, \.webm, \.gif/);
   refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written')], /render writes PNG pictures/);
-  refused(['render', 'examples/rings/scene.esn', '--workers', '0'], /--workers must be a whole number of at least 1/);
+  refused(['render', 'examples/rings/scene.esn', '--workers', '0'], /--workers takes a whole number of threads from 1 to 256/);
+  refused(['render', 'examples/rings/scene.esn', '--workers', '1000'], /--workers takes a whole number of threads from 1 to 256; got `1000`/);
+  refused(['serve', 'examples/rings/scene.esn', '--workers', '999'], /--workers takes a whole number of threads from 1 to 256; got `999`/);
   // Each of these was taken without a word, and did nothing.
   refused(['render', 'examples/rings/scene.esn', '--fps', '10', '-o', join(tmpdir(), 'entelechy-never-written.png')], /--fps sets the rate of --frames .*: add --frames FIRST:LAST, or leave --fps out/);
   refused(['render', 'examples/rings/scene.esn', '--param', '-o', join(tmpdir(), 'entelechy-never-written.png')], /--param names no param: give NAME=VALUE/);
@@ -87,8 +89,8 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   refused(['render', 'examples/rings/scene.esn', '-o', 'a.png', '-o', 'b.png'], /--out is given 2 times \(a\.png, b\.png\); give it once/);
   refused(['render', 'examples/rings/scene.esn', '--time', '1', '--time', '2'], /--time is given 2 times \(1, 2\); give it once/);
   refused(['bench', '--workers', '1', '--workers', '2'], /--workers is given 2 times/);
-  refused(['bench', '--workers', '0', '--size', '16', '--runs', '1'], /--workers must be a whole number of at least 1; got `0`/);
-  refused(['bench', '--workers', '1.5', '--size', '16', '--runs', '1'], /--workers must be a whole number of at least 1; got `1\.5`/);
+  refused(['bench', '--workers', '0', '--size', '16', '--runs', '1'], /--workers takes a whole number of threads from 1 to 256; got `0`/);
+  refused(['bench', '--workers', '1.5', '--size', '16', '--runs', '1'], /--workers takes a whole number of threads from 1 to 256; got `1\.5`/);
 });
 
 t.test('render --json on a scene that does not check prints the error and its diagnostics as JSON', async (t) => {

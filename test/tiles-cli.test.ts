@@ -83,7 +83,12 @@ t.test('what tiles cannot do is said plainly', async (t) => {
   const life = cli(['render', 'examples/life/scene.esn', '--size', '3000x3000', '--memory', '8M', '-o', join(dir, 'z.png')]);
   t.equal(life.status, 1);
   t.match(life.stderr, /in tiles, the fields computed whole need .* MiB, more than the memory budget of 8.0 MiB: `board.result` of node `board` \(it keeps state across frames, so every element is computed each frame\), 3000 x 3000/);
-  for (const r of [bad, video, small, life]) t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  t.match(life.stderr, /3000 x 3000, alone needs .* MiB\. Use a smaller size, or give the render more memory \(--memory\)/);
+  // Past what --memory can give, it is not offered.
+  const castle = cli(['render', 'examples/castle/scene.esn', '--size', '2000x2000x400', '-o', join(dir, 'c.png')]);
+  t.equal(castle.status, 1);
+  t.match(castle.stderr, /alone needs 23\.8 GiB\. Use a smaller size \(more memory cannot help: --memory gives at most 4\.0 GiB, WebAssembly's limit\)/);
+  for (const r of [bad, video, small, life, castle]) t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
   t.notOk(existsSync(join(dir, 'y.png')) || existsSync(join(dir, 'z.png')), 'no file written');
 });
 

@@ -25,6 +25,9 @@ import { command, COMMANDS } from './commands.js';
 // `check` and `help` start at once.
 const defaultWorkers = () => availableParallelism();
 
+/** The most threads --workers may ask for (a render's pool is bounded there too). */
+const MAX_WORKERS = 256;
+
 /** The commands that take a scene document. */
 const SCENE_COMMANDS = ['render', 'check', 'serve', 'mcp', 'bisect'];
 
@@ -122,7 +125,6 @@ async function renderCommand(argv: {
   if (argv.frames === undefined && process.argv.some((a) => a === '--fps' || a.startsWith('--fps=')))
     throw new UserError('--fps sets the rate of --frames (frame N is at --time + N / fps): add --frames FIRST:LAST, or leave --fps out');
   if (!Number.isFinite(argv.time)) throw new UserError(`--time must be a number of seconds, e.g. --time 1.5; got ${given('--time', argv.time)}`);
-  if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${given('--workers', argv.workers)}`);
   const { parseFrames, render } = await import('../main/render.js');
   const { parseTile } = await import('../main/tiles/render-tiled.js');
   mark('render imported');
@@ -274,7 +276,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('output', { type: 'string', describe: 'which output of the scene (default: the first)' })
           .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds (with --frames, of frame 0: frame N is at TIME + N / FPS)' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
-          .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input field from an image (PNG, JPEG), its size following the image unless the scene fixes it; NAME=in/%04d.png reads one file per frame' })
+          .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input field from an image (PNG, JPEG, WebP, TIFF, GIF), its size following the image unless the scene fixes it (then the image is stretched to that size, its aspect not kept); NAME=in/%04d.png reads one file per frame' })
           .option('size', { type: 'string', describe: 'WIDTHxHEIGHT (or WxHxD): the size of every node with that many axes whose size the scene fixes' })
           .option('frames', { type: 'string', describe: 'FIRST:LAST: render a range of frames (inclusive) to numbered files (-o out/%04d.png)' })
           .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames (and of the video)' })
@@ -361,7 +363,6 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
         if (bad) throw new UserError(`--pipelines: \`${bad}\` is not a pipeline; they are P1, P2, P3, P4`);
         if (!(argv.size >= 16 && argv.size <= 16384)) throw new UserError(`--size must be between 16 and 16384; got ${given('--size', argv.size)}`);
         if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${given('--runs', argv.runs)}`);
-        if (!(Number.isInteger(argv.workers) && argv.workers >= 1)) throw new UserError(`--workers must be a whole number of at least 1; got ${given('--workers', argv.workers)}`);
         if (argv.rounds !== undefined || argv.sizes !== undefined || argv.chart !== undefined || argv.out !== undefined) {
           const { benchRounds } = await fromBench(() => import('../../bench/rounds-cli.js'));
           await benchRounds({ ...argv, pipelines: pipelines as PipelineName[] });
@@ -379,7 +380,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
-          .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG), resized to it (repeatable)' })
+          .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG, WebP, TIFF, GIF), stretched to the input\'s size (repeatable)' })
           .option('allow-origin', { type: 'array', string: true, describe: 'a browser origin whose pages may open a WebSocket (e.g. http://localhost:5173; loopback pages of this port always may)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' })
           .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
@@ -406,7 +407,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('grant', { type: 'array', string: true, describe: 'grant only these capabilities (default: all)' })
           .option('deny', { type: 'array', string: true, describe: 'withhold these capabilities' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
-          .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG), resized to it (repeatable)' })
+          .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input with an image (PNG, JPEG, WebP, TIFF, GIF), stretched to the input\'s size (repeatable)' })
           .option('workers', { type: 'number', default: defaultWorkers(), describe: 'evaluation workers' })
           .option('memory', { type: 'string', describe: 'the memory budget for fields, e.g. 512M or 2G (default: an eighth of the machine\'s, at most 4G)' })
           .option('optimise-budget', optimiseBudgetOption),
@@ -464,6 +465,10 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
     // An option given twice came as an array where one value was expected (a path, a number):
     // an internal error, or a message quoting only the first. Options taking several keep them.
     .check((argv, options) => {
+      // Every command's --workers: threads are real; 1000 of them was taken silently (and Node warned of a leak).
+      const w = argv.workers as unknown;
+      if (w !== undefined && !Array.isArray(w) && !(typeof w === 'number' && Number.isInteger(w) && w >= 1 && w <= MAX_WORKERS))
+        throw new UserError(`--workers takes a whole number of threads from 1 to ${MAX_WORKERS}; got ${given('--workers', w)}`);
       for (const key of Object.keys(options.key)) {
         const value = argv[key];
         if (Array.isArray(value) && key.length > 1 && !options.array.includes(key))

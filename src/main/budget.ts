@@ -17,6 +17,14 @@ export function defaultMemoryBudget(): number {
   return Math.min(MAX_MEMORY, Math.floor(totalmem() / 8));
 }
 
+/**
+ * What to do when `bytes` of fields do not fit a budget: more memory, where --memory can give
+ * that much; else only less (its most is WebAssembly's 4 GiB, and advising it would mislead).
+ */
+export function moreMemoryHint(bytes: number, who: 'session' | 'render'): string {
+  return bytes <= MAX_MEMORY ? `, or give the ${who} more memory (--memory)` : ` (more memory cannot help: --memory gives at most ${mib(MAX_MEMORY)}, WebAssembly's limit)`;
+}
+
 /** The bytes a `--memory` value means: 512M, 2G, 1.5GiB, 800MB or a number of bytes. */
 export function parseMemory(text: string): number | { problem: string } {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(text);

@@ -5,7 +5,7 @@
 import type { Scene } from '../ir/check/scene.js';
 import type { Group } from '../ir/fuse.js';
 import { components } from '../ir/types.js';
-import { mib } from './budget.js';
+import { mib, moreMemoryHint } from './budget.js';
 import { fieldBytes } from './field.js';
 import { MemoryLimitError, type FieldMemory } from './memory.js';
 import { LineIndex } from '../ir/syntax/position.js';
@@ -51,7 +51,7 @@ export function checkFieldBudget(memory: FieldMemory, scene: Scene, groups: Grou
   const at = largest.node !== undefined ? sizeDeclared(scene, largest.node) : undefined;
   const from = at && at.node !== largest.node ? ` (its size is node \`${at.node}\`'s, ${at.path}:${at.line}:${at.column})` : '';
   throw new MemoryLimitError(
-    `the scene's fields need ${mib(total)}, more than the memory budget of ${mib(memory.limitBytes)}${inUse}: ${largest.what}, ${largest.size.join(' x ')}${from}, alone needs ${mib(largest.bytes)}. Use a smaller size, or give the session more memory (--memory)`,
+    `the scene's fields need ${mib(total)}, more than the memory budget of ${mib(memory.limitBytes)}${inUse}: ${largest.what}, ${largest.size.join(' x ')}${from}, alone needs ${mib(largest.bytes)}. Use a smaller size${moreMemoryHint(total + memory.allocatedBytes, 'session')}`,
     at,
   );
 }

@@ -17,7 +17,7 @@ import type { Group } from '../../ir/fuse.js';
 import { components } from '../../ir/types.js';
 import { unreachable } from '../../ir/unreachable.js';
 import { bandRowsFor, DEFAULT_BAND_ROWS, type EvalPool } from '../../workers/pool.js';
-import { mib } from '../budget.js';
+import { mib, moreMemoryHint } from '../budget.js';
 import { interpret } from '../../ir/interp.js';
 import type { Backend } from '../engine.js';
 import { groupFailure } from '../evaluation-error.js';
@@ -272,7 +272,7 @@ export class TiledRenderer {
     const free = m.limitBytes - m.allocatedBytes;
     if (total > free) {
       const largest = needs.reduce((a, b) => (b.bytes > a.bytes ? b : a));
-      throw new MemoryLimitError(`in tiles, the fields computed whole need ${mib(total)}, more than the memory budget of ${mib(m.limitBytes)}: ${largest.what}, ${largest.size.join(' x ')}, alone needs ${mib(largest.bytes)}. Use a smaller size, or give the render more memory (--memory)`);
+      throw new MemoryLimitError(`in tiles, the fields computed whole need ${mib(total)}, more than the memory budget of ${mib(m.limitBytes)}: ${largest.what}, ${largest.size.join(' x ')}, alone needs ${mib(largest.bytes)}. Use a smaller size${moreMemoryHint(total, 'render')}`);
     }
     this.fields.allocate(m, this.scene.inputs.values(), whole, (size, comps, what) => allocField(m, size, comps, what));
   }

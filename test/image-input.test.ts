@@ -122,6 +122,11 @@ t.test('a scene that fixes the input\'s size keeps it: the image is resized to i
   const out = decodePng(readFileSync(join(dir, 'out.png')));
   t.same([out.width, out.height], [16, 16]);
   t.same(Array.from(out.rgba.slice(0, 4)), [200, 100, 50, 255], 'a flat image stays the same colour resized');
+  t.match(r.stderr, /note: input `img` declares `size 16 x 16` \(scene\.esn\), so `.*in\.png` \(40 x 20\) is stretched to it; leave the size out of the declaration to take the image's/, 'the stretch is told');
+  writePng(join(dir, 'square.png'), 16, 16, () => [200, 100, 50, 255]);
+  const same = cli(['render', join(dir, 'scene.esn'), '--input', `img=${join(dir, 'square.png')}`, '-o', join(dir, 'out.png')]);
+  t.equal(same.status, 0, same.ended);
+  t.notMatch(same.stderr, /stretched/, 'an image of the size is not');
 });
 
 t.test('an image sequence: one file per frame, in order; a missing one names its frame and file', async (t) => {

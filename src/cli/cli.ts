@@ -163,6 +163,13 @@ async function renderCommand(argv: {
   }
   const params = checkParamOptions(scene, paramOptions);
   checkInputOptions(scene, inputs, argv.scene);
+  // An image stretched to a size the scene fixes changes its aspect without a word otherwise.
+  for (const i of inputs) {
+    const input = scene.inputs.get(i.name)!;
+    const image = inputSizes[i.name] ?? [];
+    if (input.statement.size && input.size.join(' x ') !== image.join(' x '))
+      process.stderr.write(`note: input \`${i.name}\` declares \`size ${input.size.join(' x ')}\` (${input.path}), so ${i.sequence ? 'each image' : `\`${i.file}\``} (${image.join(' x ')}) is stretched to it; leave the size out of the declaration to take the image's\n`);
+  }
   // An input left empty renders a picture of nothing (every pixel 0) without a word otherwise.
   for (const input of scene.inputs.values())
     if (input.dims > 1 && !input.statement.value && !inputs.some((i) => i.name === input.name))

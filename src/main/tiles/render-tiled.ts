@@ -16,6 +16,9 @@ import { PngFile, PngWriteError } from '../png-file.js';
 import { frameFile, RenderError, workersUsed, type RenderOptions } from '../render.js';
 import { TileError, TiledRenderer } from './renderer.js';
 
+/** The least time between two --json progress lines of a tiled render. */
+const PROGRESS_EVERY_MS = 250;
+
 /** `--tile WxH`: the tile's width and height. */
 export function parseTile(text: string): [number, number] | { problem: string } {
   const m = /^\s*(\d+)\s*x\s*(\d+)\s*$/i.exec(text);
@@ -63,6 +66,13 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
       bar.start((last - first + 1) * renderer.height, 0);
     }
     let written = 0;
+    // --json: a line now and then within a frame (a tile row done), so that a pipeline tells a long frame from a hang.
+    let lastProgress = performance.now();
+    const progress = (frame: number, rows: number) => {
+      if (!options.json || performance.now() - lastProgress < PROGRESS_EVERY_MS) return;
+      lastProgress = performance.now();
+      out({ progress: { frame, rows, of: renderer.height } });
+    };
     for (let frame = start; frame <= last; frame++) {
       const t0 = performance.now();
       const time = frames ? options.time + frame / options.fps : options.time;
@@ -80,6 +90,7 @@ export async function renderTiled(scene: Scene, options: RenderOptions & { backe
             if (!png) return;
             await png.rows(rgba);
             bar?.increment(rgba.length / (renderer.width * 4));
+            progress(frame, png.given);
           },
           undefined,
           stop.signal,

@@ -55,7 +55,7 @@ t.test('--input images travel with the jobs: a still image and a file per frame'
 
   const missing = await farmRender(['examples/photo/scene.esn', '--frames', '0:7', '--input', `photo=${join(dir, 'in', '%04d.png')}`, '-o', join(dir, 'x', '%04d.png')]);
   t.equal(missing.child.exitCode, 1);
-  t.match(missing.stderr, /frame 6: cannot read `.*0006\.png`: no such file/, 'a missing file of the sequence: named, with its frame');
+  t.match(missing.stderr, /frame 6's image `.*0006\.png` is not there \(the render's frames are 0 to 7\)/, 'a missing file of the sequence: named, with its frame');
   t.notMatch(missing.stderr, /at .*\.js:\d+/, 'no stack trace');
   t.same(missing.lines.filter((l) => l.submitted), [], 'nothing submitted');
 });

@@ -134,8 +134,9 @@ async function renderCommand(argv: {
   const shard = argv.shard !== undefined ? await shardOption(argv.shard, frames, argv.out) : undefined;
   if (shard && argv.farm !== undefined) throw new UserError('--shard and --farm are two ways to split a render: give one');
   // An input whose size the scene leaves open takes its image's: read before the scene is checked.
-  const { checkInputOptions, inputImageSizes } = await import('../main/input-feed.js');
+  const { checkInputOptions, checkSequenceFiles, inputImageSizes } = await import('../main/input-feed.js');
   const inputs = parseInputOptions(argv.input);
+  checkSequenceFiles(inputs, frames?.first ?? 0, frames?.last ?? 0);
   const inputSizes = await inputImageSizes(inputs, frames?.first ?? 0);
   const { scene } = loadSceneFile(argv.scene, { size, inputSizes });
   mark('scene parsed and checked');

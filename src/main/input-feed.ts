@@ -2,6 +2,7 @@
 // need them — one image once, or an image sequence (`in/%04d.png`) a file per frame, the next
 // frame's file decoding while this frame evaluates.
 
+import { existsSync } from 'node:fs';
 import { closest } from '../ir/suggest.js';
 import type { Scene } from '../ir/check/scene.js';
 import type { Engine } from './engine.js';
@@ -36,6 +37,19 @@ export async function inputImageSizes(inputs: InputOption[], firstFrame: number)
   const sizes: Record<string, number[]> = {};
   for (const i of inputs) sizes[i.name] = await imageSize(i.sequence ? frameFile(i.file, firstFrame) : i.file);
   return sizes;
+}
+
+/**
+ * Every file an image sequence needs for frames `first` to `last` is there: a missing one was
+ * found only when its frame came, after the frames before it had been rendered and written.
+ */
+export function checkSequenceFiles(inputs: InputOption[], first: number, last: number): void {
+  for (const i of inputs.filter((x) => x.sequence)) {
+    for (let frame = first; frame <= last; frame++) {
+      const file = frameFile(i.file, frame);
+      if (!existsSync(file)) throw new InputOptionError(`--input ${i.name}=${i.file}: frame ${frame}'s image \`${file}\` is not there (the render's frames are ${first} to ${last}): add it, or render the frames the sequence has (--frames)`);
+    }
+  }
 }
 
 /** Each --input names an input the scene declares. */

@@ -170,3 +170,11 @@ t.test('restore: non-finite numbers in a snapshot are refused; nothing is restor
   t.equal(await world(), before, 'nothing changed');
   t.ok((await ask(JSON.stringify({ op: 'restore', data: snap }))).ok, 'precondition: the snapshot as it was restores');
 });
+
+t.test("the largest f32 as it is usually written (3.4028235e38) is within range: it rounds to it, not to infinity", async (t) => {
+  const { isF32Number } = await import('../src/ir/check/literal.js');
+  t.ok(isF32Number(3.4028235e38), '3.4028235e38');
+  t.ok(isF32Number(-3.4028235e38), '-3.4028235e38');
+  t.notOk(isF32Number(3.4028236e38), 'past the rounding point: infinity');
+  t.notOk(isF32Number(1e39));
+});

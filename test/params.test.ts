@@ -113,6 +113,10 @@ t.test('--param refuses what the param operation refuses, with the same message'
   t.match(m.stderr, /--param center=1,2,3: `center` is a vec2: give 2 finite numbers, or one for all of them; got \[1,2,3\]/);
   const bad = cli(['render', RINGS, '--param', 'warmth']);
   t.match(bad.stderr, /--param takes NAME=VALUE, e\.g\. --param warmth=0\.8/);
+  // Node's Number() read hex and binary.
+  t.match(cli(['render', RINGS, '--param', 'warmth=0x1']).stderr, /--param warmth=0x1: `warmth` is an f32: give 1 finite number; got "0x1"/);
+  // Past f32's range the kernel saw infinity; the param operation refused it.
+  t.match(cli(['render', 'examples/mandelbrot/scene.esn', '--param', 'center=1e39,0']).stderr, /--param center=1e39,0: `center` is a vec2: give 2 numbers within f32's range \(±3\.4e38\), which a kernel can hold; got \[1e\+39,0\]/);
 });
 
 t.test('serve and entelechy-player start with the params given', async (t) => {

@@ -28,12 +28,15 @@ export function parseParamOptions(texts: readonly (string | number)[] | undefine
     const parts = m[2].split(',').map((p) => {
       const s = p.trim();
       if (s === 'true' || s === 'false') return s === 'true' ? 1 : 0;
-      // A piece that is not a number is kept as written: the rule's error shows it.
-      return s !== '' && Number.isFinite(Number(s)) ? Number(s) : s;
+      // A piece that is not a decimal number is kept as written: the rule's error shows it (Number() took 0x1 and 0b1).
+      return DECIMAL.test(s) ? Number(s) : s;
     });
     return { text, name: m[1], value: parts.length === 1 ? parts[0] : parts };
   });
 }
+
+/** A decimal number as JSON and the `param` operation write it (1, -0.5, 2e3, .5). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
 /** Each --param checked against the scene: its name and components, or the `param` operation's error. */
 export function checkParamOptions(scene: Pick<Scene, 'params' | 'nodes'>, options: ParamOption[]): { name: string; value: number[] }[] {

@@ -9,9 +9,13 @@ import { aType, components, type ElemType } from '../types.js';
 /** The largest finite f32. Numbers reach kernels as f32: a larger one would arrive as infinity. */
 export const F32_MAX = 3.4028234663852886e38;
 
-/** A number a kernel can be given: finite and within f32's range (JSON's 1e999 parses as Infinity). */
+/**
+ * A number a kernel can be given: finite and within f32's range (JSON's 1e999 parses as Infinity).
+ * 3.4028235e38, as the largest f32 is usually written, is a little above F32_MAX but rounds to it:
+ * what counts is whether the f32 it becomes is finite.
+ */
 export function isF32Number(v: unknown): v is number {
-  return typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= F32_MAX;
+  return typeof v === 'number' && Number.isFinite(Math.fround(v));
 }
 
 /** A LowerError at `span` when `value`, written for `what`, is past f32's range (it would run as infinity or NaN). */

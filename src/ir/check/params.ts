@@ -3,7 +3,7 @@
 
 import { LowerError } from '../lower/context.js';
 import { closest } from '../suggest.js';
-import { refusePastF32 } from './literal.js';
+import { isF32Number, refusePastF32 } from './literal.js';
 import type { Document, ParamStatement } from '../syntax/tree.js';
 import { aType, type ElemType } from '../types.js';
 import type { Scene } from './scene.js';
@@ -25,6 +25,8 @@ export function paramValueProblem(p: ParamShape, value: unknown[]): { why: strin
   const n = p.value.length;
   if (value.length !== n || !value.every((v) => typeof v === 'number' && Number.isFinite(v)))
     return { why: `\`${p.name}\` is ${aType(p.type.name)}: give ${n} finite number${n > 1 ? 's' : ''}`, expected: n > 1 ? `array of ${n} numbers` : 'number' };
+  // Past f32's range a kernel would see infinity (the protocol's envelope refuses these first; --param reaches here).
+  if (!value.every(isF32Number)) return { why: `\`${p.name}\` is ${aType(p.type.name)}: give ${n > 1 ? `${n} numbers` : 'a number'} within f32's range (±3.4e38), which a kernel can hold`, expected: 'within ±3.4e38' };
   const numbers = value as number[];
   if (p.range && numbers.some((v) => v < p.range!.lo || v > p.range!.hi))
     return { why: `\`${p.name}\` keeps to ${p.range.lo}..${p.range.hi} (its range)`, expected: `${p.range.lo}..${p.range.hi}` };

@@ -302,3 +302,8 @@ t.test('the grants table: four names, each known to isGrant, nothing else', asyn
   for (const g of ALL_GRANTS) t.ok(isGrant(g), g);
   for (const g of ['field.raed', '', 'field', 'FIELD.READ', 'time.write']) t.notOk(isGrant(g), `${g} is not a grant`);
 });
+
+t.test('a size past 65536 on a side is refused at its place, as --size refuses it (check passed it; render failed inside)', async (t) => {
+  t.same(diags('node a: k.src2@1 { size = 2147483648 x 1; }\n').map((d) => d.slice(0, 3)), [[1, 27, 'an extent of a size is at most 65536, as --size takes; got 2147483648 x 1: write a smaller size (a render larger than memory is made in tiles, up to 65536 on a side)']]);
+  clean(t, 'node a: k.src2@1 { size = 65536 x 1; }\n');
+});

@@ -8,6 +8,7 @@ import { formatDiagnostic } from '../ir/check/report.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
 import { dumpTo, PASSES, type PassName } from '../ir/dump.js';
 import type { Diagnostic } from '../ir/syntax/tree.js';
+import { MAX_EXTENT } from '../ir/syntax/values.js';
 import { availableParallelism } from 'node:os';
 import type { Backend } from '../main/engine.js';
 import { SceneFolder } from '../main/files.js';
@@ -37,7 +38,7 @@ export function parseSize(text: string): number[] {
   const m = /^\s*(\d+)\s*x\s*(\d+)(?:\s*x\s*(\d+))?\s*$/i.exec(text);
   if (!m) throw new UserError(`--size takes WIDTHxHEIGHT (or WxHxD), e.g. 1024x768; got \`${text}\``);
   const dims = m.slice(1).filter(Boolean).map(Number);
-  if (dims.some((d) => d < 1 || d > 65536)) throw new UserError(`--size: each extent must be between 1 and 65536; got \`${text}\``);
+  if (dims.some((d) => d < 1 || d > MAX_EXTENT)) throw new UserError(`--size: each extent must be between 1 and ${MAX_EXTENT}; got \`${text}\``);
   return dims;
 }
 

@@ -106,5 +106,10 @@ export function parseSize(p: Parser, where: string): SizeLiteral {
   }
   const span = { start, end: p.prevEnd };
   if (dims.some((d) => d < 1)) p.error('a size is made of integers of at least 1', span.start, span.end);
+  // Past it, a render's PNG cannot be made (a typed array of that length), and check passed it.
+  else if (dims.some((d) => d > MAX_EXTENT)) p.error(`an extent of a size is at most ${MAX_EXTENT}, as --size takes; got ${dims.join(' x ')}: write a smaller size (a render larger than memory is made in tiles, up to ${MAX_EXTENT} on a side)`, span.start, span.end);
   return { dims, span };
 }
+
+/** The largest extent of a size, in the language and on the command line (--size). */
+export const MAX_EXTENT = 65536;

@@ -30,6 +30,8 @@ const FORMS: Record<string, (n: number) => string> = {
   'nested ifs': (n) => `let r = 0.0; ${'if (x >= 0) { '.repeat(n)}r = r + 1.0;${' }'.repeat(n)} result = r;`,
   'nested blocks': (n) => `let r = 0.0; ${'{ '.repeat(n)}r = 2.0;${' }'.repeat(n)} result = r;`,
   'an else-if chain': (n) => `let r = 0.5; if (x == 0) { r = 0.0; }${Array.from({ length: n - 1 }, (_, i) => ` else if (x == ${i + 1}) { r = ${i + 1}.0; }`).join('')} result = r;`,
+  // Unbraced, each link's `;` ended the count (acorn nests the chain all the same): 5000 links overflowed the stack, or ended the process.
+  'an unbraced else-if chain': (n) => `let r = 0.5; if (x == 0) r = 0.0;${Array.from({ length: n - 1 }, (_, i) => ` else if (x == ${i + 1}) r = ${i + 1}.0;`).join('')} result = r;`,
   'nested parentheses': (n) => `result = ${'('.repeat(n - 1)}f32(x)${')'.repeat(n - 1)};`,
   'a long sum': (n) => `result = f32(x)${' + 1.0'.repeat(n)};`,
   'negations in parentheses': (n) => `result = ${'-('.repeat(n / 2)}f32(x)${')'.repeat(n / 2)};`,

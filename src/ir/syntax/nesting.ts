@@ -23,16 +23,27 @@ const OPERATOR = /[+\-*/%=<>!~&|^?.]/;
  * comments and template text are skipped (a template's `${ }` is a level).
  */
 export function nestingPastLimit(text: string, start: number, end: number, max = MAX_NESTING): number | undefined {
-  // One entry per open level: its operator count, and what opened it.
+  // One entry per open level: its operator count (keywords included), how many of those are
+  // keywords, and what opened it.
   const ops: number[] = [0];
+  const keywords: number[] = [0];
   const kinds: ('(' | '[' | '{' | 'block' | '${')[] = ['block'];
   let total = 1;
   let last = ''; // the previous significant token, to tell a block `{` from an expression's
   let i = start;
   let failed = -1;
-  const count = (at: number): void => {
+  const count = (at: number, keyword = false): void => {
     ops[ops.length - 1]++;
+    if (keyword) keywords[keywords.length - 1]++;
     if (++total > max + 1) failed = at;
+  };
+  /** A statement at this level ended: its count goes, but an `else` after it continues the same `if` (acorn nests the chain). */
+  const statementEnds = (after: number): void => {
+    const top = ops.length - 1;
+    const keep = /^\s*else\b/.test(text.slice(after, Math.min(end, after + 64))) ? keywords[top] : 0;
+    total -= ops[top] - keep;
+    ops[top] = keep;
+    keywords[top] = keep;
   };
   /** Skip a template's text from `j` (after a backtick or a `}` closing `${`); returns where it stopped. */
   const template = (j: number): number => {
@@ -42,6 +53,7 @@ export function nestingPastLimit(text: string, start: number, end: number, max =
       else if (ch === '`') return j + 1;
       else if (ch === '$' && text[j + 1] === '{') {
         ops.push(0);
+        keywords.push(0);
         kinds.push('${');
         if (++total > max + 1) failed = j;
         return j + 2;
@@ -68,6 +80,7 @@ export function nestingPastLimit(text: string, start: number, end: number, max =
     } else if (ch === '(' || ch === '[' || ch === '{') {
       const block = ch === '{' && (last === '' || last === ')' || last === 'else' || last === 'do' || last === ';' || last === '{' || last === '}');
       ops.push(0);
+      keywords.push(0);
       kinds.push(block ? 'block' : ch);
       if (++total > max + 1) failed = i;
       last = ch;
@@ -76,6 +89,7 @@ export function nestingPastLimit(text: string, start: number, end: number, max =
       if (kinds.length > 1) {
         const kind = kinds.pop();
         total -= 1 + ops.pop()!;
+        keywords.pop();
         if (kind === '${') {
           i = template(i + 1);
           last = 'value';
@@ -83,23 +97,24 @@ export function nestingPastLimit(text: string, start: number, end: number, max =
         }
         // A block ends its statement: what follows is a sibling, unless it is `else` (or a
         // do-while's `while`), which continues the same statement.
-        if (kind === 'block' && !/^\s*(else|while)\b/.test(text.slice(i + 1, Math.min(end, i + 64)))) {
-          total -= ops[ops.length - 1];
-          ops[ops.length - 1] = 0;
-        }
+        if (kind === 'block' && !/^\s*while\b/.test(text.slice(i + 1, Math.min(end, i + 64)))) statementEnds(i + 1);
       }
       last = ch;
       i++;
     } else if (ch === ';' || ch === ',') {
-      total -= ops[ops.length - 1];
-      ops[ops.length - 1] = 0;
+      if (ch === ';') statementEnds(i + 1);
+      else {
+        total -= ops[ops.length - 1];
+        ops[ops.length - 1] = 0;
+        keywords[keywords.length - 1] = 0;
+      }
       last = ch;
       i++;
     } else if (/[A-Za-z_$]/.test(ch)) {
       let j = i + 1;
       while (j < end && /[\w$]/.test(text[j])) j++;
       const word = text.slice(i, j);
-      if (KEYWORDS.has(word) && !(word === 'if' && last === 'else')) count(i); // `else if` is one level
+      if (KEYWORDS.has(word) && !(word === 'if' && last === 'else')) count(i, true); // `else if` is one level
       last = KEYWORDS.has(word) ? word : 'value';
       i = j;
     } else if (/[0-9]/.test(ch) || (ch === '.' && /[0-9]/.test(next ?? ''))) {

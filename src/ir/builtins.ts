@@ -203,9 +203,9 @@ function cast(to: Scalar) {
 // ---- the table -----------------------------------------------------------------------------
 
 export const BUILTIN_FUNCTIONS: BuiltinFunction[] = [
-  { name: 'sin', signature: 'sin(T) -> T', summary: 'sine (radians), componentwise', arity: [1, 1], lower: trig('sin') },
-  { name: 'cos', signature: 'cos(T) -> T', summary: 'cosine (radians), componentwise', arity: [1, 1], lower: trig('cos') },
-  { name: 'tan', signature: 'tan(T) -> T', summary: 'tangent, componentwise', arity: [1, 1], lower: unaryF('f32.tan') },
+  { name: 'sin', signature: 'sin(T) -> T', summary: 'sine (radians), componentwise; accurate for |x| up to 1e5 (a growing phase: sin(a * TAU) in turns)', arity: [1, 1], lower: trig('sin') },
+  { name: 'cos', signature: 'cos(T) -> T', summary: 'cosine (radians), componentwise; accurate for |x| up to 1e5 (a growing phase: cos(a * TAU) in turns)', arity: [1, 1], lower: trig('cos') },
+  { name: 'tan', signature: 'tan(T) -> T', summary: 'tangent (radians), componentwise; accurate for |x| up to 1e5', arity: [1, 1], lower: unaryF('f32.tan') },
   { name: 'asin', signature: 'asin(T) -> T', summary: 'arc sine, componentwise', arity: [1, 1], lower: unaryF('f32.asin') },
   { name: 'acos', signature: 'acos(T) -> T', summary: 'arc cosine, componentwise', arity: [1, 1], lower: unaryF('f32.acos') },
   { name: 'atan', signature: 'atan(T) -> T', summary: 'arc tangent, componentwise', arity: [1, 1], lower: unaryF('f32.atan') },

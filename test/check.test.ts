@@ -223,7 +223,8 @@ t.test('a fn that may end without a return is refused at the statement where it 
   t.match(d.message, /not every path of fn `f` returns a value .*: end it with a `return`, or give the `if` an `else` that returns/);
   for (const body of ['if (a > 0.0) { return a; } else { return 1.0; }', 'if (a > 0.0) { return a; } else if (a < -1.0) { return 2.0; } else { return 1.0; }', 'if (a > 0.0) { return a; }\n  return 1.0;', '{ return a; }'])
     t.same(only(textScene({ 'scene.esn': kernel(`fn f(a: f32): f32 {\n  ${body}\n}`) })), [], `every path returns: ${body.replace(/\s+/g, ' ')}`);
-  t.match(only(textScene({ 'scene.esn': kernel('fn f(a: f32): f32 {\n  for (let i = 0; i < 2; i++) { return a; }\n}') }))[0]?.message, /not every path/, 'a loop may run no time');
+  t.match(only(textScene({ 'scene.esn': kernel('fn f(a: f32): f32 {\n  for (let i = 0; i < 2; i++) { return a; }\n}') }))[0]?.message, /not every path.*: end it with a `return` after the loop \(the loop may end, or never run, without returning\)$/, 'a loop may run no time: the fix names the loop, not an `if`');
+  t.match(only(textScene({ 'scene.esn': kernel('fn f(a: f32): f32 {\n  while (a > 0.0) { return 1.0; }\n}') }))[0]?.message, /: end it with a `return` after the loop/);
 });
 
 t.test('a variable in an each body named as a coordinate or a port is refused at its name; in a fn it is its own', async (t) => {

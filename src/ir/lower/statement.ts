@@ -362,8 +362,12 @@ export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N
   if (errors.length) throw errors[0];
   if (!frame.result) fail(node, `fn \`${name}\` returns no value`);
   const body = fn.body.statements as N[];
-  if (!returnsOnEveryPath(body))
-    fail(body[body.length - 1] ?? node, `not every path of fn \`${name}\` returns a value (one that ends without a \`return\` would give 0): end it with a \`return\`, or give the \`if\` an \`else\` that returns`);
+  if (!returnsOnEveryPath(body)) {
+    const last = body[body.length - 1];
+    // The way out depends on what the fn ends with: an `if` wants its `else`; a loop may not run at all.
+    const fix = last?.type === 'IfStatement' ? 'end it with a `return`, or give the `if` an `else` that returns' : /Loop|While|For/.test(String(last?.type)) ? 'end it with a `return` after the loop (the loop may end, or never run, without returning)' : 'end it with a `return`';
+    fail(last ?? node, `not every path of fn \`${name}\` returns a value (one that ends without a \`return\` would give 0): ${fix}`);
+  }
   return { type: frame.result.type, comps: frame.result.locals.map((i) => ({ k: 'local', t: ctx.locals[i], i } as Expr)) };
 }
 

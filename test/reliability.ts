@@ -90,6 +90,8 @@ export function answerProblem(request: string, answer: string, expectedId: unkno
 
 /** The id a request line's answer must carry: the line's `id` when the protocol takes it. */
 export function expectedIdOf(line: string): unknown {
+  // A byte order mark before a request is skipped, as some Windows tools write one (envelope.ts).
+  if (line.charCodeAt(0) === 0xfeff) line = line.slice(1);
   let v: unknown;
   try {
     v = JSON.parse(line);

@@ -352,8 +352,12 @@ t.test('websocket: a message of several lines is several requests; one past the 
     refused.on('unexpected-response', (_req, res) => {
       let text = '';
       res.on('data', (d) => (text += d));
-      res.on('end', () => resolve(text));
-      res.on('close', () => resolve(text));
+      const done = () => {
+        resolve(text);
+        refused.terminate(); // else its socket stays, and the listener's close waits for it
+      };
+      res.on('end', done);
+      res.on('close', done);
     });
     refused.on('error', (e) => resolve(String(e)));
   });
@@ -388,9 +392,11 @@ t.test('garbage, half lines, resets and huge lines leave the server serving', as
   t.equal(await huge.lines.next(), echoed('after huge', 'tcp'));
 
   const hugeWs = await wsOpen(port);
-  const wsClosed = new Promise<number>((r) => hugeWs.ws.once('close', (code) => r(code)));
   hugeWs.ws.send('b'.repeat(100 * 1024));
-  t.equal(await wsClosed, 1009, 'an over-long WebSocket message closes that WebSocket (1009)');
+  t.match(JSON.parse(await hugeWs.lines()), { error: { field: 'line', limit: 'line-length', max: 65536 } }, 'an over-long WebSocket message is answered with the limit, as a TCP line is');
+  const wsClosed = new Promise<number>((r) => hugeWs.ws.once('close', (code) => r(code)));
+  hugeWs.ws.send('b'.repeat(4 * 64 * 1024 + 1));
+  t.equal(await wsClosed, 1009, 'one past 4 times the limit closes that WebSocket unread (1009)');
 
   const badHttp = await tcp(port);
   let badAnswer = '';

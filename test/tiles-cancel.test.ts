@@ -107,10 +107,11 @@ t.test('a range whose frame cannot be written leaves no temporary file of the fr
 // was written): now a progress line comes as tile rows finish, at most every 250 ms.
 t.test('a tiled render with --json tells its progress within a frame', async (t) => {
   const out = join(dir, 'progress');
-  const p = entelechy(['render', join(dir, 'slow.esn'), '--size', '64x64', '--tile', '16x16', '--frames', '0:1', '--workers', '1', '--json', '-o', join(out, '%04d.png')], { ENTELECHY_CACHE_DIR: CACHE });
+  // 128 x 128 in 64 tiles of 16 x 16 (8 rows of them): a frame of seconds, so rows end well past 250 ms apart from its start.
+  const p = entelechy(['render', join(dir, 'slow.esn'), '--size', '128x128', '--tile', '16x16', '--frames', '0:0', '--workers', '1', '--json', '-o', join(out, '%04d.png')], { ENTELECHY_CACHE_DIR: CACHE });
   t.same(await p.exited, { code: 0, signal: null }, p.stderr);
   const firstFrame = p.lines.findIndex((l) => l.frame === 0 && l.file);
   const progress = p.lines.slice(0, firstFrame).filter((l) => l.progress);
   t.ok(progress.length >= 1, `progress lines before frame 0 was written: ${JSON.stringify(progress)}`);
-  t.ok(progress.every((l) => l.progress.frame === 0 && l.progress.of === 64 && l.progress.rows > 0 && l.progress.rows <= 64 && l.frame === undefined), 'each names its frame and rows done of all, and is not a frame line');
+  t.ok(progress.every((l) => l.progress.frame === 0 && l.progress.of === 128 && l.progress.rows > 0 && l.progress.rows <= 128 && l.frame === undefined), 'each names its frame and rows done of all, and is not a frame line');
 });

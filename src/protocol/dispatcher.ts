@@ -37,11 +37,11 @@ const IN_PROCESS: Connection = { kind: 'in-process', id: 0 };
 export async function dispatch(session: Session, line: string, conn: Connection = IN_PROCESS): Promise<string> {
   // From JavaScript (the in-process door) anything can be passed: say what dispatch takes.
   if (typeof line !== 'string') return errorLine(undefined, new ProtocolError(`dispatch takes a request line, a JSON text such as '{"op":"status"}', not ${line === null ? 'null' : typeof line}: JSON.stringify the request, or use call(session, op, fields)`, { field: 'line' }));
-  if (session.closed) return errorLine(undefined, new ProtocolError('the session is closed (close() was called): open another with Session.open to go on', { closed: true }));
   // From its first request a connection is told the session's events at its `sync` (EventList).
   session.pending.listen(connectionKey(conn), conn.lost);
   const req = parseRequest(line);
   if ('error' in req) return errorLine(req.id, req.error);
+  if (session.closed) return errorLine(req.id, new ProtocolError('the session is closed (close() was called): open another with Session.open to go on', { closed: true }));
   // Operations that evaluate take a deadline and can be cancelled (main/cancel.ts).
   const late = deadlineProblem(req.fields.deadline);
   if (late) return errorLine(req.id, new ProtocolError(late, { field: 'deadline', expected: 'milliseconds > 0' }));

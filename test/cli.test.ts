@@ -7,6 +7,7 @@ import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
+import { frameFile, framePatternCount } from '../src/main/frame-pattern.js';
 import { ROOT, sameBytes } from './helpers.js';
 import { hangsAtFrame } from './fixtures.js';
 import { scratchDir } from './scratch.js';
@@ -182,6 +183,19 @@ t.test('render --frames writes numbered PNGs and, with --json, a line per frame 
   const c = cli(['render', 'examples/life/scene.esn', '--frames', '0:3', '-o', join(dir, 'x.png')]);
   t.equal(c.status, 1);
   t.match(c.stderr, /frame number pattern, e\.g\. -o out\/%04d\.png/);
+});
+
+t.test('a frame pattern reads `%%` as a `%`, as printf and ffmpeg do', async (t) => {
+  const dir = scratchDir('entelechy-');
+  // `100%%_%d.png` wrote files named `100%%_1.png`, and `%%d` was taken as a frame number.
+  const r = cli(['render', 'examples/life/scene.esn', '--frames', '1:2', '-o', join(dir, '100%%_%02d.png')]);
+  t.equal(r.status, 0, r.ended);
+  t.same(readdirSync(dir).sort(), ['100%_01.png', '100%_02.png']);
+  t.equal(framePatternCount('a%%d.png'), 0, '%%d is a % and a d');
+  t.equal(frameFile('%%%d-%4d.png', 7), '%7-   7.png');
+  const one = cli(['render', 'examples/life/scene.esn', '--frames', '1:2', '-o', join(dir, 'x%%d.png')]);
+  t.equal(one.status, 1);
+  t.match(one.stderr, /frame number pattern, e\.g\. -o out\/%04d\.png/);
 });
 
 t.test('a failing frame stops the render with a non-zero status naming the frame and the node', async (t) => {

@@ -3,6 +3,7 @@
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { PathError, resolveUnder } from './documents.js';
+import { frameNameSource } from './frame-pattern.js';
 
 export { PathError };
 
@@ -132,7 +133,7 @@ export function makeFolders(folder: string): void {
 export function sweepLeftBehind(target: string, suffix: string, own = false): string[] {
   const folder = dirname(target) || '.';
   // `target` may be a frame pattern (out/%04d.png): its frames' files are swept too.
-  const name = basename(target).split(/%0?\d*d/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\d+');
+  const name = frameNameSource(basename(target));
   const pattern = new RegExp(`^\\.${name}\\.(\\d+)\\.\\d+\\.${suffix}$`);
   const removed: string[] = [];
   let names: string[];

@@ -7,7 +7,7 @@ import { closest } from '../ir/suggest.js';
 import type { Scene } from '../ir/check/scene.js';
 import type { Engine } from './engine.js';
 import { decodeImage, imageFieldProblem, imageSize, InputImageError, storePicture, type Picture } from './image-input.js';
-import { frameFile } from './render.js';
+import { frameFile, framePatternCount } from './frame-pattern.js';
 import { UserError } from './user-error.js';
 
 /** A mistake in an --input: shown as its message. */
@@ -28,7 +28,7 @@ export function parseInputOptions(texts: readonly (string | number)[] | undefine
     const text = String(item);
     const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)=(.+)$/s.exec(text);
     if (!m) throw new InputOptionError(`--input takes NAME=FILE, e.g. --input photo=photo.jpg or --input photo=in/%04d.png; got \`${text}\``);
-    return { name: m[1], file: m[2], sequence: /%0?\d*d/.test(m[2]) };
+    return { name: m[1], file: m[2], sequence: framePatternCount(m[2]) > 0 };
   });
 }
 

@@ -25,6 +25,7 @@ import { isCompletePng, shardFrames, type Shard } from './shard.js';
 import { mark } from './timeline.js';
 import { Cancelled, interruptedBySignals, throwIfCancelled } from './cancel.js';
 import { sweepLeftBehind } from './files.js';
+import { frameFile, framePatternCount, replaceFramePatterns } from './frame-pattern.js';
 
 export class RenderError extends UserError {
   override name = 'RenderError';
@@ -77,10 +78,7 @@ export function parseFrames(text: string): { first: number; last: number } {
   return { first, last };
 }
 
-/** Put a frame number into a pattern: `%d`, `%04d`. */
-export function frameFile(pattern: string, frame: number): string {
-  return pattern.replace(/%(0?)(\d*)d/, (_, zero: string, width: string) => String(frame).padStart(Number(width || 0), zero ? '0' : ' '));
-}
+export { frameFile };
 
 /**
  * Refuse an -o that does not fit what is rendered: --frames of pictures need one frame number
@@ -88,12 +86,12 @@ export function frameFile(pattern: string, frame: number): string {
  */
 export function checkOutputFile(file: string, frames: boolean): void {
   const video = isVideoFile(file);
-  const patterns = file.match(/%0?\d*d/g)?.length ?? 0;
+  const patterns = framePatternCount(file);
   if (frames && !video && patterns === 0)
     throw new RenderError(`-o ${file}: with --frames, name the files with a frame number pattern, e.g. -o out/%04d.png, or a video, e.g. -o out.mp4`);
   if (patterns > 1 && frames && !video) throw new RenderError(`-o ${file} has ${patterns} frame number patterns: give one, e.g. -o out/%04d.png`);
-  if (patterns && video) throw new RenderError(`-o ${file}: a video is one file: name it without a frame number pattern, e.g. -o ${file.replace(/%0?\d*d/g, '')}`);
-  if (patterns && !frames) throw new RenderError(`-o ${file} names numbered files, but this renders one frame: add --frames FIRST:LAST, or name one file, e.g. -o ${file.replace(/%0?\d*d/g, 'frame')}`);
+  if (patterns && video) throw new RenderError(`-o ${file}: a video is one file: name it without a frame number pattern, e.g. -o ${replaceFramePatterns(file, () => '')}`);
+  if (patterns && !frames) throw new RenderError(`-o ${file} names numbered files, but this renders one frame: add --frames FIRST:LAST, or name one file, e.g. -o ${replaceFramePatterns(file, () => 'frame')}`);
 }
 
 export async function render(scene: Scene, options: RenderOptions): Promise<void> {

@@ -1,7 +1,7 @@
 // The in-process door: the package's API answers request lines and reads fields in place.
 
 import t from 'tap';
-import { cpSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, CallError, Session, fieldPlane } from '../src/index.js';
 import { ROOT } from './helpers.js';
@@ -63,7 +63,11 @@ t.test('typed calls: call(session, op, fields) answers ok typed from the operati
 t.test('a host program: JSON.stringify(session), dispatch of an object, a folder, close() during a frame and requests after it', async (t) => {
   const dir = scratchDir('entelechy-api-');
   cpSync(join(ROOT, 'examples', 'mandelbrot'), dir, { recursive: true });
-  await t.rejects(Session.open(dir), { message: /is a folder: open the scene document in it, like `.*scene\.esn`/ });
+  await t.rejects(Session.open(dir), { message: /is a folder: name the scene document in it, e.g. .*scene\.esn/ });
+  // A file that is no scene: the session took it for one, and a compose replaced its bytes.
+  writeFileSync(join(dir, 'notes.txt'), 'my notes\n');
+  await t.rejects(Session.open(join(dir, 'notes.txt')), { message: /`.*notes\.txt` is not a scene: a scene is a \.esn document, e\.g\. .*scene\.esn; name one/ });
+  t.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'my notes\n');
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
   // Without Session.toJSON the walk reached the compile worker's proxy, and its answer ended the process.
   t.same(JSON.parse(JSON.stringify(s)), { scene: join(dir, 'scene.esn'), loaded: true, revision: 1, closed: false });

@@ -65,6 +65,8 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   };
   refused(['render'], /name a scene: entelechy render <scene\.esn>/);
   refused(['render', 'examples/rings'], /`examples\/rings` is a folder: name the scene document in it, e\.g\. examples\/rings\/scene\.esn/);
+  refused(['render', 'examples/photo/photo.jpg'], /`examples\/photo\/photo\.jpg` is not a scene: a scene is a \.esn document, e\.g\. examples\/photo\/scene\.esn/);
+  refused(['serve', 'examples/photo/photo.jpg'], /`examples\/photo\/photo\.jpg` is not a scene/);
   refused(['render', 'examples/rings/scene.esn', '--time', 'abc'], /--time must be a number of seconds, e\.g\. --time 1\.5; got `abc`/);
   refused(['render', 'examples/rings/scene.esn', '--workers=x'], /--workers takes a whole number of threads from 1 to 256; got `x`/);
   // PNG bytes were written under these names.

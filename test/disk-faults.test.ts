@@ -6,7 +6,7 @@
 // opens (recovered) once it can. Also: journals a hostile or corrupted disk holds, at open.
 
 import t, { type Test } from 'tap';
-import { cpSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { JOURNAL_NAME } from '../src/main/documents.js';
@@ -140,4 +140,44 @@ t.test('journals from a hostile or corrupted disk are never followed, also at op
     await t.rejects(Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: CACHE }), { message: /look at it, then move it away|uses `\.\.`|absolute path|leads out/ }, `${what}: the session refuses to open`);
     t.same(diskBytes(dir), disk, `${what}: nothing on disk moved`);
   }
+});
+
+t.test('an editor that saves while a compose is made: the compose is refused and the save kept; an empty file mid-save is not edited', async (t) => {
+  const dir = copyExample('rings', 'saved-meanwhile');
+  chmodSync(join(dir, 'scene.esn'), 0o664);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: CACHE });
+  t.teardown(() => s.close());
+  t.ok((await ask(s, { op: 'evaluate' })).ok, 'evaluates');
+  const saved = scene.replace('warmth = 0.6;', 'warmth = 0.7;') + '// the editor saved this\n';
+  // The editor's save lands after the compose read the document, before its write commits (the
+  // compose checked and compiled meanwhile): it was written over, unseen, also with `expect`.
+  const prepare = s.prepareWrite.bind(s);
+  s.prepareWrite = async (files) => {
+    const prepared = await prepare(files);
+    writeFileSync(join(dir, 'scene.esn'), saved);
+    return prepared;
+  };
+  const before = await world(s);
+  const version = (await ask(s, { op: 'history', path: 'scene.esn' })).ok.disk;
+  const a = await ask(s, { op: 'compose', expect: version, edits: [{ node: 'tint', member: 'warmth', text: 'warmth = 0.2;' }] });
+  t.match(a.error, { code: 'saved_meanwhile', written: false, path: 'scene.esn', message: /`scene\.esn` was saved on disk while this change was made .*: nothing was written, and the running version keeps running; send `sync` to take the saved text, then make the change again/ });
+  t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), saved, 'the save is kept');
+  t.same(readdirSync(dir).filter((n) => n.startsWith('.')), [], 'no temp file or journal left');
+  t.same(await world(s), before, 'the world is as it was');
+  s.prepareWrite = prepare;
+  const synced = await ask(s, { op: 'sync' });
+  t.ok(synced.ok, 'sync takes the save');
+  await s.syncing;
+  t.match((await ask(s, { op: 'document', path: 'scene.esn' })).ok.text, /the editor saved this/);
+  // The compose made again lands, over the save, which it keeps.
+  const again = await ask(s, { op: 'compose', edits: [{ node: 'tint', member: 'warmth', text: 'warmth = 0.2;' }] });
+  t.equal(again.ok?.written, true, JSON.stringify(again.error));
+  t.match(readFileSync(join(dir, 'scene.esn'), 'utf8'), /warmth = 0\.2;[^]*the editor saved this/);
+  t.equal(statSync(join(dir, 'scene.esn')).mode & 0o777, 0o664, "the document's mode is kept (the umask had taken group write)");
+  // An editor that truncates before it writes: edits applied to the empty file made a scene of the edits alone.
+  writeFileSync(join(dir, 'scene.esn'), '');
+  const empty = await ask(s, { op: 'compose', edits: [{ param: 'gain', text: 'param gain: f32 = 1.0;' }] });
+  t.match(empty.error, { written: false, path: 'scene.esn', message: /`scene\.esn` is empty on disk \(0 bytes\), while the running version has \d+ statements: an editor may be saving it; nothing was written: compose again in a moment, or send `text` to replace the document whole/ });
+  t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), '', 'nothing written');
+  t.same((await ask(s, { op: 'graph' })).ok.nodes.map((n: { name: string }) => n.name), ['rings', 'tint'], 'the running scene keeps its nodes');
 });

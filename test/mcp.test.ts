@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PNG } from 'pngjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -504,6 +504,40 @@ t.test('a client that writes its requests and closes stdin at once gets every an
   t.same(answers.filter((a) => a.id === null).map((a) => a.error.code), [-32700, -32600], 'parse error, then invalid request');
 });
 
+t.test('a line that is no JSON-RPC message is answered with its id where it has one, and what is wrong with it', async (t) => {
+  // Each of these was answered with id null (a client waiting on its id waited for ever) and one
+  // message for all; params the SDK checks itself came back as an internal error holding zod's dump.
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'printf', version: '1' } } };
+  let deep: unknown = 1;
+  for (let i = 0; i < 40; i++) deep = [deep];
+  const lines = [
+    JSON.stringify(init),
+    '\ufeff' + JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    JSON.stringify({ jsonrpc: '1.0', id: 3, method: 'ping' }),
+    JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping', params: [1, 2] }),
+    JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping', extra: 'member' }),
+    JSON.stringify([{ jsonrpc: '2.0', id: 6, method: 'ping' }]),
+    JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'cancel', arguments: { request: deep } } }),
+    JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'resources/read', params: {} }),
+    JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'resources/read', params: { uri: 'not a uri' } }),
+    JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'ping' }),
+  ];
+  const r = await runMcp([join(copyExample('rings', 'mcp'), 'scene.esn'), '--workers', '1'], lines.join('\n') + '\n');
+  t.equal(r.code, 0, r.err);
+  const answers = r.out.trim().split('\n').map((l) => JSON.parse(l));
+  const error = (id: number | null) => answers.find((a) => a.id === id)?.error ?? {};
+  t.same(answers.find((a) => a.id === 2)?.result, {}, 'a leading byte order mark is skipped');
+  t.match(error(3), { code: -32600, message: /Invalid Request: `jsonrpc` must be "2\.0" \(got "1\.0"\)/ });
+  t.match(error(4), { code: -32600, message: /`params` must be an object of named params \(got an array\)/ });
+  t.match(error(5), { code: -32600, message: /`extra` is not a member of a JSON-RPC message/ });
+  t.match(error(null), { code: -32600, message: /a batch \(a JSON array of messages\) is not taken: send each message on a line of its own/ });
+  t.match(error(7), { code: -32600, message: /nests arrays and objects deeper than that/ });
+  t.match(error(8), { code: -32602, message: /^Invalid params: `params\.uri`: .*; the MCP specification lists each method's params$/ });
+  t.match(error(9), { code: -32602, message: /`uri` is not a URI; resources\/list names the resources/ });
+  t.same(answers.find((a) => a.id === 10)?.result, {}, 'the server goes on');
+  for (const a of answers) t.notMatch(JSON.stringify(a), /internal error|Maximum call stack|"expected":/, `${a.id}: nothing internal`);
+});
+
 t.test('a call after quit is refused, not run: the server is ending', async (t) => {
   const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'printf', version: '1' } } };
   const lines = [init, { jsonrpc: '2.0', method: 'notifications/initialized' },
@@ -531,6 +565,17 @@ t.test('mistakes in the command: a message, status 1, nothing on stdout', async 
   t.match(grant.err, /entelechy: `field\.raed` is not a grant; the grants are field\.read/);
   t.notMatch(grant.err, /internal error|\n\s+at /);
   t.equal(grant.out, '', 'refused before initialize is answered');
+  // A photograph as SCENE: the session took it for its scene, and one compose replaced its bytes.
+  // A folder: `initialize` was answered, then the server ended.
+  const photo = join(copyExample('photo', 'mcp-photo'), 'photo.jpg');
+  const bytes = readFileSync(photo);
+  for (const [scene, why] of [[photo, /entelechy: `.*photo\.jpg` is not a scene: a scene is a \.esn document, e\.g\. .*scene\.esn/], [dirname(photo), /entelechy: `.*` is a folder: name the scene document in it, e\.g\. .*scene\.esn/]] as const) {
+    const r = await runMcp([scene, '--workers', '1'], JSON.stringify(init) + '\n');
+    t.equal(r.code, 1, String(scene));
+    t.match(r.err, why);
+    t.equal(r.out, '', 'refused before initialize is answered');
+  }
+  t.ok(readFileSync(photo).equals(bytes), 'the photograph is as it was');
   // `--grant` alone granted everything.
   const none = await runMcp([join(ROOT, 'examples', 'rings', 'scene.esn'), '--workers', '1', '--grant']);
   t.equal(none.code, 1);

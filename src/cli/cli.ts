@@ -1,7 +1,6 @@
 // The `entelechy` command line.
 
-import { readdirSync, statSync } from 'node:fs';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, resolve } from 'node:path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { formatDiagnostic } from '../ir/check/report.js';
@@ -12,6 +11,7 @@ import { MAX_EXTENT } from '../ir/syntax/values.js';
 import { availableParallelism } from 'node:os';
 import type { Backend } from '../main/engine.js';
 import { SceneFolder } from '../main/files.js';
+import { sceneEntryProblem } from '../main/documents.js';
 import { parseMemory } from '../main/budget.js';
 import { optimiseBudget, optimiseBudgetOption } from '../main/optimise-budget.js';
 import { isVideoFile, videoCrf } from '../main/video.js';
@@ -63,11 +63,8 @@ export function loadSceneFile(scenePath: string, options: { size?: number[]; inp
     throw new UserError(`cannot open \`${scenePath}\`: no such file`);
   }
   const entry = basename(scenePath);
-  if (isFolder(scenePath)) {
-    const scenes = readdirSync(scenePath).filter((n) => n.endsWith('.esn'));
-    const example = scenes.includes('scene.esn') ? 'scene.esn' : scenes[0];
-    throw new UserError(`\`${scenePath}\` is a folder: name the scene document in it${example ? `, e.g. ${join(scenePath, example)}` : ' (it holds no .esn document)'}`);
-  }
+  const problem = sceneEntryProblem(scenePath);
+  if (problem) throw new UserError(problem);
   if (folder.read(entry) === undefined) throw new UserError(`cannot open \`${scenePath}\`: no such file`);
   const scene = loadScene(entry, { read: (p) => folder.readDocument(p), size: options.size, inputSizes: options.inputSizes });
   return { scene, folder };
@@ -91,13 +88,6 @@ async function fromBench<T>(load: () => Promise<T>): Promise<T> {
   }
 }
 
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 function describe(d: Diagnostic, folderPrefix: string): string {
   let s = formatDiagnostic({ ...d, path: folderPrefix + d.path });

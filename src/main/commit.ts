@@ -33,7 +33,7 @@ import { RENEW_ABOVE, shouldRenew, type FieldMemory } from './memory.js';
 import type { EvalPool } from '../workers/pool.js';
 import { nextRegistry, order, type World, type WorldEvent } from './world.js';
 import { withTiers } from './optimiser.js';
-import type { PreparedWrite } from './journal.js';
+import type { DocumentWrite, PreparedWrite } from './journal.js';
 
 export type Change = SceneChange | ValueChange;
 
@@ -52,7 +52,7 @@ export interface SceneChange {
    * session had not seen (a saved edit not yet synced) that the write replaces: history keeps it;
    * `included`: such a text that the written one was made from (edits applied to it), kept too.
    */
-  writes?: { path: string; text: string; replaced?: string; included?: string }[];
+  writes?: (DocumentWrite & { replaced?: string; included?: string })[];
   /** The lead of the error when the new scene does not check. */
   refusal: string;
   /** More checks of the new scene, before anything changes (restore: its params). */
@@ -100,9 +100,9 @@ export interface CommitSite {
   /** Stop the frame running now: it commits nothing (a change does not wait for it). */
   interrupt(why: string): void;
   /** Write documents through the journal (a WriteError leaves them as they were). */
-  write(files: { path: string; text: string }[]): Promise<void>;
+  write(files: DocumentWrite[]): Promise<void>;
   /** The journal's steps 1-2 of such a write, every document left as it was (journal.ts): begun while the change is checked and compiled. */
-  prepareWrite?(files: { path: string; text: string }[]): Promise<PreparedWrite>;
+  prepareWrite?(files: DocumentWrite[]): Promise<PreparedWrite>;
   /** A fresh memory of `bytes` and a pool over it, for a world that moves out of a memory far larger than it needs (memory.ts). */
   renew?(bytes: number): Renewed;
 }

@@ -2,8 +2,8 @@
 // several documents that land all or none, also across a crash, are in journal.ts.
 
 import { createHash } from 'node:crypto';
-import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
-import { isAbsolute, join, resolve, sep } from 'node:path';
+import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { LIMITS, pathProblem } from './limits.js';
 import { UserError } from './user-error.js';
 
@@ -114,4 +114,28 @@ export function resolveUnder(root: string, path: string): string {
     if (last && st.isDirectory()) throw new PathError(`\`${path}\` is a folder, not a document; name a file in it, like \`${path.replace(/[\\/]+$/, '')}/scene.esn\``, path);
   }
   return throughLink ? current : join(resolve(root), ...segments);
+}
+
+/**
+ * What is wrong with `path` as a scene to open, or undefined: a folder (the .esn documents in it
+ * are suggested), or a file that is not a `.esn` document. A session on a photograph or a text
+ * file took it for its scene, said the scene did not check and to mend it with compose, and the
+ * compose replaced the file's bytes.
+ */
+export function sceneEntryProblem(path: string): string | undefined {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  const esn = (folder: string) => {
+    try {
+      return readdirSync(folder).filter((n) => n.endsWith('.esn')).sort((a, b) => Number(b === 'scene.esn') - Number(a === 'scene.esn'));
+    } catch {
+      return [];
+    }
+  };
+  if (stat?.isDirectory()) {
+    const [first] = esn(path);
+    return `\`${path}\` is a folder: name the scene document in it${first ? `, e.g. ${join(path.replace(/[\\/]+$/, ''), first)}` : ' (it holds no .esn document)'}`;
+  }
+  if (path.endsWith('.esn')) return undefined;
+  const [near] = esn(dirname(path));
+  return `\`${path}\` is not a scene: a scene is a .esn document${near ? `, e.g. ${join(dirname(path), near)}` : ''}; name one (a new one is made by compose)`;
 }

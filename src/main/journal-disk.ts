@@ -57,10 +57,12 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Write a new file (it must not exist), fsync'd. */
+/** Write a new file (it must not exist), fsync'd, with `mode` (the document's it replaces) if given. */
 export async function writeFresh(file: string, text: string, mode?: number): Promise<void> {
   const handle = await step(open(file, 'wx', mode ?? 0o666));
   try {
+    // The document's own mode, whatever the umask: open() had 0o664 come out 0o644 under umask 022.
+    if (mode !== undefined) await step(handle.chmod(mode));
     await step(handle.writeFile(text, 'utf8'));
     await step(handle.sync());
   } finally {

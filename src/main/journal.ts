@@ -39,7 +39,7 @@
 // The file operations and how a set ends are in journal-disk.ts; the recovery is in
 // journal-recovery.ts.
 
-import { rmdirSync, statSync } from 'node:fs';
+import { readFileSync, rmdirSync, statSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { JOURNAL_NAME, PathError, inside, realRootOf, resolveUnder, versionOf } from './documents.js';
@@ -72,10 +72,24 @@ interface Target {
   text: string;
   mode?: number;
   entry: JournalEntry;
+  /** The text the writer read and changed (null: the document was absent); undefined: not checked. */
+  base?: string | null;
+}
+
+/** A document to write: its text and, to have the write refused if the disk moved on, the text it was made from. */
+export interface DocumentWrite {
+  path: string;
+  text: string;
+  /**
+   * What the document held when the writer read it (null: it was absent). A write whose document
+   * holds something else by the time it commits is refused (SavedMeanwhile): an editor saved it
+   * while the change was checked and compiled, and that save would otherwise be gone unseen.
+   */
+  base?: string | null;
 }
 
 /** Check every path and text, and name each document's temp and (in a set of several) backup; nothing is written. */
-function plan(root: string, realRoot: string, files: { path: string; text: string }[]): Target[] {
+function plan(root: string, realRoot: string, files: DocumentWrite[]): Target[] {
   if (!Array.isArray(files)) throw new Error('writeDocuments takes an array of {path, text}');
   const targets: Target[] = [];
   const seen = new Map<string, string>();
@@ -97,7 +111,7 @@ function plan(root: string, realRoot: string, files: { path: string; text: strin
     }
     const entry: JournalEntry = { path: toRelative(realRoot, real), version: versionOf(f.text), temp: toRelative(realRoot, besideName(real, 'new')) };
     if (mode !== undefined && files.length > 1) entry.backup = toRelative(realRoot, besideName(real, 'old'));
-    targets.push({ abs: real, text: f.text, mode, entry });
+    targets.push({ abs: real, text: f.text, mode, entry, base: f.base });
   }
   return targets;
 }
@@ -108,7 +122,7 @@ function plan(root: string, realRoot: string, files: { path: string; text: strin
  * system that refuses (full, read-only, an immutable file, a name too long) is a WriteError, with
  * every document as it was and no journal left behind.
  */
-export async function writeDocuments(root: string, files: { path: string; text: string }[], options: WriteOptions = {}): Promise<void> {
+export async function writeDocuments(root: string, files: DocumentWrite[], options: WriteOptions = {}): Promise<void> {
   await (await prepareWrite(root, files, options)).commit();
 }
 
@@ -125,7 +139,7 @@ export interface PreparedWrite {
  * as it was: a change does them while its modules compile, and commits them once it is decided
  * (commit.ts). Throws a WriteError with nothing left behind, as writeDocuments does.
  */
-export async function prepareWrite(root: string, files: { path: string; text: string }[], options: WriteOptions = {}): Promise<PreparedWrite> {
+export async function prepareWrite(root: string, files: DocumentWrite[], options: WriteOptions = {}): Promise<PreparedWrite> {
   const realRoot = realRootOf(root);
   const targets = plan(root, realRoot, files);
   if (targets.length === 0) return { commit: async () => undefined, abandon: async () => undefined };
@@ -173,6 +187,13 @@ export async function prepareWrite(root: string, files: { path: string; text: st
       removeMade(made);
     },
     commit: async () => {
+      // Last, before anything is decided: the documents still hold what the writer changed.
+      const moved = targets.find((t) => t.base !== undefined && textNow(t.abs) !== t.base);
+      if (moved) {
+        await discard(realRoot, renames).catch(() => undefined);
+        removeMade(made);
+        throw new SavedMeanwhile(moved.entry.path);
+      }
       if (targets.length > 1) {
         try {
           await writeJournal(realRoot, { entelechy: 'journal', state: 'committed', renames });
@@ -196,6 +217,22 @@ export async function prepareWrite(root: string, files: { path: string; text: st
       await finish(realRoot, renames);
     },
   };
+}
+
+/** A document's text on disk now; null when it is not there. */
+function textNow(abs: string): string | null {
+  try {
+    return readFileSync(abs, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** A write refused because its document changed on disk after the writer read it. */
+export class SavedMeanwhile extends WriteError {
+  constructor(path: string) {
+    super(`\`${path}\` was saved on disk while this change was made (it no longer holds the text the change was made from): nothing was written, and the running version keeps running; send \`sync\` to take the saved text, then make the change again`, path, 'saved_meanwhile');
+  }
 }
 
 /**

@@ -12,7 +12,6 @@
 // while other connections go on. A write a crash interrupted is finished when a session opens.
 
 import { availableParallelism } from 'node:os';
-import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Grant } from '../ir/grants.js';
 import type { IrFunction } from '../ir/ir.js';
@@ -27,10 +26,10 @@ import { defaultMemoryBudget } from './budget.js';
 import { CompileWorker } from './compiler.js';
 import { BackgroundOptimiser } from './optimiser.js';
 import { syncDisk } from './disk-sync.js';
-import { PathError, versionOf } from './documents.js';
+import { PathError, sceneEntryProblem, versionOf } from './documents.js';
 import { Engine, type FrameReport } from './engine.js';
 import { sceneGroups } from './scene-groups.js';
-import { prepareWrite, writeDocuments, type PreparedWrite } from './journal.js';
+import { prepareWrite, writeDocuments, type DocumentWrite, type PreparedWrite } from './journal.js';
 import { recoverJournal } from './journal-recovery.js';
 import { cacheDir, compileHere, prepareModules } from './modules.js';
 import { traceElement } from './trace.js';
@@ -124,9 +123,10 @@ export class Session {
    * refused).
    */
   static async open(scenePath: string, options: SessionOptions = {}): Promise<Session> {
-    // A missing document opens an empty world for an agent to compose; a folder never will be one.
-    if (statSync(scenePath, { throwIfNoEntry: false })?.isDirectory())
-      throw new PathError(`\`${scenePath}\` is a folder: open the scene document in it, like \`${join(scenePath.replace(/[\\/]+$/, ''), 'scene.esn')}\``, scenePath);
+    // A missing document opens an empty world for an agent to compose; a folder never will be one,
+    // nor a file that is not a .esn document (compose would replace its bytes).
+    const problem = sceneEntryProblem(scenePath);
+    if (problem) throw new PathError(problem, scenePath);
     const s = new Session(scenePath, options);
     try {
       const recovery = await recoverJournal(s.folder.root);
@@ -219,7 +219,7 @@ export class Session {
   writing = 0;
 
   /** Write documents all or none through the journal (journal.ts), counted in `writing`. */
-  async write(files: { path: string; text: string }[]): Promise<void> {
+  async write(files: DocumentWrite[]): Promise<void> {
     this.writing++;
     try {
       await writeDocuments(this.folder.root, files);
@@ -232,7 +232,7 @@ export class Session {
    * Steps 1-2 of a write through the journal (journal.ts), leaving every document as it was, for
    * commit to do while its modules compile; counted in `writing` until committed or abandoned.
    */
-  async prepareWrite(files: { path: string; text: string }[]): Promise<PreparedWrite> {
+  async prepareWrite(files: DocumentWrite[]): Promise<PreparedWrite> {
     this.writing++;
     let prepared: PreparedWrite;
     try {

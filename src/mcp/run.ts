@@ -6,12 +6,12 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { StdioLineTransport } from './stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Session } from '../main/session.js';
 import { McpDoor } from './server.js';
 import type { InputOption } from '../main/input-feed.js';
 import type { ParamOption } from '../main/param-option.js';
 import { UserError } from '../main/user-error.js';
+import { sceneEntryProblem } from '../main/documents.js';
 
 export interface McpOptions {
   /** --grant and --deny, checked as `serve` checks them. */
@@ -64,6 +64,10 @@ export async function mcp(scenePath: string, options: McpOptions = {}): Promise<
   // Like `serve`, a scene file that is not there yet opens a refused session (compose can write
   // it); a folder that is not there is a mistake in the command.
   if (!existsSync(dirname(resolve(scenePath)))) throw new CommandError(`cannot open \`${scenePath}\`: no such folder`);
+  // A folder or a file that is no scene (a photograph) is told before the handshake: after it, the
+  // client saw a good `initialize` and then a server that had ended.
+  const problem = sceneEntryProblem(scenePath);
+  if (problem) throw new CommandError(problem);
   // A mistake in the options is told before the client is answered at all (it got `initialize`'s
   // answer, then the server ended); the scene's own mistakes need the scene, and come later.
   const { sessionGrants } = await import('../cli/tools.js');
@@ -105,8 +109,7 @@ export async function mcp(scenePath: string, options: McpOptions = {}): Promise<
 
 /**
  * After the server has connected: a wait for the JSON-RPC requests it has not answered yet (called
- * when the input ends). A line that is not a JSON-RPC message gets JSON-RPC's own error (-32700 for
- * no JSON, -32600 for JSON that is no message), where the SDK's transport only told its onerror.
+ * when the input ends). A line that is not a JSON-RPC message the transport answers itself (messages.ts).
  */
 function watchRequests(transport: StdioLineTransport): () => Promise<void> {
   // By id: a call the client cancelled (notifications/cancelled) is answered by no one.
@@ -125,15 +128,6 @@ function watchRequests(transport: StdioLineTransport): () => Promise<void> {
   transport.send = async (message) => {
     await send(message);
     if (('result' in message || 'error' in message) && message.id !== null) settled(message.id);
-  };
-  const told = transport.onerror;
-  transport.onerror = (error) => {
-    told?.(error);
-    const parse = error instanceof SyntaxError;
-    if (parse || error.name === 'ZodError') {
-      const message = parse ? `Parse error: the line is not JSON (${error.message})` : 'Invalid Request: the line is JSON, but not a JSON-RPC 2.0 message';
-      void send({ jsonrpc: '2.0', id: null, error: { code: parse ? -32700 : -32600, message } } as unknown as JSONRPCMessage).catch(() => undefined);
-    }
   };
   return () => (pending.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
 }

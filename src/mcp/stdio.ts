@@ -10,7 +10,8 @@
 
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { plainSdkError, readMessage } from './messages.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineSplitter, MAX_LINE_BYTES } from '../protocol/door.js';
 import { LimitError, LIMITS } from '../protocol/limits.js';
@@ -39,19 +40,19 @@ export class StdioLineTransport implements Transport {
   }
 
   private receive(line: string): void {
-    let message: JSONRPCMessage;
-    try {
-      message = deserializeMessage(line);
-    } catch (e) {
-      this.onerror?.(e as Error); // not JSON, or not a message: run.ts answers JSON-RPC's error
+    const read = readMessage(line);
+    if ('refusal' in read) {
+      // Not JSON, or not a message: answered here (with its id where it can be read), and told.
+      void this.send(read.refusal).catch(() => undefined);
+      this.onerror?.(new Error((read.refusal as { error: { message: string } }).error.message));
       return;
     }
-    this.onmessage?.(message);
+    this.onmessage?.(read.message);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
-      if (this.stdout.write(serializeMessage(message))) resolve();
+      if (this.stdout.write(serializeMessage(plainSdkError(message)))) resolve();
       else this.stdout.once('drain', resolve);
     });
   }

@@ -40,6 +40,14 @@ function target(s: Session, path: string, item: Fields, index?: number): Target 
   if (typeof item.text === 'string') return { path, text: item.text, before };
   if (Array.isArray(item.edits)) {
     if (before === undefined) throw new ProtocolError(`\`${path}\` does not exist${where}: compose it with \`text\` first`, { field: 'edits' });
+    // An editor that truncates before it writes shows an empty file for a moment: edits applied to
+    // it made a scene of the edits alone (every node, output and param gone).
+    const running = s.scene.documents.find((d) => d.path === path)?.statements.length ?? 0;
+    if (before.trim() === '' && running > 0)
+      throw new ProtocolError(
+        `\`${path}\` is empty on disk (${before.length} bytes${before.length ? ', all white space' : ''}), while the running version has ${running} statement${running > 1 ? 's' : ''}: an editor may be saving it; nothing was written: compose again in a moment, or send \`text\` to replace the document whole`,
+        { path, field: 'edits', written: false },
+      );
     let edits: EditItem[];
     try {
       edits = item.edits.map((e, i) => validateEditItem(e, i));
@@ -133,7 +141,7 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
     // A text on disk the session has not seen (a saved edit not yet synced) is kept in history, and the answer says so.
     const unseen = (path: string, before?: string) => before !== undefined && !s.history.get(path)?.some((v) => v.version === versionOf(before));
     // Edits are applied to that text, so it goes live with them (`included`); a whole text replaces it.
-    const writes: { path: string; text: string; replaced?: string; included?: string }[] = targets.map(({ path, text, before, edited }) => ({ path, text, ...(unseen(path, before) && before !== text ? (edited ? { included: before } : { replaced: before }) : {}) }));
+    const writes: { path: string; text: string; base: string | null; replaced?: string; included?: string }[] = targets.map(({ path, text, before, edited }) => ({ path, text, base: before ?? null, ...(unseen(path, before) && before !== text ? (edited ? { included: before } : { replaced: before }) : {}) }));
     if (targets.every((t) => t.path.endsWith('.replay')) && f.dry_run) {
       if (evaluate) throw new ProtocolError('replay files are tests, not part of the world: a dry run of them has nothing to evaluate; drop `evaluate`', { field: 'evaluate' });
       return { path: asked, version: versionOf(main.text), written: false, dry_run: true, events: [] };

@@ -101,6 +101,13 @@ t.test('stdin: over-long lines, handler exceptions and UTF-8 split across chunks
   t.equal(ok, echoed('ok', 'stdin'));
   t.same(JSON.parse(thrown!), { id: 7, error: { message: 'internal error: boom' } });
   t.equal(utf, echoed('é☃', 'stdin'));
+  // Its first bytes give its id and op: a client waiting on the id waited for ever, and the advice
+  // (write by region) did not fit a restore.
+  input.write('{"id":"R1","op":"restore","data":"' + 'A'.repeat(2000) + '"}\n');
+  input.write(' { "op" : "compose", "id": 12, "text": "' + 'k'.repeat(2000) + '"}\n');
+  const [restore, compose] = (await lines.take(2)).map((l) => JSON.parse(l!));
+  t.match(restore, { id: 'R1', error: { field: 'line', max: 1000, message: /^the `restore` request line is too long \(it was skipped up to its end\); the limit is 1000 bytes .*: restore a large snapshot from a file: `snapshot` with `path`, then `restore` with that `path`$/ } });
+  t.match(compose, { id: 12, error: { message: /^the `compose` request line is too long .*: compose a large document by `edits`/ } });
   input.end();
   await served;
 });

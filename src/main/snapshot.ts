@@ -102,11 +102,15 @@ function heldStates(engine: Engine): Map<string, Field> {
  * Where the layout a snapshot's state needs came from: the documents it was taken with that differ
  * from those running now, by version (history keeps them: `document` gives each back).
  */
-export function takenWith(snap: Snapshot, texts: ReadonlyMap<string, string>): string {
+export function takenWith(snap: Snapshot, texts: ReadonlyMap<string, string>, known: (path: string, version: string) => boolean = () => true): string {
   const other = Object.entries(snap.documents ?? {}).filter(([path, version]) => typeof version === 'string' && (texts.get(path) === undefined || versionOf(texts.get(path)!) !== version));
   if (!other.length) return '';
-  const [path, version] = other[0]!;
-  return `; it was taken with ${other.map(([p, v]) => `\`${p}\` at version ${v}`).join(', ')}: {"op":"document","path":"${path}","version":"${version}"} gives that text, and a compose of it (or of the sizes in it) brings the layout back, then restore`;
+  const taken = `; it was taken with ${other.map(([p, v]) => `\`${p}\` at version ${v}`).join(', ')}`;
+  // `document` gives back only versions this session has seen (a snapshot of another session's scene: none).
+  const back = other.find(([p, v]) => known(p, v as string));
+  if (!back) return `${taken}, which this session's history does not hold: compose the sizes the snapshot's state has, then restore`;
+  const [path, version] = back;
+  return `${taken}: {"op":"document","path":"${path}","version":"${version}"} gives that text, and a compose of it (or of the sizes in it) brings the layout back, then restore`;
 }
 
 export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): { why: string } | { restored: string[] } {

@@ -13,7 +13,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { plainSdkError, readMessage } from './messages.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LineSplitter, MAX_LINE_BYTES } from '../protocol/door.js';
+import { headMembers, LineSplitter, MAX_LINE_BYTES } from '../protocol/door.js';
 import { LimitError, LIMITS } from '../protocol/limits.js';
 
 export class StdioLineTransport implements Transport {
@@ -28,7 +28,7 @@ export class StdioLineTransport implements Transport {
     private readonly stdout: Writable,
     max = MAX_LINE_BYTES,
   ) {
-    this.splitter = new LineSplitter(max, (line) => this.receive(line), () => void this.send(oversize(max)).catch(() => undefined));
+    this.splitter = new LineSplitter(max, (line) => this.receive(line), (head) => void this.send(oversize(max, head)).catch(() => undefined));
   }
 
   private readonly onData = (chunk: Buffer) => this.splitter.push(chunk);
@@ -67,8 +67,8 @@ export class StdioLineTransport implements Transport {
   }
 }
 
-/** The answer to a line past the limit: JSON-RPC's invalid request, with the limit as `data` (no id: the line was not read). */
-function oversize(max: number): JSONRPCMessage {
+/** The answer to a line past the limit: JSON-RPC's invalid request, with the limit as `data`, and the id its first bytes hold. */
+function oversize(max: number, head: string): JSONRPCMessage {
   const e = new LimitError('line', { ...LIMITS.line, limit: max }, 'is too long (it was skipped up to its end)', 'the message');
-  return { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${e.message}`, data: e.data } } as unknown as JSONRPCMessage;
+  return { jsonrpc: '2.0', id: headMembers(head).id ?? null, error: { code: -32600, message: `Invalid Request: ${e.message}`, data: e.data } } as unknown as JSONRPCMessage;
 }

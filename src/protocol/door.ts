@@ -3,7 +3,7 @@
 
 import http from 'node:http';
 import { plainReason } from './envelope.js';
-import { LimitError, LIMITS } from './limits.js';
+import { LimitError, LIMITS, shallow } from './limits.js';
 
 // ---------------------------------------------------------------------------------------------
 // The contract with the session
@@ -87,13 +87,38 @@ export function requestId(line: string): unknown {
   return undefined;
 }
 
+/** How much of a line past the limit is kept to read its `id` and `op` from (they come first, as a rule). */
+export const HEAD_BYTES = 4096;
+
+/**
+ * The `id` and `op` of a line known only by its first bytes (one past the line limit): its members
+ * at the top level, read from the head with every nested value and the cut-off tail left out.
+ * Inside a JSON string every quote is escaped, so `"id":` there is a member's name.
+ */
+export function headMembers(head: string): { id?: string | number; op?: string } {
+  const top = shallow(head);
+  const id = /"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16})(?=\s*[,}])/.exec(top)?.[1];
+  const op = /"op"\s*:\s*"(\w{1,40})"/.exec(top)?.[1];
+  return { ...(id !== undefined ? { id: JSON.parse(id) as string | number } : {}), ...(op !== undefined ? { op } : {}) };
+}
+
+/** What to do instead of sending one line so long, by operation. */
+const INSTEAD: Record<string, string> = {
+  restore: 'restore a large snapshot from a file: `snapshot` with `path`, then `restore` with that `path`',
+  compose: 'compose a large document by `edits` to its statements, several requests each of part of it',
+  publish: 'keep a kernel source under the limit, or put it in a document of the scene and `compose` it',
+};
+
 /**
  * A line past the line limit, answered as every limit is (docs/protocol.md#limits): `field`,
- * `limit` and `max` beside the message, which says what to do instead.
+ * `limit` and `max` beside the message, which says what to do instead; with the request's `id`
+ * when its first bytes hold one (a client waiting on it waited for ever).
  */
-export function oversizeLine(max: number): string {
-  const e = new LimitError('line', { ...LIMITS.line, limit: max }, 'is too long (it was skipped up to its end)', 'the request line');
-  return JSON.stringify({ error: { ...e.data, message: e.message } });
+export function oversizeLine(max: number, head = ''): string {
+  const { id, op } = headMembers(head);
+  const e = new LimitError('line', { ...LIMITS.line, limit: max, ...(op && INSTEAD[op] ? { remedy: INSTEAD[op] } : {}) }, 'is too long (it was skipped up to its end)', op ? `the \`${op}\` request line` : 'the request line');
+  const error = { ...e.data, message: e.message };
+  return JSON.stringify(id === undefined ? { error } : { id, error });
 }
 
 export function errorLine(message: string, id?: unknown): string {
@@ -128,7 +153,7 @@ export class LineSplitter {
   constructor(
     private readonly max: number,
     private readonly onLine: (line: string) => void,
-    private readonly onOversize: () => void,
+    private readonly onOversize: (head: string) => void,
   ) {}
 
   push(chunk: Buffer | string): void {
@@ -154,10 +179,12 @@ export class LineSplitter {
   private take(bytes: Buffer): void {
     if (this.skipping || bytes.length === 0) return;
     if (this.size + bytes.length > this.max) {
+      // Its first bytes, to read its `id` and `op` from (door.ts, headMembers).
+      const head = Buffer.concat([...this.parts, bytes.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES).toString('utf8');
       this.parts = [];
       this.size = 0;
       this.skipping = true;
-      this.onOversize();
+      this.onOversize(head);
       return;
     }
     this.parts.push(bytes);
@@ -202,7 +229,7 @@ export interface DoorIO {
   destroy(): void;
 }
 
-export type Item = { line: string } | { oversize: true };
+export type Item = { line: string } | { oversize: true; head: string };
 
 export class Door implements Connection {
   readonly id = ++nextConnectionId;
@@ -261,8 +288,8 @@ export class Door implements Connection {
   }
 
   /** A request line was too long: answered with an error in its turn. */
-  pushOversize(): void {
-    this.enqueue({ oversize: true }, 0);
+  pushOversize(head = ''): void {
+    this.enqueue({ oversize: true, head }, 0);
   }
 
   /** No more input (the client half-closed, or stdin ended): answer what is queued, then end. */
@@ -328,7 +355,7 @@ export class Door implements Connection {
   }
 
   private async answer(item: Item): Promise<{ answer: string; close?: boolean } | undefined> {
-    if ('oversize' in item) return { answer: oversizeLine(this.limits.maxLineBytes) };
+    if ('oversize' in item) return { answer: oversizeLine(this.limits.maxLineBytes, item.head) };
     try {
       const result = await this.handler(item.line, this);
       if (result === undefined || result === null) return undefined;

@@ -4,7 +4,7 @@ import net from 'node:net';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
-import { Door, DoorLimits, HttpHandler, LineHandler, LineSplitter, describe, fullLimits } from './door.js';
+import { Door, DoorLimits, HttpHandler, LineHandler, LineSplitter, describe, fullLimits, HEAD_BYTES } from './door.js';
 import { formatAddress, ListenError, originPolicy, parseListen } from './address.js';
 
 /** How many times the line limit a WebSocket message may be before the connection is closed unread (below it, one past the limit is answered with its error). */
@@ -172,7 +172,7 @@ export async function listen(
     doors.add(door);
     ws.on('message', (data: RawData) => {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
-      if (bytes.length > limits.maxLineBytes) return door.pushOversize();
+      if (bytes.length > limits.maxLineBytes) return door.pushOversize(bytes.subarray(0, HEAD_BYTES).toString('utf8'));
       // One request a message; a message of several lines is taken as several requests, in order, as over TCP.
       for (const line of bytes.toString('utf8').split(/\r?\n/)) if (line.trim() !== '') door.push(line);
     });
@@ -224,7 +224,7 @@ export async function listen(
     const splitter = new LineSplitter(
       limits.maxLineBytes,
       (line) => door.push(line),
-      () => door.pushOversize(),
+      (head) => door.pushOversize(head),
     );
     const onEnd = () => {
       splitter.end();

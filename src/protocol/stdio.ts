@@ -94,7 +94,7 @@ export function serveStdio(
     const splitter = new LineSplitter(
       lim.maxLineBytes,
       (line) => door.push(line),
-      () => door.pushOversize(),
+      (head) => door.pushOversize(head),
     );
     function onData(chunk: Buffer | string) {
       if (!door.closed) splitter.push(chunk);

@@ -10,6 +10,7 @@ import { isF32Number, ProtocolError } from '../envelope.js';
 import { regionOf } from '../read-region.js';
 import { refuseNeverLoaded } from './running.js';
 import { closest } from '../../ir/suggest.js';
+import { LIMITS } from '../limits.js';
 import { needGrant } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
 import { I32_MAX, I32_MIN, paramValueProblem } from '../../ir/check/params.js';
@@ -183,6 +184,9 @@ export async function snapshot(s: Session, f: RequestFields<'snapshot'>) {
   const instead = typeof f.path === 'string' ? `${f.path.replace(/\.[^./\\]*$/, '')}.snapshot.json` : undefined;
   if (typeof f.path === 'string') {
     s.refuseDocument(f.path, 'a snapshot', instead);
+    // Files other tools read as scenes, tests or pictures (`entelechy test` failed on a snapshot named y.replay).
+    if (/\.(esn|replay|png|jpe?g|gif|mp4|webm)$/i.test(f.path))
+      throw new ProtocolError(`\`${f.path}\` names a ${/\.esn$/i.test(f.path) ? 'scene document' : /\.replay$/i.test(f.path) ? 'replay test' : 'picture or video'}, not a snapshot (JSON): name it like \`${instead}\``, { path: f.path, field: 'path' });
     if (holdsOtherThanSnapshot(s.folder.resolve(f.path)))
       throw new ProtocolError(`\`${f.path}\` holds something other than a snapshot; a snapshot would replace it: name another path, like \`${instead}\`, or remove it first`, { path: f.path });
   }
@@ -191,6 +195,14 @@ export async function snapshot(s: Session, f: RequestFields<'snapshot'>) {
     await s.writeFile(f.path, text, 'a snapshot', instead);
     return { path: f.path, bytes: Buffer.byteLength(text) };
   }
+  // Inline data `restore` could not take back: its request line would pass the line limit (the
+  // client sent it, and waited for an answer that never came).
+  const line = Buffer.byteLength(JSON.stringify({ op: 'restore', data: text }));
+  if (line > LIMITS.line.limit)
+    throw new ProtocolError(
+      `the snapshot is ${Buffer.byteLength(text)} bytes, too many for \`restore\` to take back inline (a request line holds at most ${LIMITS.line.limit} bytes): give \`path\` to save it to a file under the scene's folder, e.g. {"op": "snapshot", "path": "scene.snapshot.json"}, and restore it by that \`path\``,
+      { field: 'path', limit: LIMITS.line.name, max: LIMITS.line.limit },
+    );
   return { data: text, bytes: Buffer.byteLength(text) };
 }
 
@@ -203,21 +215,27 @@ function parseSnapshot(s: Session, f: RequestFields<'restore'>): Snapshot {
   } else if (typeof f.data === 'string') text = f.data;
   else throw new ProtocolError('`restore` needs `path` or `data`', { fields: ['path', 'data'], field: 'path', expected: 'string' });
   let snap: Snapshot;
+  const from = typeof f.path === 'string' ? `\`${f.path}\`` : '`data`';
+  const what = `restore a file \`snapshot\` wrote (by \`path\`), or \`data\` as \`snapshot\` answered it`;
   try {
     snap = JSON.parse(text);
   } catch {
-    throw new ProtocolError('the snapshot is not JSON: nothing was restored', {});
+    throw new ProtocolError(`${from} is not JSON${text.length ? '' : ' (it is empty)'}, so not a snapshot: nothing was restored; ${what}`, { field: typeof f.path === 'string' ? 'path' : 'data' });
   }
-  if (snap?.format !== 'entelechy-snapshot' || snap.version !== 1 || !Array.isArray(snap.state))
-    throw new ProtocolError('not an entelechy snapshot (version 1): nothing was restored', {});
+  if (snap?.format !== 'entelechy-snapshot' || !Array.isArray(snap.state))
+    throw new ProtocolError(`${from} is not an entelechy snapshot (it has no \`"format": "entelechy-snapshot"\` and \`state\`): nothing was restored; ${what}`, { field: typeof f.path === 'string' ? 'path' : 'data' });
+  if (snap.version !== 1)
+    throw new ProtocolError(`${from} is a snapshot of version ${JSON.stringify(snap.version)}; this Entelechy restores version 1: nothing was restored`, { field: 'version', expected: 1 });
   // Its shape, before anything changes: a malformed part must not leave the world half restored.
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   const malformed =
     (snap.published !== undefined && (!isObject(snap.published) || !Object.values(snap.published).every((v) => typeof v === 'string'))) ? 'published' :
     (snap.params !== undefined && !isObject(snap.params)) ? 'params' :
     (snap.documents !== undefined && (!isObject(snap.documents) || !Object.values(snap.documents).every((v) => typeof v === 'string'))) ? 'documents' :
-    (snap.clock !== undefined && (!isObject(snap.clock) || !isF32Number(snap.clock.time) || !Number.isInteger(snap.clock.frame) || snap.clock.frame < 0)) ? 'clock' :
+    // A snapshot without its clock restored frame 0, where a scene seeds its state again.
+    (!isObject(snap.clock) || !isF32Number(snap.clock.time) || !Number.isInteger(snap.clock.frame) || snap.clock.frame < 0) ? 'clock' :
     !snap.state.every((st) => isObject(st) && typeof st.key === 'string' && typeof st.data === 'string' && Array.isArray(st.comps) && st.comps.every((c) => typeof c === 'string')) ? 'state' :
+    new Set(snap.state.map((st) => st.key)).size !== snap.state.length ? 'state' :
     undefined;
   if (malformed) throw new ProtocolError(`the snapshot's \`${malformed}\` is malformed: nothing was restored`, { field: malformed });
   return snap;
@@ -241,7 +259,7 @@ export async function restore(s: Session, f: RequestFields<'restore'>, ctx: Requ
       },
       adjust: (engine) =>
         restoreSnapshot(engine, snap, (why) => {
-          throw new ProtocolError(`${why}: nothing was restored (a snapshot's state is restored into the layout it was taken from)${takenWith(snap, s.texts)}`, { field: 'state' });
+          throw new ProtocolError(`${why}: nothing was restored (a snapshot's state is restored into the layout it was taken from)${takenWith(snap, s.texts, (path, version) => s.history.get(path)?.some((v) => v.version === version) ?? false)}`, { field: 'state' });
         }),
     });
     return { events };

@@ -6,7 +6,7 @@
 // opens (recovered) once it can. Also: journals a hostile or corrupted disk holds, at open.
 
 import t, { type Test } from 'tap';
-import { chmodSync, cpSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from '../src/main/session.js';
 import { JOURNAL_NAME } from '../src/main/documents.js';
@@ -180,4 +180,39 @@ t.test('an editor that saves while a compose is made: the compose is refused and
   t.match(empty.error, { written: false, path: 'scene.esn', message: /`scene\.esn` is empty on disk \(0 bytes\), while the running version has \d+ statements: an editor may be saving it; nothing was written: compose again in a moment, or send `text` to replace the document whole/ });
   t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), '', 'nothing written');
   t.same((await ask(s, { op: 'graph' })).ok.nodes.map((n: { name: string }) => n.name), ['rings', 'tint'], 'the running scene keeps its nodes');
+});
+
+t.test('a document replaced by a link that leads out of the folder is told as that by sync and compose, not as gone', async (t) => {
+  const dir = copyExample('rings', 'link-out');
+  const outside = scratchDir('entelechy-link-target-');
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: CACHE });
+  t.teardown(() => s.close());
+  t.ok((await ask(s, { op: 'evaluate' })).ok, 'evaluates');
+  writeFileSync(join(outside, 'kernels.esn'), kernels + '// edited outside\n');
+  unlinkSync(join(dir, 'kernels.esn'));
+  symlinkSync(join(outside, 'kernels.esn'), join(dir, 'kernels.esn'));
+  const synced = await ask(s, { op: 'sync' });
+  t.match(synced.ok?.events, [{ kind: 'removed', path: 'kernels.esn', message: /^`kernels\.esn` goes through a symbolic link .* that leads out of the scene's folder.*; the running world keeps its last version of `kernels\.esn`$/ }]);
+  const composed = await ask(s, { op: 'compose', path: 'kernels.esn', edits: [{ kernel: 'demo.rings@1', text: null }] });
+  t.match(composed.error?.message, /^`kernels\.esn` goes through a symbolic link .* that leads out of the scene's folder/, 'not "does not exist: compose it with text first"');
+  t.match(readFileSync(join(outside, 'kernels.esn'), 'utf8'), /edited outside/, 'the file outside is untouched');
+});
+
+t.test("a compose keeps a document's CRLF line ends, and does not write U+FFFD over bytes that are not UTF-8", async (t) => {
+  const dir = copyExample('rings', 'crlf');
+  const path = join(dir, 'scene.esn');
+  writeFileSync(path, scene.replace(/\n/g, '\r\n'));
+  const s = await Session.open(path, { workers: 1, cacheDir: CACHE });
+  t.teardown(() => s.close());
+  const added = await ask(s, { op: 'compose', edits: [{ node: 'extra', text: 'node extra: demo.tint@1 {\n  src <- rings.result;\n  warmth = 0.2;\n}' }] });
+  t.equal(added.ok?.written, true, JSON.stringify(added.error));
+  const text = readFileSync(path, 'utf8');
+  t.match(text, /node extra: demo\.tint@1 \{\r\n  src <- rings\.result;\r\n  warmth = 0\.2;\r\n\}/);
+  t.notMatch(text, /[^\r]\n/, 'every line ends in CRLF (a statement of two lines added had LF ends)');
+  // A comment saved in Latin-1: its é (0xe9) read as U+FFFD, and an edit elsewhere wrote that back.
+  const latin = Buffer.concat([Buffer.from(scene.replace(/\n/g, '\r\n')), Buffer.from([0x2f, 0x2f, 0x20, 0x63, 0x61, 0x66, 0xe9, 0x0d, 0x0a])]);
+  writeFileSync(path, latin);
+  const refused = await ask(s, { op: 'compose', edits: [{ node: 'tint', member: 'warmth', text: 'warmth = 0.3;' }] });
+  t.match(refused.error, { written: false, path: 'scene.esn', message: /^`scene\.esn` holds bytes that are not UTF-8: edits would write it back with each replaced by U\+FFFD .*; nothing was written: save `scene\.esn` as UTF-8 first, or send `text` to replace it whole$/ });
+  t.ok(readFileSync(path).equals(latin), 'the bytes are as they were');
 });

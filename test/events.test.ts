@@ -88,7 +88,7 @@ t.test("each connection is told every event once at its own sync: one connection
 });
 
 t.test("a change's events, answered to its own connection, are told to every other at its sync: not a dry run's, not idle", async (t) => {
-  const { s } = await openRings(t);
+  const { s, dir } = await openRings(t);
   const A = { kind: 'tcp', id: 1 };
   const B = { kind: 'websocket', id: 1 };
   const req = async (conn: object, o: object) => JSON.parse(await dispatch(s, JSON.stringify(o), conn as never));
@@ -103,6 +103,11 @@ t.test("a change's events, answered to its own connection, are told to every oth
   t.same(kinds(await req(A, { op: 'sync' })), [], 'A, whose answer held them, is not told them again');
   t.same(kinds(await req(A, edit('12.0'))), ['idle'], 'the same texts again: nothing happened');
   t.same(kinds(await req(B, { op: 'sync' })), [], 'which is not news to B');
+  // What a sync sees on disk is news to the others too: only the connection that synced was told a document was removed.
+  renameSync(join(dir, 'kernels.esn'), join(dir, 'moved.esn'));
+  t.same(kinds(await req(A, { op: 'sync' })), ['renamed']);
+  t.same((await req(B, { op: 'sync' })).ok.events, [{ kind: 'renamed', from: 'kernels.esn', to: 'moved.esn' }], 'B is told at its sync');
+  t.same(kinds(await req(A, { op: 'sync' })), [], 'A is not told again');
 });
 
 t.test('a connection that does not sync for long is told how many of the oldest events it missed', async (t) => {

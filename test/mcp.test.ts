@@ -417,6 +417,7 @@ t.test('entelechy mcp end to end with the SDK client', async (t) => {
     t.equal(noOutput.structuredContent.error.field, 'outputs');
     const unknown = await call('statsu');
     t.equal(unknown.isError, true, 'a tool that is not there');
+    t.match(unknown.structuredContent.error.message, /^no tool `statsu` \(did you mean `status`\?\); tools\/list names them all: status, /, 'in a tool\'s words');
   });
 
   await t.test('the server ends when the client closes stdin, with status 0', async (t) => {

@@ -686,6 +686,8 @@ t.test('compose and sync', async (t) => {
     // Edits of a document whose saved edit (not yet synced) is broken: the edit is named, with a way out.
     const broken = original.replace('count = 8.0;', 'count = 9.0 ');
     writeFileSync(scenePath, broken);
+    // Looked at first (history then knows the saved version): the hint was dropped.
+    await ok(t, C, { op: 'history', path: 'scene.esn' });
     const blamed = await err(t, C, { op: 'compose', edits: [{ param: 'warmth', text: 'param warmth: f32 = 0.7 range 0..1;' }] });
     t.match(blamed.message, new RegExp(`\\(\`scene\\.esn\` holds a saved edit not yet synced, version ${versionOf(broken)}, and the edits were applied to it: the error may be in that edit; mend it on disk, or compose the whole \`text\` with "expect": "${versionOf(broken)}" to replace it\\)$`));
     t.equal(read('scene.esn'), broken, 'nothing was written');
@@ -995,12 +997,15 @@ t.test('life: write, reset, snapshot/restore, a failed frame', async (t) => {
   await t.test('reset', async (t) => {
     t.match(await err(t, L, { op: 'reset', node: 'nope' }), { field: 'node', message: 'no node `nope`; the nodes: board' });
     const r = await ok(t, L, { op: 'reset', node: 'board' });
-    t.same(r.events, [{ kind: 'state_reset', node: 'board' }]);
+    t.same(r.events, [{ kind: 'state_reset', node: 'board', port: 'cells', reason: 'reset' }]);
     t.ok(decode(await cells()).every((v) => v === 0), 'state back to its declared value');
+    t.ok((await ok(t, L, { op: 'read', format: 'f32' })).data, "one node's reset keeps the clock: the last frame's output stays readable");
     const all = await ok(t, L, { op: 'reset' });
-    t.same(all.events, [{ kind: 'state_reset', node: null }]);
+    t.same(all.events, [{ kind: 'state_reset', node: 'board', port: 'cells', reason: 'reset' }]);
     const st = await ok(t, L, { op: 'status' });
     t.same([st.frame, st.time], [0, 0], 'clock to zero');
+    // The last frame's picture was read after the reset as frame 0's.
+    t.match(await err(t, L, { op: 'read', format: 'f32' }), { message: /holds nothing computed yet/ });
   });
 
   await t.test('snapshot then restore gives identical fields', async (t) => {

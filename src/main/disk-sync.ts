@@ -27,12 +27,18 @@ function renames(s: Session): SessionEvent[] {
   const reported = s.goneReported;
   const events: SessionEvent[] = [];
   for (const [path, text] of s.texts) {
-    if (s.folder.read(path) !== undefined) {
+    const now = s.folder.readDocument(path);
+    if (typeof now === 'string') {
       reported.delete(path);
       continue;
     }
     if (reported.has(path)) continue;
     reported.add(path);
+    // There, but not to be read (a symbolic link that leads out of the folder): told as what it is.
+    if (now !== undefined) {
+      events.push({ kind: 'removed', path, message: `${now.refused}; the running world keeps its last version of \`${path}\`` });
+      continue;
+    }
     const version = versionOf(text);
     const to = listDocuments(s.folder.root).find((p) => versionOf(s.folder.read(p) ?? '') === version);
     events.push(to ? { kind: 'renamed', from: path, to } : { kind: 'removed', path, message: `\`${path}\` is gone from disk; the running world keeps its last version` });

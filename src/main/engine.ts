@@ -176,6 +176,9 @@ export class Engine {
     this.frame = 0;
     this.time = 0;
     this.frames.forget();
+    // The outputs hold the last frame's picture, of a clock now gone: read after the reset, it was
+    // told as frame 0's. Nothing is computed until the next frame.
+    this.computed = false;
   }
 
   /**

@@ -18,6 +18,7 @@ import { SceneResources } from './resources.js';
 import { registerPrompts } from './prompts.js';
 import { invalidParams } from './errors.js';
 import { dispatch } from '../protocol/dispatcher.js';
+import { closest } from '../ir/suggest.js';
 
 type Json = Record<string, unknown>;
 type Content = CallToolResult['content'][number];
@@ -124,8 +125,11 @@ export class McpDoor {
       throw invalidParams(`the arguments of \`${name}\` must be an object of its fields (got ${Array.isArray(args) ? 'an array' : JSON.stringify(args)}); {} for none`);
     }
     const handler = this.handlers.get(name);
-    // An unknown tool is an unknown operation: the protocol names the nearest ones.
-    if (!handler) return toolError((await this.ask(name, {})).error ?? { message: `no tool \`${name}\`` });
+    // A tool that is not there: the nearest name, in a tool's words (the protocol's said "unknown op").
+    if (!handler) {
+      const near = closest(name, this.handlers.keys());
+      return toolError({ message: `no tool \`${name}\`${near ? ` (did you mean \`${near}\`?)` : ''}; tools/list names them all: ${[...this.handlers.keys()].join(', ')}`, tools: [...this.handlers.keys()] });
+    }
     // The request line's own members are not arguments: `id` would be taken for the line's.
     const envelope = ['id', 'op'].find((key) => Object.hasOwn((args as Json) ?? {}, key));
     if (envelope) {

@@ -189,7 +189,10 @@ export function applyEdits(path: string, text: string, edits: EditItem[]): strin
   const added = edits.reduce((n: number, e) => n + (typeof (e as EditItem)?.text === 'string' ? (e as EditItem).text!.length : 0), 0);
   const work = editWorkProblem(edits.length, Math.min(text.length + added, LIMITS.text.limit));
   if (work) throw work;
-  const items = edits.map((raw, index) => validateEditItem(raw, index));
+  // A document saved with CRLF line ends keeps them: a statement of several lines added to one had
+  // LF ends among its CRLF ones.
+  const crlf = text.includes('\r\n') && !/(^|[^\r])\n/.test(text);
+  const items = edits.map((raw, index) => validateEditItem(raw, index)).map((e) => (crlf && typeof e.text === 'string' ? { ...e, text: e.text.replace(/\r?\n/g, '\r\n') } : e));
   refuseTwice(items);
   let current = text;
   items.forEach((item, index) => {

@@ -159,10 +159,12 @@ export async function reset(s: Session, f: RequestFields<'reset'>) {
     reason: 'reset',
     restarts: node === undefined,
     prepare: (w) => {
+      // An event per state port reset, as a change that cannot carry one tells it (node, port, reason).
+      const told = (nodes: typeof w.scene.nodes): WorldEvent[] => nodes.flatMap((n) => n.kernel.ports.filter((p) => p.kind === 'state').map((p) => ({ kind: 'state_reset' as const, node: n.name, port: p.name, reason: 'reset' })));
       if (node === undefined) {
         return (engine) => {
           resetAll(engine);
-          return [{ kind: 'state_reset', node: null }];
+          return told(w.scene.nodes);
         };
       }
       const found = w.scene.nodes.find((n) => n.name === node);
@@ -173,7 +175,7 @@ export async function reset(s: Session, f: RequestFields<'reset'>) {
         throw new ProtocolError(`node \`${node}\` has no state to reset (${found.kernel.id} declares no \`state\` port); the nodes with state: ${stateful.join(', ') || 'none'}; \`reset\` without \`node\` resets every state and the clock`, { field: 'node', node });
       return (engine) => {
         resetNode(engine, found);
-        return [{ kind: 'state_reset', node: found.name }];
+        return told([found]);
       };
     },
   });
@@ -184,11 +186,11 @@ export async function snapshot(s: Session, f: RequestFields<'snapshot'>) {
   const instead = typeof f.path === 'string' ? `${f.path.replace(/\.[^./\\]*$/, '')}.snapshot.json` : undefined;
   if (typeof f.path === 'string') {
     s.refuseDocument(f.path, 'a snapshot', instead);
+    if (holdsOtherThanSnapshot(s.folder.resolve(f.path)))
+      throw new ProtocolError(`\`${f.path}\` holds something other than a snapshot; a snapshot would replace it: name another path, like \`${instead}\`, or remove it first`, { path: f.path });
     // Files other tools read as scenes, tests or pictures (`entelechy test` failed on a snapshot named y.replay).
     if (/\.(esn|replay|png|jpe?g|gif|mp4|webm)$/i.test(f.path))
       throw new ProtocolError(`\`${f.path}\` names a ${/\.esn$/i.test(f.path) ? 'scene document' : /\.replay$/i.test(f.path) ? 'replay test' : 'picture or video'}, not a snapshot (JSON): name it like \`${instead}\``, { path: f.path, field: 'path' });
-    if (holdsOtherThanSnapshot(s.folder.resolve(f.path)))
-      throw new ProtocolError(`\`${f.path}\` holds something other than a snapshot; a snapshot would replace it: name another path, like \`${instead}\`, or remove it first`, { path: f.path });
   }
   const text = await s.read((w) => snapshotText(w, s.entry));
   if (typeof f.path === 'string') {

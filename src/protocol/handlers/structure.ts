@@ -1,5 +1,7 @@
 // Structure: compose (the one door for documents) and sync (edits saved on disk).
 
+import { readFileSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import type { RequestFields } from '../operations.js';
 import type { Session, SessionEvent } from '../../main/session.js';
 import { connectionKey } from '../../main/session-types.js';
@@ -25,6 +27,7 @@ interface Target {
 
 /** One document of a compose: its new text from `text`, or from `edits` of the text on disk. */
 function target(s: Session, path: string, item: Fields, index?: number): Target {
+  s.folder.resolve(path); // a path outside the folder, or through a link that leads out, is refused as that (not as absent)
   const before = s.folder.read(path);
   const where = index === undefined ? '' : ` (documents[${index}])`;
   if (typeof item.expect === 'string' && item.expect !== (before === undefined ? 'none' : versionOf(before))) {
@@ -40,6 +43,9 @@ function target(s: Session, path: string, item: Fields, index?: number): Target 
   if (typeof item.text === 'string') return { path, text: item.text, before };
   if (Array.isArray(item.edits)) {
     if (before === undefined) throw new ProtocolError(`\`${path}\` does not exist${where}: compose it with \`text\` first`, { field: 'edits' });
+    // Bytes that are not UTF-8 read as U+FFFD: the edits would write those over them, on lines they did not touch.
+    if (before.includes('\uFFFD') && !isUtf8(readFileSync(s.folder.resolve(path))))
+      throw new ProtocolError(`\`${path}\` holds bytes that are not UTF-8: edits would write it back with each replaced by U+FFFD (\ufffd), lines they do not touch included; nothing was written: save \`${path}\` as UTF-8 first, or send \`text\` to replace it whole`, { path, field: 'edits', written: false });
     // An editor that truncates before it writes shows an empty file for a moment: edits applied to
     // it made a scene of the edits alone (every node, output and param gone).
     const running = s.scene.documents.find((d) => d.path === path)?.statements.length ?? 0;
@@ -183,7 +189,8 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
           const { path, line, column, message } = e.diagnostics[0];
           s.pending.tellOnly(connectionKey(ctx), { kind: 'scene_rejected', message, path, line, column });
         }
-        const included = new Map(writes.flatMap((w) => (w.included !== undefined ? [[w.path, w.included] as const] : [])));
+        // Edits applied to a saved edit the world does not run (seen by a `history` or a refused `sync`, or not).
+        const included = new Map(targets.flatMap((t) => (t.edited && t.before !== undefined && t.before !== s.texts.get(t.path) ? [[t.path, t.before] as const] : [])));
         throw new ProtocolError(`${e.message}${savedEditBlames(s, e, overrides, included)}`, { ...diagnosticsData(e.diagnostics), written: false });
       }
       throw e;
@@ -221,7 +228,11 @@ function savedEditBlames(s: Session, e: CheckFailed, composed: ReadonlyMap<strin
 export async function sync(s: Session, _f: RequestFields<'sync'>, ctx: RequestContext) {
   const events: SessionEvent[] = s.pending.take(connectionKey(ctx));
   const syncing = s.syncing;
-  events.push(...s.syncDisk(ctx.signal));
+  // What this sync saw on disk (a document removed or renamed, a saved edit preparing) is news to
+  // every connection: the others hear it at their next sync, as they hear a compose's events.
+  const seen = s.syncDisk(ctx.signal);
+  events.push(...seen);
+  if (seen.length) s.pending.tellOthers(connectionKey(ctx), seen);
   // A saved edit this sync started runs on after the answer, still under the request's signal.
   if (s.syncing && s.syncing !== syncing) ctx.hold?.(s.syncing);
   return { events };

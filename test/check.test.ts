@@ -203,6 +203,19 @@ t.test('a fn no kernel calls is checked all the same, at its own place; one it c
   t.same(only(textScene({ 'scene.esn': scene('fn g(p: vec3, n: i32): f32 { let v = 0; v = 0.5 * p.x; return v + f32(n) + time + f32(frame) + pointer.xy.x + width; }') })), [], 'a fn that checks is fine uncalled, grants and widening as in a kernel');
 });
 
+t.test('an f32 for an i32 parameter, and an f32 given to hash, are refused at the argument (each was cut to an integer without a word)', async (t) => {
+  const kernel = (fns: string, body: string) => `${fns}\nkernel k.a@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = ${body};\n  }\n}\nnode n: k.a@1 { size = 16 x 4; }\noutput o <- n.r;\n`;
+  const band = 'fn band(i: i32): f32 { return f32(i % 4) / 4.0; }';
+  const [arg, ...more] = only(textScene({ 'scene.esn': kernel(band, 'band(x / width)') }));
+  t.same(more, []);
+  t.same([arg?.line, arg?.column], [5, 14], 'at the argument');
+  t.equal(arg?.message, 'argument 1 of `band` is an f32, but its parameter `i` is an i32, and the f32 would be cut to an integer: convert it where you mean to, i32(...) (toward zero) or i32(floor(...)), or declare `i: f32`');
+  t.same(only(textScene({ 'scene.esn': kernel(band, 'band(x) + band(i32(x / 4))') })), [], 'an i32, or an f32 cut on purpose');
+  const [h] = only(textScene({ 'scene.esn': kernel('', 'hash(x / width, y)') }));
+  t.match(h?.message, /^hash takes integers, and argument 1 is an f32, which would be cut to an integer \(hash\(x \/ width\) is one value for a whole row\): hash the element's integer coordinates, e\.g\. hash\(x, y\), or cut on purpose with i32\(\.\.\.\), e\.g\. hash\(i32\(x \/ 8\)\)/);
+  t.same(only(textScene({ 'scene.esn': kernel('', 'hash(x, y) + hash(i32(x / 8), 7)') })), [], 'integers hash as before');
+});
+
 t.test('a loop that can never end is refused at the loop (it ran out of fuel at every element, every frame, with no line)', async (t) => {
   const kernel = (loop: string) => `kernel k.l@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    let v = 0.0;\n    ${loop}\n    r = v;\n  }\n}\nnode n: k.l@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
   for (const loop of ['while (true) { v += 1.0; }', 'for (;;) { v += 1.0; }', 'do { v += 1.0; } while (true);', 'while (true) { for (let i = 0; i < 3; i++) { if (i == 2) break; } }']) {

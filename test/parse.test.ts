@@ -554,6 +554,7 @@ t.test('more diagnostics: missing `}`, reserved names, values, grants, sizes', a
     ['kernel k@1 { size = 8 x 8; }', "a kernel's size takes no `=`: it is written `size W x H;`", 1, 19],
     ['node n: k@1 { size = 8.5 x 8; }', 'expected a size `W x H [x D]` of integers after `size =`, found `8.5`', 1, 22],
     ['node n: k@1 { a -> b; }', 'expected `=` or `<-` after the member name `a`, found `-`', 1, 17],
+    ['node n: k@1 { src = g.result; }', "`src = g.result` reads another node's port: an edge is written with `<-`, `src <- g.result;` (`=` gives a member a value or a param)", 1, 19],
     ['node n: k @1 { }', 'expected `@VERSION` right after `k` (a kernel id is written `package.name@1`), found `@`', 1, 11],
     ['kernel k@1 { out r: f32 = 1; }', 'an `out` port takes no value: the body assigns it', 1, 25],
     ['kernel k@1 { each (a, b, c, d) { } }', '`each` takes 1 to 3 coordinate names (x, y, z), found 4', 1, 29],
@@ -570,10 +571,19 @@ t.test('more diagnostics: missing `}`, reserved names, values, grants, sizes', a
   const k = parse('kernel k@1 {\n  out r: f32;\nnode n: k@1 { }\n');
   tt.same(k.diagnostics[0].fix, { kernel: 'k@1', text: 'kernel k@1 {\n  out r: f32;\n}' });
   tt.same(k.doc.statements.map((s) => s.kind), ['node']);
+  const edge = parse('node n: k@1 { src = g.result; }');
+  tt.same(edge.diagnostics[0].fix, { node: 'n', text: 'node n: k@1 { src <- g.result; }' }, 'the fix writes the edge');
   const size = parse('kernel k@1 { size = 8 x 8; }');
   tt.same(size.diagnostics[0].fix, { kernel: 'k@1', text: 'kernel k@1 { size 8 x 8; }' });
   const out = parse('kernel k@1 { out r: f32 = 1; }');
   tt.same(out.diagnostics[0].fix, { kernel: 'k@1', text: 'kernel k@1 { out r: f32; }' });
+  // A fn inside a kernel was taken for a missing `}`: its fix closed the kernel before the fn, and
+  // a kernel replaced by it lost its `each` body. It is told as what it is, with no fix.
+  const inside = 'kernel k@1 {\n  out r: f32;\n  fn tone(t: f32): f32 { return t; }\n  each (x) { r = tone(1.0); }\n}\n';
+  const fn = parse(inside);
+  checkInvariants(tt, inside, fn.doc, fn.diagnostics);
+  tt.same([fn.diagnostics[0].message, fn.diagnostics[0].line, fn.diagnostics[0].column], ['`fn tone` is inside kernel `k@1`: a fn is declared at the top level of a document, outside every kernel; move `fn tone` above `kernel k@1` (the kernel calls it from there)', 3, 3]);
+  tt.equal(fn.diagnostics[0].fix, undefined, 'no fix that cuts the kernel short');
 });
 
 t.test('numbers, sizes and literals', async (tt) => {

@@ -273,7 +273,13 @@ export const BUILTIN_FUNCTIONS: BuiltinFunction[] = [
   },
   {
     name: 'hash', signature: 'hash(a[, b[, c]]) -> f32', summary: 'a repeatable pseudo-random number in [0, 1) from up to 3 integers', arity: [1, 3],
-    lower: (a) => ({ type: F32, comps: [hashExpr(a.map((v) => (isNum(v) ? v.comps[0] : scalarOf(v, 'hash'))))] }),
+    lower: (a) => {
+      // An f32 was cut to an integer without a word: hash(x / width) is one value for a whole row.
+      const f = a.findIndex((v) => v.type.kind === 'scalar' && v.type.name === 'f32');
+      if (f >= 0)
+        throw new BuiltinError(`hash takes integers, and argument ${f + 1} is an f32, which would be cut to an integer (hash(x / width) is one value for a whole row): hash the element's integer coordinates, e.g. hash(x, y), or cut on purpose with i32(...), e.g. hash(i32(x / 8))`);
+      return { type: F32, comps: [hashExpr(a.map((v) => (isNum(v) ? v.comps[0] : scalarOf(v, 'hash'))))] };
+    },
   },
   {
     name: 'noise', signature: 'noise(p: f32 | vec2 | vec3) -> f32', summary: 'smooth value noise in [0, 1)', arity: [1, 1],

@@ -13,7 +13,20 @@ export function parseKernel(p: Parser, kw: Tok, info: StatementInfo): KernelStat
   info.name = name;
   p.openBrace(`after the kernel id \`${name.value}\``);
   const parts: KernelPart[] = [];
-  while (!p.closeBrace(`kernel \`${name.value}\``)) parts.push(parsePart(p, name));
+  for (;;) {
+    // A fn written inside the kernel (as in GLSL or a JavaScript class): told as that, with no fix.
+    // Taken for a missing `}`, its fix closed the kernel before the fn, and a kernel replaced by it
+    // lost its `each` body.
+    if (p.isWord('fn')) {
+      const next = p.peek();
+      const fn = next.type === 'ident' ? `fn ${next.text}` : 'fn';
+      p.error(`\`${fn}\` is inside kernel \`${name.value}\`: a fn is declared at the top level of a document, outside every kernel; move \`${fn}\` above \`kernel ${name.value}\` (the kernel calls it from there)`, p.tok.start, p.tok.end); // no fix: the statement is not the place to mend it
+      p.depth--;
+      break;
+    }
+    if (p.closeBrace(`kernel \`${name.value}\``)) break;
+    parts.push(parsePart(p, name));
+  }
   return { kind: 'kernel', name, parts, span: { start: kw.start, end: p.prevEnd } };
 }
 

@@ -36,13 +36,22 @@ function parseMember(p: Parser, node: string): NodeMember {
   }
   if (isReserved(t.text)) p.error(`\`${t.text}\` is a reserved word; it can't name a member`, t.start, t.end);
   if (p.isPunct('=')) {
-    p.advance();
+    const eq = p.advance();
     const v = p.tok;
     if (v.type === 'ident' && v.text !== 'true' && v.text !== 'false' && !CONSTRUCTORS.has(v.text)) {
       if (isReserved(v.text)) p.expected(`a value or a param name after \`${t.text} =\``);
       p.advance();
-      const param = { value: v.text, span: { start: v.start, end: v.end } };
-      member = { form: 'param', name, param, span: { start: t.start, end: 0 } };
+      if (p.isPunct('.')) {
+        // `src = g.result;`: a port read with `=`, as in most languages; an edge is written with `<-`.
+        p.seek(v.start);
+        const from = p.ref(`after \`${t.text} =\``);
+        p.edits.push({ start: eq.start, end: eq.end, text: '<-' });
+        p.pending.push(p.error(`\`${t.text} = ${from.node.value}${from.port ? `.${from.port.value}` : ''}\` reads another node's port: an edge is written with \`<-\`, \`${t.text} <- ${from.node.value}${from.port ? `.${from.port.value}` : ''};\` (\`=\` gives a member a value or a param)`, eq.start, eq.end));
+        member = { form: 'edge', name, from, span: { start: t.start, end: 0 } };
+      } else {
+        const param = { value: v.text, span: { start: v.start, end: v.end } };
+        member = { form: 'param', name, param, span: { start: t.start, end: 0 } };
+      }
     } else {
       const value = parseLiteral(p, `after \`${t.text} =\``);
       member = { form: 'value', name, value, span: { start: t.start, end: 0 } };

@@ -69,6 +69,11 @@ export class Parser {
     return t;
   }
 
+  /** The token after the current one (the cursor does not move). */
+  peek(): Tok {
+    return this.scanner.lex(this.tok.end);
+  }
+
   /** Put the cursor at `pos`: the next token is lexed from there. */
   seek(pos: number): void {
     this.prevEnd = pos;

@@ -144,7 +144,7 @@ t.test('types: a vec3 assigned to a vec4 port', async (t) => {
   const src = `kernel k.s@1 {\n  out r: field2<vec4>;\n  each (x, y) {\n    r = vec3(1.0, 2.0, 3.0);\n  }\n}\n`;
   const [d] = only(textScene({ 'scene.esn': src }));
   t.equal(d.line, 4);
-  t.match(d.message, /vec4, not a vec3/);
+  t.equal(d.message, "the target is a vec4, and this is a vec3");
 });
 
 t.test('wiring: edge types, unknown ports with fixes, unconnected ports, cycles', async (t) => {
@@ -214,6 +214,24 @@ t.test('an f32 for an i32 parameter, and an f32 given to hash, are refused at th
   const [h] = only(textScene({ 'scene.esn': kernel('', 'hash(x / width, y)') }));
   t.match(h?.message, /^hash takes integers, and argument 1 is an f32, which would be cut to an integer \(hash\(x \/ width\) is one value for a whole row\): hash the element's integer coordinates, e\.g\. hash\(x, y\), or cut on purpose with i32\(\.\.\.\), e\.g\. hash\(i32\(x \/ 8\)\)/);
   t.same(only(textScene({ 'scene.esn': kernel('', 'hash(x, y) + hash(i32(x / 8), 7)') })), [], 'integers hash as before');
+});
+
+t.test('a builtin value is never assigned nor hidden; types told as declared and given; a call of a fn that did not parse is not an unknown function', async (t) => {
+  const kernel = (fns: string, body: string) => `${fns}\nkernel k.b@1 {\n  grants time.read;\n  out r: field2<vec4>;\n  each (x, y) {\n    ${body}\n  }\n}\nnode n: k.b@1 { size = 4 x 4; }\noutput o <- n.r;\n`;
+  const first = (fns: string, body: string) => only(textScene({ 'scene.esn': kernel(fns, body) })).map((d) => [d.line, d.column, d.message]);
+  // "unknown name `time`: declare it first with `let time = ...;`", and that `let` then froze the clock.
+  t.same(first('', 'time = 0.0; r = vec4(time);'), [[6, 5, '`time` is a builtin value (seconds of the world clock) and cannot be assigned; give a variable of another name the value: `let t = ...;`']]);
+  t.same(first('', 'let time = 0.0; r = vec4(time);'), [[6, 9, '`time` is a builtin value (seconds of the world clock): a variable of that name would hide it; name the variable otherwise']]);
+  t.same(first('', 'const width = 3.0; r = vec4(width);'), [[6, 11, "`width` is a builtin value (the domain's extent along x): a variable of that name would hide it; name the variable otherwise"]]);
+  // "fn `palette` holds a vec3, not an f32" read backwards.
+  t.same(first('fn palette(t: f32): vec3 { return t * 2.0; }', 'r = vec4(palette(time), 1.0);'), [[1, 35, 'the return type of fn `palette` is a vec3, and this is an f32; make one of it, e.g. vec3(...)']]);
+  t.same(first('', 'let c = vec3(1.0); c = 0.5; r = vec4(c, 1.0);'), [[6, 24, 'the target is a vec3, and this is an f32; make one of it, e.g. vec3(...)']]);
+  // The fn's own parse error alone: a call of it was told "unknown function `tone`; did you mean `tan`?".
+  for (const fn of ['fn tone(t) { return t; }', 'fn tone(float t): float { return t; }', 'function tone(t) { return t; }']) {
+    const ds = first(fn, 'r = vec4(tone(time));');
+    t.equal(ds.length, 1, `${fn}: one error, ${JSON.stringify(ds)}`);
+    t.equal(ds[0]?.[0], 1, `${fn}: at the fn`);
+  }
 });
 
 t.test('a loop that can never end is refused at the loop (it ran out of fuel at every element, every frame, with no line)', async (t) => {

@@ -96,6 +96,15 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   refused(['bench', '--workers', '1.5', '--size', '16', '--runs', '1'], /--workers takes a whole number of threads from 1 to 256; got `1\.5`/);
 });
 
+t.test('check notes a scene with no output, which render cannot write', async (t) => {
+  const dir = scratchDir('entelechy-');
+  writeFileSync(join(dir, 'scene.esn'), 'kernel k.a@1 {\n  out r: field2<f32>;\n  each (x, y) { r = 1.0; }\n}\nnode n: k.a@1 { size = 4 x 4; }\n');
+  const r = cli(['check', join(dir, 'scene.esn')]);
+  t.equal(r.status, 0, 'it checks (a session can compose an output)');
+  t.match(r.stdout, /ok \(1 kernel, 1 node, 0 outputs\)/);
+  t.match(r.stderr, /^note: .*scene\.esn declares no output, so `render` has nothing to write: add `output NAME <- NODE\.PORT;`/);
+});
+
 t.test('render --json on a scene that does not check prints the error and its diagnostics as JSON', async (t) => {
   const dir = scratchDir('entelechy-');
   writeFileSync(join(dir, 'scene.esn'), 'kernel k.a@1 {\n  out r: field2<f32>;\n  each (x, y) {\n    r = sine(x);\n  }\n}\nnode n: k.a@1 { size = 4 x 4; }\noutput o <- n.r;\n');

@@ -571,6 +571,10 @@ t.test('more diagnostics: missing `}`, reserved names, values, grants, sizes', a
   const k = parse('kernel k@1 {\n  out r: f32;\nnode n: k@1 { }\n');
   tt.same(k.diagnostics[0].fix, { kernel: 'k@1', text: 'kernel k@1 {\n  out r: f32;\n}' });
   tt.same(k.doc.statements.map((s) => s.kind), ['node']);
+  // The `}` of an if block missing before its `else`: said so (it read only "unexpected `else`").
+  const noBrace = parse('kernel k@1 {\n  out r: f32;\n  each (x) {\n    if (x > 1) {\n      r = 1.0;\n    else { r = 0.0; }\n  }\n}\n');
+  tt.match(noBrace.diagnostics[0].message, /^unexpected `else`.*is the `}` that closes the `if` block missing before it/);
+  tt.same([noBrace.diagnostics[0].line, noBrace.diagnostics[0].column], [6, 5]);
   const edge = parse('node n: k@1 { src = g.result; }');
   tt.same(edge.diagnostics[0].fix, { node: 'n', text: 'node n: k@1 { src <- g.result; }' }, 'the fix writes the edge');
   const size = parse('kernel k@1 { size = 8 x 8; }');

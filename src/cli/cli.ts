@@ -214,6 +214,8 @@ async function check(argv: { scene: string; json: boolean; dump?: PassName }): P
     process.stdout.write(JSON.stringify({ ok: diagnostics.length === 0, diagnostics }) + '\n');
   } else if (scene.diagnostics.length === 0) {
     process.stdout.write(`${argv.scene}: ok (${plural(scene.kernels.size, 'kernel')}, ${plural(scene.nodes.length, 'node')}, ${plural(scene.outputs.length, 'output')})\n`);
+    // It checks, and a session can run it (and compose an output); render has nothing to write.
+    if (scene.outputs.length === 0) process.stderr.write(`note: ${argv.scene} declares no output, so \`render\` has nothing to write: add \`output NAME <- NODE.PORT;\`\n`);
   } else {
     for (const d of scene.diagnostics) process.stdout.write(describe(d, prefix) + '\n');
   }

@@ -115,6 +115,9 @@ export function loadScene(entry: string, options: SceneOptions): Scene {
   // Statements that did not parse or check are reported once, where they are: what names them
   // (a node running the kernel, an edge or output reading the node) says nothing more.
   const unchecked = brokenNames(documents);
+  // A call of a fn that did not parse: its parse error says what is wrong ("unknown function
+  // `tone`; did you mean `tan`?" pointed away from it).
+  env.brokenFns = unchecked.fns;
   const kernels = new Map<string, KernelInfo>();
   for (const { doc, st } of all<Extract<Statement, { kind: 'kernel' }>>('kernel')) {
     const result = checkKernel(doc, st, env, options.fuel ?? DEFAULT_FUEL);
@@ -306,14 +309,15 @@ function inputInfo(doc: Document, st: InputStatement, env: Env, given?: number[]
 export { sameType };
 
 /** The kernels and nodes of statements that failed to parse, by the names they were meant to have. */
-function brokenNames(documents: Document[]): { kernels: Set<string>; nodes: Set<string>; params: Set<string> } {
-  const names = { kernels: new Set<string>(), nodes: new Set<string>(), params: new Set<string>() };
+function brokenNames(documents: Document[]): { kernels: Set<string>; nodes: Set<string>; params: Set<string>; fns: Set<string> } {
+  const names = { kernels: new Set<string>(), nodes: new Set<string>(), params: new Set<string>(), fns: new Set<string>() };
   for (const doc of documents)
     for (const item of doc.items) {
       const broken = item.kind === 'trivia' ? item.broken : undefined;
       if (broken?.name && broken.kind === 'kernel') names.kernels.add(broken.name.value);
       if (broken?.name && broken.kind === 'node') names.nodes.add(broken.name.value);
       if (broken?.name && broken.kind === 'param') names.params.add(broken.name.value);
+      if (broken?.name && broken.kind === 'fn') names.fns.add(broken.name.value);
     }
   return names;
 }

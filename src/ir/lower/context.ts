@@ -59,6 +59,8 @@ export interface Env {
   resolveType: (ref: FnStatement['params'][number]['type']) => ElemType;
   /** The fns some body inlined (callFn adds them): the scene's check lowers the others alone. */
   inlined?: Set<string>;
+  /** Fns whose statement did not parse: a call of one is not an unknown function (its parse error is told). */
+  brokenFns?: Set<string>;
 }
 
 export type ConstructRole = 'break' | 'continue' | 'return' | 'plain';

@@ -249,6 +249,7 @@ const NOT_IN_KERNELS: Record<string, string> = {
 
 function builtinCall(ctx: BodyContext, name: string, args: N[], node: N, b = findBuiltin(name)): Value {
   if (!b && NOT_IN_KERNELS[name]) fail(node.callee, NOT_IN_KERNELS[name]);
+  if (!b && ctx.env.brokenFns?.has(name)) throw new FollowOnError(`fn \`${name}\` did not parse`, node.callee);
   if (!b) {
     const near = closest(name, [...BUILTIN_FUNCTIONS.map((f) => f.name), ...ctx.env.fns.keys(), ...ctx.env.structs.keys()]);
     fail(node.callee, `unknown function \`${name}\`${near ? `; did you mean \`${near}\`?` : ': call a builtin (`help builtins` lists them), a fn the scene declares, or a struct constructor'}`);
@@ -389,7 +390,9 @@ function unify(a: Value, b: Value, node: AcornNode): [Value, Value] {
 export function assignable(v: Value, t: ElemType, node: AcornNode, what: string): Value {
   if (sameType(v.type, t)) return v;
   if (t.kind === 'scalar' && v.type.kind === 'scalar') return { type: t, comps: [convert(v.comps[0], t.name)] };
-  return fail(node, `${what} holds ${aType(t.name)}, not ${aType(v.type.name)}`);
+  // "fn `palette` holds a vec3, not an f32" read backwards: which is declared, which was given.
+  const make = t.kind === 'vec' && v.type.kind === 'scalar' ? `; make one of it, e.g. ${t.name}(...)` : '';
+  return fail(node, `${what} is ${aType(t.name)}, and this is ${aType(v.type.name)}${make}`);
 }
 
 export { scalarType };

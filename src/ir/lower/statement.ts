@@ -4,6 +4,7 @@ import type { Node as AcornNode } from 'acorn';
 import type { Expr } from '../ir.js';
 import type { FnStatement } from '../syntax/tree.js';
 import { closest } from '../suggest.js';
+import { BUILTIN_VALUES } from '../builtins.js';
 import { F32, aType, components, type ElemType } from '../types.js';
 import { cst, op, type Value } from './build.js';
 import { BodyContext, FollowOnError, LowerError, type Env } from './context.js';
@@ -108,6 +109,10 @@ function declare(ctx: BodyContext, kind: string, d: N): void {
   // coordinate (and read as it before its line), a `let gain` left the node's value of the port
   // unread. (JavaScript refuses such a `let` at a function body's top level; a second `let` of a
   // name in one block acorn refuses.)
+  // A builtin value hidden by a variable (`let time = 0.0;`, which "declare it first" had advised
+  // for `time = 0.0;`) froze the clock for the rest of the body without a word.
+  const builtin = builtinValue(name);
+  if (builtin) fail(d.id, `\`${name}\` is a builtin value (${builtin}): a variable of that name would hide it; name the variable otherwise`);
   const outer = ctx.fnStack.length ? undefined : ctx.lookup(name);
   if (outer?.kind === 'coord') fail(d.id, `\`${name}\` is the element's coordinate: a variable of that name would hide it; name the variable otherwise`);
   if (outer?.kind === 'port') fail(d.id, `\`${name}\` is a port of the kernel: a variable of that name would hide it${outer.port.kind === 'in' ? ' (and the value the node gives it)' : ''}; name the variable otherwise`);
@@ -130,6 +135,8 @@ function target(ctx: BodyContext, node: N): { type: ElemType; locals: number[]; 
   if (node.type === 'Identifier') {
     const b = ctx.lookup(node.name);
     if (!b && ctx.failedNames.has(node.name)) throw new FollowOnError(`\`${node.name}\` did not lower`, node);
+    const builtin = !b && builtinValue(node.name);
+    if (builtin) return fail(node, `\`${node.name}\` is a builtin value (${builtin}) and cannot be assigned; give a variable of another name the value: \`let t = ...;\``);
     if (!b) {
       // A misspelt out port read "declare it first" alone, as if a new variable were meant.
       const near = closest(node.name, ctx.visibleNames());
@@ -271,7 +278,7 @@ function returnStatement(ctx: BodyContext, node: N): void {
     const type = fn.declared ?? v.type;
     fn.result = { type, locals: ctx.newLocals(type) };
   }
-  const fitted = assignable(v, fn.result.type, node.argument, `fn \`${fn.name}\``);
+  const fitted = assignable(v, fn.result.type, node.argument, `the return type of fn \`${fn.name}\``);
   fitted.comps.forEach((e, i) => ctx.emit({ k: 'set', local: fn.result!.locals[i], e }));
   if (depth >= 0) ctx.emit({ k: 'break', depth });
 }
@@ -339,6 +346,9 @@ export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N
   ctx.withScope(() => {
     fn.params.forEach((p, i) => {
       const type = ctx.env.resolveType(p.type);
+      // An f32 passed for an i32 was cut to an integer without a word (a band index of x / width: always 0).
+      if (type.kind === 'scalar' && type.name === 'i32' && args[i].type.kind === 'scalar' && args[i].type.name === 'f32')
+        fail((node.arguments as N[])[i], `argument ${i + 1} of \`${name}\` is an f32, but its parameter \`${p.name.value}\` is an i32, and the f32 would be cut to an integer: convert it where you mean to, i32(...) (toward zero) or i32(floor(...)), or declare \`${p.name.value}: f32\``);
       const v = assignable(args[i], type, (node.arguments as N[])[i], `parameter \`${p.name.value}\` of \`${name}\``);
       const locals = ctx.newLocals(type);
       v.comps.forEach((e, c) => ctx.emit({ k: 'set', local: locals[c], e }));
@@ -388,4 +398,10 @@ export function lowerFnAlone(env: Env, fn: FnStatement, fuel: number): void {
     callFn(ctx, fn, args, at);
     if (!ctx.widened || attempt > 4) return;
   }
+}
+
+/** What a builtin value a body can read but never set is (`time`, `width`, `PI`, ...), or undefined. */
+function builtinValue(name: string): string | undefined {
+  if (name === 'pointer' || name === 'keys') return name === 'pointer' ? 'the pointer: `pointer.xy`, `pointer.down`' : 'the keys held: `keys.NAME`';
+  return BUILTIN_VALUES.find((v) => v.name === name)?.summary;
 }

@@ -177,6 +177,8 @@ function unexpected(text: string, start: number, pos: number): { message: string
   }
   if (open.length && (token === ';' || token === '}' || token === undefined)) return { message, hint: `a \`${open[open.length - 1] === '(' ? ')' : ']'}\` is missing before it` };
   if (/[\w)\]]$/.test(before.trimEnd()) && token && /^[\w(]/.test(token)) return { message, hint: 'an operator or `,` is missing before it' };
+  // An `else` with no `if` just before it: the `}` closing the if's block is the likeliest to be missing.
+  if (token === 'else') return { message, hint: "an `else` follows its `if`'s block directly: is the `}` that closes the `if` block missing before it (or a `;` between them)?" };
   // TypeScript's habit: a variable's type written after its name. Kernels infer it from the value.
   const declared = token === ':' ? /\b(let|const|var)\s+([A-Za-z_$][\w$]*)\s*$/.exec(before) : null;
   if (declared) return { message, hint: `a variable takes no type: it is the value's (\`${declared[1]} ${declared[2]} = 4;\` is an i32, \`= 4.0\` an f32; docs/language.md, Types are inferred)` };

@@ -79,6 +79,16 @@ function unknownStatement(p: Parser, kw: Tok, info: StatementInfo): Statement {
     p.advance();
     throw new Failure();
   }
+  if (kw.text === 'function') {
+    // JavaScript's: told in the language's own form; its name is a fn that did not parse, so a
+    // call of it is not told again as an unknown function.
+    const next = p.peek();
+    info.kind = 'fn';
+    if (next.type === 'ident') info.name = { value: next.text, span: { start: next.start, end: next.end } };
+    p.error(`\`function\` is JavaScript's: a fn is written \`fn ${next.type === 'ident' ? next.text : 'NAME'}(t: f32): f32 { ... }\`, each parameter and the result typed`, kw.start, kw.end);
+    p.advance();
+    throw new Failure();
+  }
   const guess = closest(kw.text, STATEMENT_KEYWORDS) as StatementKind | undefined;
   const message = guess
     ? `unknown statement \`${kw.text}\`; did you mean \`${guess}\`?`

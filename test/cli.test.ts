@@ -2,7 +2,7 @@
 // ever makes a stack trace reach the user.
 
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -220,6 +220,34 @@ t.test('a failing frame stops the render with a non-zero status naming the frame
   t.match(last.error.message, /frame 2: node `hang` ran out of fuel/);
   t.ok(existsSync(join(dir, '01.png')) && !existsSync(join(dir, '02.png')), 'frames before the failure were written, none after');
   t.same(r.stdout.trim().split('\n').slice(0, 2).map((l) => JSON.parse(l).frame), [0, 1], 'and reported, before the failure');
+});
+
+t.test('render --frames --json tells each frame once its file is written, not when the range ends', async (t) => {
+  // Frame 2 runs for minutes; the lines of frames 0 and 1 must come while it runs (they were held
+  // until the queue of frames being written filled or the render ended).
+  const dir = scratchDir('entelechy-');
+  writeFileSync(join(dir, 'scene.esn'), 'kernel t.slow@1 {\n  grants time.read;\n  out r: field2<f32>;\n  each (x, y) {\n    let k = 0;\n    if (frame == 2) { for (let i = 0; i < 10000000; i++) { k += 1; } }\n    r = k;\n  }\n}\nnode n: t.slow@1 { size = 256 x 256; }\noutput r <- n.r;\n');
+  const child = spawn(process.execPath, [BIN, 'render', join(dir, 'scene.esn'), '--frames', '0:4', '-o', join(dir, '%02d.png'), '--json', '--workers', '2'], { cwd: ROOT, env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const two = await new Promise<boolean>((resolve) => {
+    const bound = setTimeout(() => resolve(false), 300_000); // a bound, not a measurement
+    child.stdout.on('data', (d) => {
+      out += String(d);
+      if (out.split('\n').filter((l) => l.startsWith('{"frame"')).length >= 2) {
+        clearTimeout(bound);
+        resolve(true);
+      }
+    });
+    void exited.then(() => resolve(false));
+  });
+  t.ok(two, `frames 0 and 1 told while frame 2 runs: ${out}`);
+  child.kill('SIGTERM');
+  await exited;
+  t.same(out.trim().split('\n').filter((l) => l.startsWith('{"frame"')).map((l) => JSON.parse(l).frame), [0, 1]);
+  t.match(err, /stopped at frame 2/, 'the signal stopped frame 2, which was still running');
 });
 
 t.test('render --frames encodes on threads of its own: every frame written, reported in order', async (t) => {

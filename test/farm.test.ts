@@ -4,6 +4,8 @@
 // a submitter that goes away takes its jobs with it.
 
 import t from 'tap';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { once } from 'node:events';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -100,6 +102,26 @@ t.test('output and Redis URL mistakes are refused before any job is added, in th
   const db = entelechy(['render', scene, '--frames', '0:2', '--farm', `${redis.url}/99`, '-o', join(dir, 'd', '%04d.png')]);
   t.equal((await db.exited).code, 1);
   t.match(db.stderr, /has no database 99 \(ERR DB index is out of range\)/, 'a database the server does not have (it was taken silently)');
+  // A port that takes the connection and never answers held the render and the worker for ever,
+  // without a word; one where another service answers gave the Redis library's "Please report this".
+  const silent = createServer(() => undefined).listen(0, '127.0.0.1');
+  const http = createServer((c) => c.end('<html>not redis</html>\r\n')).listen(0, '127.0.0.1');
+  t.teardown(() => {
+    silent.close();
+    http.close();
+  });
+  await Promise.all([once(silent, 'listening'), once(http, 'listening')]);
+  const portOf = (server: Server) => (server.address() as AddressInfo).port;
+  const env = { ENTELECHY_TEST_REDIS_ANSWER_MS: '1500' };
+  for (const args of [['render', scene, '--frames', '0:2', '--farm', `redis://127.0.0.1:${portOf(silent)}`, '-o', join(dir, 's', '%04d.png')], ['farm', 'worker', '--redis', `redis://127.0.0.1:${portOf(silent)}`]]) {
+    const r = entelechy(args, env);
+    t.equal((await r.exited).code, 1, args[0]);
+    t.match(r.stderr, /Redis at redis:\/\/127\.0\.0\.1:\d+ took the connection but did not answer within 1\.5 s: is redis-server listening there, and not another service/, `${args[0]}: said, not held`);
+  }
+  const other = entelechy(['render', scene, '--frames', '0:2', '--farm', `redis://127.0.0.1:${portOf(http)}`, '-o', join(dir, 'h', '%04d.png')], env);
+  t.equal((await other.exited).code, 1);
+  t.match(other.stderr, /something other than Redis answers at redis:\/\/127\.0\.0\.1:\d+: its reply is not Redis's protocol; name the port redis-server listens on/);
+  t.notMatch(other.stderr, /Please report this/);
 });
 
 t.test('a scene error fails at once: on the submitter before any job, or on a worker, not retried', async (t) => {

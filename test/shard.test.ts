@@ -99,6 +99,14 @@ t.test('a re-run skips whole files and renders the missing and the cut ones agai
   t.same(lines(done.stdout).filter((l) => 'frame' in l).map((l) => l.skipped), [true, true, true], 'all there: nothing rendered');
   const forced = cli([...base, '1/2', '--overwrite']);
   t.same(lines(forced.stdout).filter((l) => 'frame' in l).map((l) => Boolean(l.skipped)), [false, false, false], '--overwrite renders them again');
+  // A frame damaged since (bytes flipped inside its image data, its length kept) was kept as done.
+  const damaged = readFileSync(join(out, '0004.png'));
+  const idat = damaged.indexOf('IDAT', 0, 'latin1');
+  for (let i = idat + 8; i < idat + 28; i++) damaged[i] ^= 0xff;
+  writeFileSync(join(out, '0004.png'), damaged);
+  const mended = cli([...base, '1/2']);
+  t.same(lines(mended.stdout).filter((l) => 'frame' in l).map((l) => [l.frame, Boolean(l.skipped)]), [[3, true], [4, false], [5, true]], 'the damaged one rendered again');
+  t.ok(readFileSync(join(out, '0004.png')).equals(before.get('0004.png')!), 'and whole again');
 });
 
 t.test('--shard needs --frames and numbered files', async (t) => {

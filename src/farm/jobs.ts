@@ -73,6 +73,8 @@ export const frameOfJob = (render: string, id: string | undefined): number | und
 export const resultKey = (id: string) => `entelechy:result:${id}`;
 /** Exists while the render's submitter is there to take its frames. */
 export const aliveKey = (render: string) => `entelechy:render:${render}:alive`;
+/** How long the first answer of a Redis server that took the connection is waited for. */
+export const CONNECT_ANSWER_MS = Number(process.env.ENTELECHY_TEST_REDIS_ANSWER_MS) || 10_000;
 /** How long a result waits for its submitter, in seconds. */
 export const RESULT_SECONDS = 3600;
 
@@ -88,12 +90,25 @@ export async function connect(url: string): Promise<Redis> {
   let lastError: Error | undefined;
   // Errors while reconnecting are expected (ioredis retries); the last one explains a failed start.
   client.on('error', (e: Error) => (lastError = e));
+  // A port that takes the connection and never answers (another service, a proxy, a stopped
+  // server) held the render and the worker for ever, without a word: the first answer is bounded.
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<'silent'>((resolve) => (timer = setTimeout(() => resolve('silent'), CONNECT_ANSWER_MS)));
   try {
-    await client.connect();
+    if ((await Promise.race([client.connect(), silent])) === 'silent') {
+      client.disconnect();
+      throw new FarmError(`Redis at ${url} took the connection but did not answer within ${CONNECT_ANSWER_MS / 1000} s: is redis-server listening there, and not another service (or a server stopped with SIGSTOP)?`);
+    }
   } catch (e) {
+    if (e instanceof FarmError) throw e;
     client.disconnect();
     const tls = url.startsWith('rediss:') ? '; rediss:// is Redis over TLS: a plain redis-server takes redis://' : '';
-    throw new FarmError(`cannot reach Redis at ${url}: ${(lastError ?? (e as Error)).message} (is redis-server running there?${tls})`);
+    const why = (lastError ?? (e as Error)).message;
+    // ioredis's own words for a reply that is not Redis's protocol end with "Please report this".
+    if (/Unknown RESP type|Protocol error/i.test(why)) throw new FarmError(`something other than Redis answers at ${url}: its reply is not Redis's protocol; name the port redis-server listens on`);
+    throw new FarmError(`cannot reach Redis at ${url}: ${why} (is redis-server running there?${tls})`);
+  } finally {
+    clearTimeout(timer);
   }
   // A database the server does not have was taken silently (ioredis's SELECT on connecting).
   if (db !== undefined) {

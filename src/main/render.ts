@@ -325,7 +325,8 @@ class FrameWriter {
   written = 0;
   pixels = 0;
   private readonly encoder?: PngThreads;
-  private readonly pending: { f: FrameFile; saved: Promise<number> }[] = [];
+  /** Frames being written, in order; `ok` once the file is whole (reported when every frame before it is). */
+  private readonly pending: { f: FrameFile; saved: Promise<number>; ok?: boolean }[] = [];
 
   constructor(
     threads: number,
@@ -341,22 +342,47 @@ class FrameWriter {
   async write(f: FrameFile, pixels: Pixels, signal?: AbortSignal): Promise<void> {
     if (!this.encoder) return this.save(f, () => savePng(f.file, f.width, f.height, pixels, signal));
     if (typeof pixels === 'function') throw new Error('internal: frames written on threads need their pixels copied out');
-    const saved = this.encoder.save({ file: f.file, width: f.width, height: f.height, rgba: pixels });
-    saved.catch(() => {}); // awaited in order by drain; a later frame's failure may come first
-    this.pending.push({ f, saved });
+    this.enqueue(f, this.encoder.save({ file: f.file, width: f.width, height: f.height, rgba: pixels }));
     const most = Math.max(1, Math.min(2 * this.encoder.threads, Math.floor(2 ** 30 / (f.width * f.height * 4))));
-    while (this.pending.length >= most) await this.finish(this.pending.shift()!);
+    while (this.pending.length >= most) await this.finishFirst();
+  }
+
+  /**
+   * A frame being written: reported as soon as its file is whole and the frames before it are
+   * reported. (They were reported only when the queue was full or drained: a range's lines came
+   * all at the end, with millis to then.)
+   */
+  private enqueue(f: FrameFile, saved: Promise<number>): void {
+    const entry: (typeof this.pending)[number] = { f, saved };
+    this.pending.push(entry);
+    saved.then(
+      () => {
+        entry.ok = true;
+        this.reportReady();
+      },
+      () => {}, // thrown in order by finishFirst; a later frame's failure may come first
+    );
+  }
+
+  /** Report the frames at the head of the queue whose files are whole. */
+  private reportReady(): void {
+    while (this.pending[0]?.ok) {
+      const { f } = this.pending.shift()!;
+      this.written++;
+      this.pixels += f.width * f.height;
+      this.reported({ ...f, millis: Math.round((performance.now() - f.t0) * 1000) / 1000 });
+    }
   }
 
   /** Write one frame by `save` (which returns the file's size), not on the writer's threads; done when this returns. */
   async save(f: FrameFile, save: () => Promise<number>): Promise<void> {
-    this.pending.push({ f, saved: Promise.resolve().then(save) });
+    this.enqueue(f, Promise.resolve().then(save));
     return this.drain();
   }
 
   /** Wait for every frame in flight, reporting each in order. */
   async drain(): Promise<void> {
-    while (this.pending.length) await this.finish(this.pending.shift()!);
+    while (this.pending.length) await this.finishFirst();
   }
 
   /** Every frame is its own file, written whole when reported: nothing to finish. */
@@ -377,7 +403,9 @@ class FrameWriter {
     await this.encoder?.close();
   }
 
-  private async finish({ f, saved }: { f: FrameFile; saved: Promise<number> }): Promise<void> {
+  /** Wait for the first frame in flight: reported (with any whole ones after it), or its failure thrown. */
+  private async finishFirst(): Promise<void> {
+    const { f, saved } = this.pending[0]!;
     try {
       await saved;
     } catch (e) {
@@ -385,9 +413,7 @@ class FrameWriter {
       const message = (e as Error).message;
       throw new RenderError(this.encoder ? `frame ${f.frame}: ${message}` : message, f.frame);
     }
-    this.written++;
-    this.pixels += f.width * f.height;
-    this.reported({ ...f, millis: Math.round((performance.now() - f.t0) * 1000) / 1000 });
+    this.reportReady();
   }
 }
 

@@ -5,7 +5,8 @@
 // every frame from 0 up to its own last (the state is made frame by frame), and a contiguous
 // share keeps that to the frames before its end.
 
-import { fstatSync, readSync } from 'node:fs';
+import { fstatSync, readFileSync, readSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { readingFile } from './files.js';
 import { UserError } from './user-error.js';
 
@@ -60,9 +61,11 @@ const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const IEND = Buffer.from([0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]);
 
 /**
- * Whether `file` is a whole PNG of width x height: its signature, its header's size and the end
- * chunk. Outputs are written through a temporary file and a rename, so a frame cut short leaves
- * no file; this also turns away a file of another size (another --size) or someone else's.
+ * Whether `file` is a whole PNG of width x height: its signature, its header's size, every chunk
+ * whole with its CRC right, and the end chunk last. Outputs are written through a temporary file
+ * and a rename, so a frame cut short leaves no file; this also turns away a file of another size
+ * (another --size), someone else's, and one damaged since (bytes changed in its image data, which
+ * a resume had kept as done).
  */
 export function isCompletePng(file: string, width: number, height: number): boolean {
   return (
@@ -75,7 +78,22 @@ export function isCompletePng(file: string, width: number, height: number): bool
       const tail = Buffer.alloc(12);
       readSync(fd, head, 0, 24, 0);
       readSync(fd, tail, 0, 12, size - 12);
-      return head.subarray(0, 8).equals(SIGNATURE) && head.toString('latin1', 12, 16) === 'IHDR' && head.readUInt32BE(16) === width && head.readUInt32BE(20) === height && tail.equals(IEND);
+      if (!(head.subarray(0, 8).equals(SIGNATURE) && head.toString('latin1', 12, 16) === 'IHDR' && head.readUInt32BE(16) === width && head.readUInt32BE(20) === height && tail.equals(IEND))) return false;
+      return chunksWhole(readFileSync(fd));
     }) ?? false
   );
+}
+
+/** Every chunk of a PNG's bytes has the length it says and a right CRC, and IEND ends the bytes. */
+function chunksWhole(png: Buffer): boolean {
+  let at = 8;
+  while (at + 12 <= png.length) {
+    const length = png.readUInt32BE(at);
+    const end = at + 12 + length;
+    if (end > png.length) return false;
+    if (crc32(png.subarray(at + 4, at + 8 + length)) !== png.readUInt32BE(at + 8 + length)) return false;
+    if (png.toString('latin1', at + 4, at + 8) === 'IEND') return end === png.length;
+    at = end;
+  }
+  return false;
 }

@@ -82,6 +82,7 @@ t.test('a re-run skips whole files and renders the missing and the cut ones agai
   const base = ['render', 'examples/life/scene.esn', '--size', '48x40', '--frames', '0:5', '--workers', '1', '--json', '-o', join(out, '%04d.png'), '--shard'];
   const first = cli([...base, 'auto/2'], { JOB_COMPLETION_INDEX: '1' });
   t.equal(first.status, 0, first.ended);
+  t.match(first.stderr, /note: the scene has state, made frame by frame: shard 1\/2 runs frames 0-2 too, to write 3-5/, 'said with --json too');
   t.same(lines(first.stdout).filter((l) => 'frame' in l).map((l) => l.frame), [3, 4, 5]);
   const before = files(out);
   rmSync(join(out, '0004.png'));

@@ -159,7 +159,8 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   while (end >= first && done.has(end)) end--;
   // State evolves frame by frame: a stateful scene runs from frame 0 even when writing from later.
   const start = frames && stateful ? 0 : first;
-  if (options.shard && stateful && start < first && end >= first && !options.json)
+  // On stderr with --json too (distributed.md says so): stdout holds only the frame lines.
+  if (options.shard && stateful && start < first && end >= first)
     process.stderr.write(`note: the scene has state, made frame by frame: shard ${options.shard.index}/${options.shard.count} runs frames ${start}-${first - 1} too, to write ${first}-${last}\n`);
   const bar = options.progress && frames ? new cliProgress.SingleBar({ format: 'rendering [{bar}] {value}/{total} frames | {eta_formatted} left', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
   bar?.start(Math.max(0, last - first + 1), 0);

@@ -172,6 +172,8 @@ t.test('a deadline stops the evaluation; a read waiting behind it stops at its o
 
   a.send({ id: 'bad', op: 'evaluate', deadline: 0 });
   t.match(await a.next(), { id: 'bad', error: { field: 'deadline', message: /above 0/ } }, 'a deadline of 0 is refused');
+  a.send({ id: 'bad2', op: 'restore', path: 'x.json', deadline: 0 });
+  t.match(await a.next(), { id: 'bad2', error: { field: 'deadline', message: /^`deadline` is the milliseconds `restore` may take, a number above 0/ } }, 'told as the request\'s (it said "the evaluation")');
   a.send({ id: 2, op: 'evaluate', time: 3, deadline: 60000 });
   t.equal((await a.next()).ok?.frame, before.frame + 1, 'a frame within its deadline commits');
 });

@@ -76,10 +76,11 @@ export function untilCancelled<T>(work: Promise<T>, signal: AbortSignal | undefi
 }
 
 /** What is wrong with a request's `deadline` (milliseconds), or undefined when it is fine or absent. */
-export function deadlineProblem(deadline: unknown): string | undefined {
+export function deadlineProblem(deadline: unknown, op = 'the request'): string | undefined {
   if (deadline === undefined) return undefined;
+  // Told as the request's (a compose or restore with a bad deadline was told of "the evaluation").
   if (typeof deadline !== 'number' || !(deadline > 0) || deadline > 2 ** 31 - 1)
-    return `\`deadline\` is the milliseconds the evaluation may take, a number above 0 (at most ${2 ** 31 - 1}); got ${JSON.stringify(deadline)}`;
+    return `\`deadline\` is the milliseconds ${op} may take, a number above 0 (at most ${2 ** 31 - 1}); got ${JSON.stringify(deadline)}`;
   return undefined;
 }
 

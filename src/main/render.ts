@@ -70,7 +70,7 @@ export interface RenderOptions {
 /** `A:B` (inclusive) or `N` (one frame). */
 export function parseFrames(text: string): { first: number; last: number } {
   const m = /^\s*(\d+)\s*(?::\s*(\d+))?\s*$/.exec(text);
-  if (!m) throw new RenderError(`--frames takes FIRST:LAST (inclusive), e.g. 0:99; got \`${text}\``);
+  if (!m) throw new RenderError(`--frames takes FIRST:LAST (inclusive), frames numbered from 0, e.g. 0:99; got \`${text}\``);
   const first = Number(m[1]);
   const last = m[2] === undefined ? first : Number(m[2]);
   if (last < first) throw new RenderError(`--frames ${text}: the last frame comes before the first`);

@@ -43,7 +43,7 @@ export async function dispatch(session: Session, line: string, conn: Connection 
   if ('error' in req) return errorLine(req.id, req.error);
   if (session.closed) return errorLine(req.id, new ProtocolError('the session is closed (close() was called): open another with Session.open to go on', { closed: true }));
   // Operations that evaluate take a deadline and can be cancelled (main/cancel.ts).
-  const late = deadlineProblem(req.fields.deadline);
+  const late = deadlineProblem(req.fields.deadline, `\`${req.op}\``);
   if (late) return errorLine(req.id, new ProtocolError(late, { field: 'deadline', expected: 'milliseconds > 0' }));
   const evaluation = req.spec.fields.some((f) => f.name === 'deadline')
     ? session.evaluations.start({ connection: conn.id, request: req.id, deadline: req.fields.deadline as number | undefined, closed: conn.lost })

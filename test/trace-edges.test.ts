@@ -1,0 +1,32 @@
+// `trace` off the happy path (a state scientist's probe): a 3-D scene traced without `z` traced
+// z = 0 without a word; a point past every field always blamed `x`.
+
+import t from 'tap';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Session } from '../src/main/session.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
+import { scratchDir } from './scratch.js';
+
+const VOLUME = `kernel t.vol@1 {
+  out v: field3<f32>;
+  each (x, y, z) { v = f32(x + 10 * y + 100 * z); }
+}
+node vol: t.vol@1 { size = 4 x 3 x 2; }
+output v <- vol.v;
+`;
+
+t.test('trace of a 3-D scene needs z; a point past every field names the coordinate and the sizes', async (t) => {
+  const dir = scratchDir('entelechy-trace-');
+  writeFileSync(join(dir, 'scene.esn'), VOLUME);
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
+  t.teardown(() => s.close());
+  const ask = async (req: object) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  t.ok((await ask({ op: 'evaluate' })).ok, 'evaluates');
+  const noZ = await ask({ op: 'trace', x: 1, y: 2 });
+  t.match(noZ.error, { field: 'z', message: /^the scene's fields are 3-D \(`vol` 4 x 3 x 2\): give `z` too, e\.g\. \{"op": "trace", "x": 1, "y": 2, "z": 0\}$/ });
+  const traced = await ask({ op: 'trace', x: 1, y: 2, z: 1 });
+  t.match(traced.ok?.values, [{ value: 121 }], 'with z: the element at (1, 2, 1)');
+  const past = await ask({ op: 'trace', x: 1, y: 1, z: 5 });
+  t.match(past.error, { field: 'z', message: /^\(1, 1, 5\) is outside every field of the scene: its z is past them all \(the nodes: `vol` 4 x 3 x 2\)$/ });
+});

@@ -1,5 +1,6 @@
-// `trace` off the happy path (a state scientist's probe): a 3-D scene traced without `z` traced
-// z = 0 without a word; a point past every field always blamed `x`.
+// `trace` and `read` off the happy path (a state scientist's probe): a 3-D scene traced without
+// `z` traced z = 0 without a word; a point past every field always blamed `x`; `read` of a `port`
+// without its `node` read the default output.
 
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
@@ -29,4 +30,6 @@ t.test('trace of a 3-D scene needs z; a point past every field names the coordin
   t.match(traced.ok?.values, [{ value: 121 }], 'with z: the element at (1, 2, 1)');
   const past = await ask({ op: 'trace', x: 1, y: 1, z: 5 });
   t.match(past.error, { field: 'z', message: /^\(1, 1, 5\) is outside every field of the scene: its z is past them all \(the nodes: `vol` 4 x 3 x 2\)$/ });
+  const portAlone = await ask({ op: 'read', port: 'v', format: 'f32' });
+  t.match(portAlone.error, { field: 'node', message: /^`port` names a port of a node: give `node` too, e\.g\. \{"op": "read", "node": "vol", "port": "v"\}; without `node`, read reads an output$/ });
 });

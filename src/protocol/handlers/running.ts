@@ -159,6 +159,8 @@ function readable(s: World, f: Fields): { name: string; field: Field; state: boo
     if (!field) throw new ProtocolError(`\`${node.name}.${port}\` is not kept: fusion computes it inside another loop. Pin it first: {"op": "pin", "node": "${node.name}"}`, { request: { op: 'pin', node: node.name } });
     return { name: `${node.name}.${port}`, field, state: stateField(s, node.name, port) !== undefined };
   }
+  // A port with no node read the default output, as if `port` were not there.
+  if (typeof f.port === 'string') throw new ProtocolError(`\`port\` names a port of a node: give \`node\` too, e.g. {"op": "read", "node": "${s.scene.nodes[0]?.name ?? 'NODE'}", "port": "${f.port}"}; without \`node\`, read reads an output`, { field: 'node' });
   const name = typeof f.output === 'string' ? f.output : s.scene.outputs[0]?.name;
   const field = name ? outputField(s, name) : undefined;
   if (!name || !field) throw new ProtocolError(name ? `no output \`${name}\`; the outputs: ${s.scene.outputs.map((o) => o.name).join(', ')}` : 'the scene has no output', { field: 'output' });

@@ -9,7 +9,8 @@ import { dirname } from 'node:path';
 import { makeFolders, writeFileAtomic } from '../main/files.js';
 import { decodePng } from '../main/image.js';
 import { writeProblem } from '../main/png-file.js';
-import { frameFile, RenderError, VideoWriter, type RenderOptions } from '../main/render.js';
+import { RenderError, VideoWriter, type RenderOptions } from '../main/render.js';
+import { frameFile } from '../main/frame-pattern.js';
 
 export interface FrameOutput {
   /** Before any job is added: what would keep the frames from being written, refused now (a RenderError). */

@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import { decodeImage, imageFieldProblem, InputImageError, storePicture, type Picture } from '../main/image-input.js';
 import type { InputOption } from '../main/input-feed.js';
 import type { Engine } from '../main/engine.js';
-import { frameFile } from '../main/render.js';
+import { frameFile } from '../main/frame-pattern.js';
 import { RESULT_SECONDS } from './jobs.js';
 
 /** One input of one job: the file (as the user named it, for messages) and its bytes' digest. */

@@ -25,7 +25,8 @@ import { InputUploads, type JobInput } from './inputs.js';
 import { PictureFile } from './picture-file.js';
 import { QuietWatch } from './quiet.js';
 import { sweepLeftBehind } from '../main/files.js';
-import { checkOutputFile, frameFile, outputSize, RenderError, type RenderOptions } from '../main/render.js';
+import { checkOutputFile, outputSize, RenderError, type RenderOptions } from '../main/render.js';
+import { frameFile } from '../main/frame-pattern.js';
 import { isCompletePng } from '../main/shard.js';
 import { aliveKey, connect, FarmError, frameOfJob, jobId, QUEUE, resultKey, type FrameJob, type FrameResult, type JobDocument } from './jobs.js';
 

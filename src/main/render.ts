@@ -78,8 +78,6 @@ export function parseFrames(text: string): { first: number; last: number } {
   return { first, last };
 }
 
-export { frameFile };
-
 /**
  * Refuse an -o that does not fit what is rendered: --frames of pictures need one frame number
  * pattern; one picture or a video none (each of these wrote a file named with a literal `%d`).

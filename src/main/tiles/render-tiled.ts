@@ -13,7 +13,8 @@ import { InputImageError } from '../image-input.js';
 import { InputFeed } from '../input-feed.js';
 import type { FieldMemory } from '../memory.js';
 import { PngFile, PngWriteError } from '../png-file.js';
-import { frameFile, RenderError, workersUsed, type RenderOptions } from '../render.js';
+import { RenderError, workersUsed, type RenderOptions } from '../render.js';
+import { frameFile } from '../frame-pattern.js';
 import { TileError, TiledRenderer } from './renderer.js';
 
 /** The least time between two --json progress lines of a tiled render. */

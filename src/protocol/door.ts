@@ -180,7 +180,7 @@ export class LineSplitter {
     if (this.skipping || bytes.length === 0) return;
     if (this.size + bytes.length > this.max) {
       // Its first bytes, to read its `id` and `op` from (door.ts, headMembers).
-      const head = Buffer.concat([...this.parts, bytes.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES).toString('utf8');
+      const head = Buffer.concat([...this.parts, bytes], Math.min(HEAD_BYTES, this.size + bytes.length)).toString('utf8'); // copies the head only
       this.parts = [];
       this.size = 0;
       this.skipping = true;

@@ -263,13 +263,14 @@ export async function trace(s: Session, f: RequestFields<'trace'>, conn: Request
   }
   // A 3-D scene traced without `z` traced z = 0 without a word.
   const nodes = needed ? s.scene.nodes.filter((n) => needed!.has(n.name)) : s.scene.nodes;
+  const sizes = nodes.map((n) => `\`${n.name}\` ${n.domain.join(' x ')}`).join(', ');
   if (f.z === undefined && nodes.length && nodes.every((n) => n.domain.length === 3))
-    throw new ProtocolError(`the scene's fields are 3-D (${nodes.map((n) => `\`${n.name}\` ${n.domain.join(' x ')}`).join(', ')}): give \`z\` too, e.g. {"op": "trace", "x": ${x}, "y": ${y}, "z": 0}`, { field: 'z' });
+    throw new ProtocolError(`the scene's fields are 3-D (${sizes}): give \`z\` too, e.g. {"op": "trace", "x": ${x}, "y": ${y}, "z": 0}`, { field: 'z' });
   const { frame, values, reads } = await s.trace({ x, y, z }, needed, conn.signal);
   if (!values.length) {
     // Which coordinate is past every field (it always said `x`), and the sizes there are.
     const axis = (['x', 'y', 'z'] as const).find((a, i) => nodes.every((n) => [x, y, z][i]! >= (n.domain[i] ?? 1) || [x, y, z][i]! < 0)) ?? 'x';
-    throw new ProtocolError(`(${x}, ${y}${f.z !== undefined ? `, ${z}` : ''}) is outside every field of the scene: its ${axis} is past them all (the nodes: ${nodes.map((n) => `\`${n.name}\` ${n.domain.join(' x ')}`).join(', ')})`, { field: axis });
+    throw new ProtocolError(`(${x}, ${y}${f.z !== undefined ? `, ${z}` : ''}) is outside every field of the scene: its ${axis} is past them all (the nodes: ${sizes})`, { field: axis });
   }
   return { frame, x, y, ...(f.z !== undefined ? { z } : {}), values, reads };
 }

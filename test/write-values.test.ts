@@ -3,6 +3,7 @@
 // before, 0.5 was stored as 0 and 3.7e9 wrapped to -594967296. Both `value` and `data` are
 // checked, and a refused write leaves the field as it was. And an input a compose redeclares
 // loses what was written into it: the answer says so (input_reset), as state_reset does for state.
+// A write without `port` into a node of several state ports is refused rather than guessed.
 
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
@@ -53,6 +54,11 @@ t.test('integer and bool components refuse values they cannot hold; the field st
   t.ok((await ask({ op: 'write', node: 'board', port: 'flags', data: f32Base64(1, 0, 0, 0), region: { x: 0, y: 0, width: 4, height: 1 } })).ok, 'a bool of 1 is written');
   await ask({ op: 'evaluate' });
   t.same(await at00(), [-7, 1]);
+  // Two state ports: a write without `port` would guess; it is refused, naming both.
+  const unnamed = await ask({ op: 'write', node: 'board', value: 3 });
+  t.match(unnamed.error, { field: 'port', expected: 'cells | flags', message: /^node `board` has 2 state ports \(cells, flags\): name the one to write with `port`$/ });
+  await ask({ op: 'evaluate' });
+  t.same(await at00(), [-7, 1], 'and nothing was written');
 });
 
 t.test('an input a compose redeclares starts from its declaration again, and the answer says so (input_reset)', async (t) => {

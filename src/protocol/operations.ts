@@ -153,7 +153,7 @@ const TABLE = [
     answer: 'name, width, height (and depth, of a 3-D field: the slices answered), format, data (base64), frame; with file: path, bytes and summary (channel, min, max, mean of the field\'s finite values; nan and infinite: how many NaNs and infinities were left out) instead of data',
     effect: 'read', idempotent: true, returns: { name: 'string', width: 'integer', height: 'integer', depth: 'integer', components: 'integer', format: 'string', data: 'string', frame: 'integer', path: 'string', bytes: 'integer', summary: 'array' } }),
   op({ name: 'write', group: 'State', summary: "Write into a node's state or a scene input (needs field.write). Floats are kept bit for bit (NaN payloads and infinities too). A write into a state before the first frame is the state frame 0 starts from (a kernel that seeds its state at frame 0 overwrites it).",
-    fields: [f('node', 'string', 'the node (or an input name)'), f('input', 'string', 'a scene input (instead of node)'), f('port', 'string', 'the state port (omit for an input)'),
+    fields: [f('node', 'string', 'the node (or an input name)'), f('input', 'string', 'a scene input (instead of node)'), f('port', 'string', 'the state port (may be omitted when the node has only one; omit for an input)'),
       f('data', 'string', 'base64 little-endian f32, component-major planes'), f('value', 'number|array', 'one value (a number or components) for every element'),
       f('file', 'string', "an image (PNG, JPEG) under the scene's folder, its sRGB decoded to linear and resized to the field"),
       f('region', 'object', '{x, y, width, height} to write part of it (x and y default to 0, width and height to the rest of the field from there); of a 3-D field also z and depth, the slices (default all)')],

@@ -38,6 +38,8 @@ function writable(w: World, f: RequestFields<'write'>): { key: string; field: Fi
     throw new ProtocolError(`no node or input \`${name}\`${near ? `; did you mean \`${near}\`?` : ''}; the nodes: ${w.scene.nodes.map((n) => n.name).join(', ') || 'none'}; the inputs: ${[...w.scene.inputs.keys()].join(', ') || 'none'}`, { field: 'node' });
   }
   const states = node.kernel.ports.filter((p) => p.kind === 'state').map((p) => p.name);
+  if (f.port === undefined && states.length > 1)
+    throw new ProtocolError(`node \`${name}\` has ${states.length} state ports (${states.join(', ')}): name the one to write with \`port\``, { field: 'port', expected: states.join(' | ') });
   const port = typeof f.port === 'string' ? f.port : states[0];
   if (!port || !states.includes(port))
     throw states.length

@@ -75,6 +75,31 @@ t.test('Redis restarted (empty) mid-render: everyone reconnects and the render c
   t.match(worker.lines.find((l) => l.stopping), { stopping: true, held: 0 }, 'a worker told to stop says so, with the jobs it finishes first');
 });
 
+t.test('Redis away for a while: the submitter and the worker say so again while it stays away, and go on when it is back', async (t) => {
+  const redis = await RedisServer.start();
+  t.teardown(() => redis.stop());
+  const dir = scratchDir('entelechy-farm-');
+  writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
+  const quick = { ENTELECHY_FARM_QUIET_MS: '1500' };
+  const worker = await startWorker(redis.url, [], quick);
+  t.teardown(() => stopWorker(worker));
+  const farm = entelechy(['render', join(dir, 'slow.esn'), '--size', '20x20', '--frames', '0:5', '--farm', redis.url, '--json', '-o', join(dir, 'farm', '%04d.png')], quick);
+  t.teardown(() => farm.kill('SIGKILL'));
+  await farm.line((l) => l.frame !== undefined);
+  await redis.stop('SIGKILL');
+  const away = await farm.line((l) => l.redis === 'away');
+  t.match(away, { note: /^Redis at redis:\/\/127\.0\.0\.1:\d+ is still away after \d+ s: retrying; start it again, or stop with Ctrl-C$/, away_s: Number });
+  t.match(await worker.line((l) => l.redis === 'away'), { note: /is still away after \d+ s/ }, 'the worker says so too');
+  t.match(worker.lines.find((l) => l.redis === 'lost'), { note: /^lost the connection to Redis at .*: retrying; this worker takes frames again when it is back$/ });
+  await redis.restart();
+  t.same(await farm.exited, { code: 0, signal: null }, farm.stderr);
+  t.same(readdirSync(join(dir, 'farm')).sort(), ['0000.png', '0001.png', '0002.png', '0003.png', '0004.png', '0005.png'], 'every frame written');
+  const notes = farm.lines.filter((l) => l.redis).map((l) => l.redis);
+  t.same([notes[0], notes.at(-1)], ['lost', 'back'], 'lost first, back last');
+  t.notOk(farm.lines.some((l) => l.quiet_s !== undefined && farm.lines.indexOf(l) < farm.lines.findIndex((x) => x.redis === 'back') && farm.lines.indexOf(l) > farm.lines.findIndex((x) => x.redis === 'lost')), 'no "no worker" note while Redis was away');
+  await worker.line((l) => l.redis === 'back');
+});
+
 t.test('a render no worker takes says so after a while (it waited without a word)', async (t) => {
   const redis = await RedisServer.start();
   t.teardown(() => redis.stop());

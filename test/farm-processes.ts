@@ -48,13 +48,14 @@ export class Proc {
     this.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   }
 
-  /** The first line (seen already or to come) that passes `test`; rejects if the process ends first. */
-  line(test: (l: any) => boolean): Promise<any> {
+  /** The first line (seen already or to come) that passes `test`; rejects if the process ends first, or after `ms` (a test never hangs to tap's timeout). */
+  line(test: (l: any) => boolean, ms = 120_000): Promise<any> {
     const seen = this.lines.find(test);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      this.waiters.push({ test, resolve });
-      void this.exited.then(({ code, signal }) => reject(new Error(`ended (status ${code}, signal ${signal}) before the line awaited\n${this.stderr}`)));
+      const timer = setTimeout(() => reject(new Error(`no such line in ${ms / 1000} s; the lines: ${JSON.stringify(this.lines).slice(-2000)}\n${this.stderr}`)), ms);
+      this.waiters.push({ test, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+      void this.exited.then(({ code, signal }) => (clearTimeout(timer), reject(new Error(`ended (status ${code}, signal ${signal}) before the line awaited\n${this.stderr}`))));
     });
   }
 
@@ -68,8 +69,8 @@ export function entelechy(args: string[], env: Record<string, string> = {}): Pro
 }
 
 /** A farm worker, once it says it is taking frames. */
-export async function startWorker(url: string, args: string[] = []): Promise<Proc> {
-  const w = entelechy(['farm', 'worker', '--redis', url, '--json', ...(args.includes('--workers') ? [] : ['--workers', '1']), ...args]);
+export async function startWorker(url: string, args: string[] = [], env: Record<string, string> = {}): Promise<Proc> {
+  const w = entelechy(['farm', 'worker', '--redis', url, '--json', ...(args.includes('--workers') ? [] : ['--workers', '1']), ...args], env);
   await w.line((l) => l.ready);
   return w;
 }

@@ -17,6 +17,8 @@ import { BandEncoder } from './bands.js';
 import { InputFill } from './inputs.js';
 import { aliveKey, connect, QUEUE, RESULT_SECONDS, resultKey, jobId, type FrameJob, type FrameResult } from './jobs.js';
 import { WorkerEngines } from './worker-engines.js';
+import { QUIET_MS } from './quiet.js';
+import { RedisWatch } from './redis-watch.js';
 
 export interface FarmWorkerOptions {
   redis: string;
@@ -113,7 +115,9 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
   void worker.run();
   await worker.waitUntilReady();
   say({ ready: true, worker: name, queue: QUEUE, concurrency }, `farm worker ${name}: taking frames from ${options.redis} (${concurrency} at once)`);
+  const watch = new RedisWatch(connection, options.redis, (line) => say(line, `farm worker ${name}: ${line.note}`), QUIET_MS, 'worker');
   await stopped;
+  watch.stop();
 }
 
 /**

@@ -2,8 +2,8 @@
 // bench can take many minutes; a typo should not cost them), then the rounds, the table, the JSON
 // report and the chart.
 
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../src/main/user-error.js';
 import { writeFileAtomic } from '../src/main/files.js';
 import type { PipelineName } from './reference/measurement.js';
@@ -20,7 +20,6 @@ export interface RoundsArgs {
   json: boolean;
   chart?: string;
   out?: string;
-  compile?: boolean;
 }
 
 export function parseSizes(text: string): number[] {
@@ -37,17 +36,19 @@ function writable(option: string, path: string, ending: string): string {
   if (!full.toLowerCase().endsWith(ending)) throw new UserError(`--${option} names a ${ending} file; got \`${path}\``);
   const folder = dirname(full);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UserError(`--${option}: the folder of \`${path}\` does not exist; create it first`);
-  try {
-    accessSync(folder, constants.W_OK);
-  } catch {
-    throw new UserError(`--${option}: cannot write into the folder of \`${path}\``);
-  }
   if (existsSync(full) && statSync(full).isDirectory()) throw new UserError(`--${option}: \`${path}\` is a folder; name a file`);
+  // Tried by writing, not by access(): root passes access() on a read-only mount, or /sys.
+  const probe = join(folder, `.entelechy-bench-${process.pid}.tmp`);
+  try {
+    writeFileSync(probe, '');
+    rmSync(probe);
+  } catch (e) {
+    throw new UserError(`--${option}: cannot write into the folder of \`${path}\` (${(e as NodeJS.ErrnoException).code ?? 'refused'}); name a file in a folder you can write`);
+  }
   return full;
 }
 
 export async function benchRounds(args: RoundsArgs): Promise<void> {
-  if (args.compile) throw new UserError('--compile measures the compiler, not rounds of the pipelines: drop --rounds, --sizes, --chart and --out, or --compile');
   const rounds = args.rounds ?? 3;
   if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 100)) throw new UserError(`--rounds must be a whole number between 1 and 100; got ${args.rounds}`);
   const sizes = args.sizes !== undefined ? parseSizes(args.sizes) : [args.size];
@@ -58,9 +59,19 @@ export async function benchRounds(args: RoundsArgs): Promise<void> {
   // Imported once the options are known to be good: they load the compiler (a second or more).
   const [{ roundsTable, runRounds }, { chartSvg }] = await Promise.all([import('./rounds.js'), import('./chart.js')]);
   const report = await runRounds({ sizes, pipelines: args.pipelines, rounds, runs: args.runs, workers: Math.max(1, args.workers), c: args.c, halide: args.halide }, say);
-  if (out) writeFileAtomic(out, JSON.stringify(report, null, 2) + '\n');
-  if (chart) writeFileAtomic(chart, await chartSvg(report));
+  // The table first: a file that cannot be written after all (a full disk) loses nothing else.
   process.stdout.write(args.json ? JSON.stringify(report) + '\n' : roundsTable(report) + '\n');
-  if (out) say(`report: ${args.out}`);
-  if (chart) say(`chart: ${args.chart}`);
+  const failed: string[] = [];
+  const keep = async (option: string, path: string | undefined, given: string | undefined, text: () => Promise<string> | string) => {
+    if (!path) return;
+    try {
+      writeFileAtomic(path, await text());
+      say(`${option === 'out' ? 'report' : 'chart'}: ${given}`);
+    } catch (e) {
+      failed.push(`--${option}: \`${given}\` could not be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  };
+  await keep('out', out, args.out, () => JSON.stringify(report, null, 2) + '\n');
+  await keep('chart', chart, args.chart, () => chartSvg(report));
+  if (failed.length) throw new UserError(`${failed.join('; ')}; the table above holds the figures`);
 }

@@ -223,42 +223,67 @@ export async function bench(options: BenchOptions): Promise<{ measurements: Meas
   if ('skipped' in build) say(`C reference skipped: ${build.skipped}`);
   const halide = options.halide ? await buildHalide() : { skipped: 'disabled with --no-halide' };
   if ('skipped' in halide && options.halide) say(`Halide skipped: ${halide.skipped}`);
-  for (const p of options.pipelines) {
-    const add = (m: Measurement) => {
-      measurements.push(m);
-      emit({ ...m, compile_ms: m.compile_ms ?? 0, runs: undefined, runs_ms: m.runs.map((r) => Math.round(r * 1000) / 1000) });
-    };
-    const counts = options.workers > 1 ? [1, options.workers] : [1];
-    say(`${p}: engine on ${counts.join(' and ')} worker${options.workers > 1 ? 's' : ''}, runs alternating...`);
-    for (const m of await measureEngines(p, options.size, options.runs, counts)) add(m);
-    if (options.js) {
-      say(`${p}: plain JavaScript...`);
-      add(runJs(p, options.size, options.size, options.runs));
+  // Interrupted: what was measured is told, not lost (the --json lines are out already).
+  const interrupted = (signal: NodeJS.Signals) => {
+    const message = `interrupted (${signal}): ${measurements.length ? `the figures above are those measured (${[...new Set(measurements.map((m) => m.pipeline))].join(', ')})` : 'nothing was measured yet'}`;
+    if (options.json) process.stdout.write(JSON.stringify({ error: { message } }) + '\n');
+    else {
+      if (measurements.length) process.stdout.write(table(measurements, extras, options) + '\n');
+      process.stderr.write(`entelechy: ${message}\n`);
     }
-    if (!('skipped' in build)) {
-      say(`${p}: C reference on ${options.workers} threads...`);
-      add(await runReference(build.binary, p, options.size, options.size, options.runs, options.workers));
-    }
-    if (!('skipped' in halide)) {
-      say(`${p}: Halide on ${options.workers} threads (JIT-compiled first)...`);
-      add(await runHalide(halide.binary, p, options.size, options.size, options.runs, options.workers));
-    }
-    const c = compileLatency(p);
-    extras.push(c);
-    emit(c);
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    return await measureAll();
+  } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
   }
-  const overhead = await frameOverhead(options.workers);
-  extras.push(overhead);
-  emit(overhead);
-  const edit = await editToPublished();
-  extras.push(edit);
-  emit(edit);
-  if (!options.json) process.stdout.write(table(measurements, extras, options) + '\n');
-  return { measurements, extras };
+
+  async function measureAll() {
+    for (const p of options.pipelines) {
+      const add = (m: Measurement) => {
+        measurements.push(m);
+        emit({ ...m, compile_ms: m.compile_ms ?? 0, runs: undefined, runs_ms: m.runs.map((r) => Math.round(r * 1000) / 1000) });
+      };
+      const counts = options.workers > 1 ? [1, options.workers] : [1];
+      say(`${p}: engine on ${counts.join(' and ')} worker${options.workers > 1 ? 's' : ''}, runs alternating...`);
+      for (const m of await measureEngines(p, options.size, options.runs, counts)) add(m);
+      if (options.js) {
+        say(`${p}: plain JavaScript...`);
+        add(runJs(p, options.size, options.size, options.runs));
+      }
+      if (!('skipped' in build)) {
+        say(`${p}: C reference on ${options.workers} threads...`);
+        add(await runReference(build.binary, p, options.size, options.size, options.runs, options.workers));
+      }
+      if (!('skipped' in halide)) {
+        say(`${p}: Halide on ${options.workers} threads (JIT-compiled first)...`);
+        add(await runHalide(halide.binary, p, options.size, options.size, options.runs, options.workers));
+      }
+      const c = compileLatency(p);
+      extras.push(c);
+      emit(c);
+    }
+    const overhead = await frameOverhead(options.workers);
+    extras.push(overhead);
+    emit(overhead);
+    const edit = await editToPublished();
+    extras.push(edit);
+    emit(edit);
+    if (!options.json) process.stdout.write(table(measurements, extras, options) + '\n');
+    return { measurements, extras };
+  }
 }
+
+/** How far another system's checksum may be from the engine's, relative (f32 against f64, -ffast-math). */
+const CHECKSUM_TOLERANCE = 1e-5;
 
 export function table(ms: Measurement[], extras: Extra[], options: BenchOptions): string {
   const rows: string[][] = [['pipeline', 'system', 'workers', 'Mpix/s', 'median ms', 'vs C', 'vs Halide', 'vs JS', 'vs 1 worker', 'checksum']];
+  const disagree: string[] = [];
   for (const p of options.pipelines) {
     const of = (system: string, workers?: number) => ms.find((m) => m.pipeline === p && m.system === system && (workers === undefined || m.workers === workers));
     const c = of('c');
@@ -268,13 +293,17 @@ export function table(ms: Measurement[], extras: Extra[], options: BenchOptions)
     for (const m of ms.filter((x) => x.pipeline === p)) {
       const ratio = (other?: Measurement) => (other && m !== other ? `${(m.mpix_s / other.mpix_s).toFixed(2)}x` : '');
       rows.push([p, m.system, String(m.workers), m.mpix_s.toFixed(1), m.median_ms.toFixed(2), ratio(c), ratio(hl), ratio(js), m.system === 'entelechy' ? ratio(one) : '', m.checksum.toPrecision(9)]);
+      const off = one && m.system !== 'entelechy' ? Math.abs(m.checksum - one.checksum) / Math.max(Math.abs(one.checksum), 1e-30) : 0;
+      if (off > CHECKSUM_TOLERANCE) disagree.push(`${p} ${m.system}: checksum ${m.checksum.toPrecision(9)} is ${(off * 100).toPrecision(2)} % from the engine's ${one!.checksum.toPrecision(9)}, past ${CHECKSUM_TOLERANCE} relative: its ratios compare different work${p === 'P4' ? ' (a few of P4\'s escape counts at the set\'s edge differ under C\'s -ffast-math, which fuses multiply-adds; at small sizes a few pixels weigh a lot)' : ''}`);
     }
   }
   const width = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const lines = rows.map((r) => r.map((cell, i) => cell.padEnd(width[i])).join('  '));
   lines.splice(1, 0, width.map((w) => '-'.repeat(w)).join('  '));
   lines.push('');
-  for (const e of extras) lines.push(`${e.measurement} ${e.pipeline}${e.width ? ` ${e.width}x${e.height}` : ''}: ${e.median_ms.toFixed(3)} ms median of ${e.samples}${e.note ? ` (${e.note})` : ''}`);
+  for (const d of disagree) lines.push(`note: ${d}`);
+  if (disagree.length) lines.push('');
+  for (const e of extras) lines.push(`${e.measurement} ${e.pipeline}${e.width ? ` ${e.width}x${e.height}${e.width !== options.size ? ' (its own size, whatever --size)' : ''}` : ''}: ${e.median_ms.toFixed(3)} ms median of ${e.samples}${e.note ? ` (${e.note})` : ''}`);
   return lines.join('\n');
 }
 

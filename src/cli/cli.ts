@@ -3,6 +3,7 @@
 import { basename, dirname, extname, resolve } from 'node:path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { benchMode, givenOptions, pipelineNames, wholeCount } from './bench-args.js';
 import { formatDiagnostic } from '../ir/check/report.js';
 import { loadScene, type Scene } from '../ir/check/scene.js';
 import { dumpTo, PASSES, type PassName } from '../ir/dump.js';
@@ -343,33 +344,32 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('chart', { type: 'string', describe: 'with rounds: draw the ratios to C (and Halide) into this SVG file' })
           .option('out', { type: 'string', describe: 'with rounds: write the whole report (every round\'s figures) into this JSON file' }),
       async (argv) => {
-        if (argv.compile || argv.cold) {
+        const mode = benchMode(givenOptions(hideBin(process.argv)));
+        const runs = wholeCount('runs', argv.runs, 1000, given('--runs', argv.runs));
+        const scenes = argv.scenes?.split(',').map((s) => s.trim());
+        if (mode === 'compile' || mode === 'cold') {
           const { benchCompile, corpus, CHAIN } = await fromBench(() => import('../../bench/compile.js'));
-          const names = [...corpus().map((c) => c.name), ...(argv.cold ? [] : [CHAIN])];
-          const unknown = argv.scenes?.split(',').map((s) => s.trim()).find((s) => !names.includes(s));
-          if (unknown) throw new UserError(`--scenes: \`${unknown}\` is not a corpus scene; they are ${names.join(', ')}`);
-          if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${given('--runs', argv.runs)}`);
-          if (argv.cold) {
+          const names = [...corpus().map((c) => c.name), ...(mode === 'cold' ? [] : [CHAIN])];
+          const unknown = scenes?.find((s) => !names.includes(s));
+          if (unknown !== undefined) throw new UserError(`--scenes: \`${unknown}\` is not a corpus scene; they are ${names.join(', ')}`);
+          if (mode === 'cold') {
             const { benchCold } = await fromBench(() => import('../../bench/cold.js'));
-            await benchCold({ scenes: argv.scenes?.split(',').map((s) => s.trim()), runs: argv.runs, json: argv.json });
+            await benchCold({ scenes, runs, json: argv.json });
             return;
           }
-          if (!(argv.edits >= 1 && argv.edits <= 1000)) throw new UserError(`--edits must be between 1 and 1000; got ${given('--edits', argv.edits)}`);
-          await benchCompile({ scenes: argv.scenes?.split(',').map((s) => s.trim()), runs: argv.runs, edits: argv.edits, json: argv.json });
+          const edits = wholeCount('edits', argv.edits, 1000, given('--edits', argv.edits));
+          await benchCompile({ scenes, runs, edits, json: argv.json });
           return;
         }
         const { isPipelineName, bench } = await loadBench();
-        const pipelines = String(argv.pipelines).split(',').map((p) => p.trim().toUpperCase());
-        const bad = pipelines.find((p) => !isPipelineName(p));
-        if (bad) throw new UserError(`--pipelines: \`${bad}\` is not a pipeline; they are P1, P2, P3, P4`);
+        const pipelines = pipelineNames(String(argv.pipelines), isPipelineName);
         if (!(argv.size >= 16 && argv.size <= 16384)) throw new UserError(`--size must be between 16 and 16384; got ${given('--size', argv.size)}`);
-        if (!(argv.runs >= 1 && argv.runs <= 1000)) throw new UserError(`--runs must be between 1 and 1000; got ${given('--runs', argv.runs)}`);
-        if (argv.rounds !== undefined || argv.sizes !== undefined || argv.chart !== undefined || argv.out !== undefined) {
+        if (mode === 'rounds') {
           const { benchRounds } = await fromBench(() => import('../../bench/rounds-cli.js'));
-          await benchRounds({ ...argv, pipelines: pipelines as PipelineName[] });
+          await benchRounds({ ...argv, runs, pipelines: pipelines as PipelineName[] });
           return;
         }
-        await bench({ size: argv.size, pipelines: pipelines as PipelineName[], runs: argv.runs, workers: Math.max(1, argv.workers), c: argv.c, js: argv.js, halide: argv.halide, json: argv.json });
+        await bench({ size: argv.size, pipelines: pipelines as PipelineName[], runs, workers: Math.max(1, argv.workers), c: argv.c, js: argv.js, halide: argv.halide, json: argv.json });
       },
     )
     .command(

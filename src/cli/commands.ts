@@ -28,7 +28,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     example: 'entelechy help evaluate   (--json: as the protocol answers it; --all: every name)', doc: 'docs/protocol.md#the-agent-protocol' },
   { name: 'farm', usage: 'farm <role>', summary: 'farm worker --redis URL: render frames for `render --farm` from a queue in Redis (docs/distributed.md)',
     example: 'entelechy farm worker --redis redis://127.0.0.1:6379', doc: 'docs/distributed.md' },
-  { name: 'bench', usage: 'bench', summary: 'measure the benchmark pipelines (bench/PIPELINES) on the engine, in plain JavaScript, in C and in Halide, side by side',
+  { name: 'bench', usage: 'bench', summary: 'measure the benchmark pipelines P1-P4 (bench/scenes/p1.esn to p4.esn) on the engine, in plain JavaScript, in C and in Halide, side by side',
     example: 'entelechy bench --pipelines P1 --size 1024', doc: 'bench/RESULTS.md' },
 ];
 

@@ -343,7 +343,7 @@ t.test('websocket: foreign origins refused with 403, loopback and allowed origin
   }
 });
 
-t.test('websocket: a message of several lines is several requests; one past the line limit is answered with the limit; the 403 names --allow-origin', async (t) => {
+t.test('websocket: a message of several lines is several requests; one past the line limit is answered with the limit, a blank one with an error; the 403 names --allow-origin', async (t) => {
   const { listener } = await start(t, { maxLineBytes: 64 * 1024 });
   const { ws, lines } = await wsOpen(listener.port);
   ws.send('m1\nm2\r\n');
@@ -353,6 +353,10 @@ t.test('websocket: a message of several lines is several requests; one past the 
   t.match(JSON.parse(await lines()), { error: { limit: 'line-length', max: 64 * 1024 } }, 'answered, not closed (1009)');
   ws.send('after');
   t.equal(await lines(), echoed('after', 'websocket'), 'the connection goes on');
+  for (const blank of ['', ' \r\n\t'])
+    t.match(JSON.parse(await (ws.send(blank), lines())), { error: { message: /^an empty message holds no request: send one JSON object per message/ } }, `a blank message ${JSON.stringify(blank)} is answered (a client waits for an answer to each message)`);
+  ws.send('last');
+  t.equal(await lines(), echoed('last', 'websocket'));
   ws.close();
   const body = await new Promise<string>((resolve) => {
     const refused = new WebSocket(`ws://127.0.0.1:${listener.port}/`, { origin: 'http://evil.example' });

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <math.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -82,6 +84,13 @@ entelechy *entelechy_connect(const char *host, int port, char *error, size_t err
       snprintf(error, error_size, "cannot connect to %s:%d: %s%s", host, port, strerror(last_errno),
                last_errno == ECONNREFUSED ? " (is `entelechy serve SCENE --listen HOST:PORT` running?)" : "");
     return NULL;
+  }
+  {
+    /* A request goes out as two writes (the line, then its newline): without this, Nagle's
+       algorithm holds the second until the first is acknowledged, and delayed ACKs make that
+       about 40 ms a request. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
 #ifdef SO_NOSIGPIPE
   {
@@ -198,6 +207,11 @@ int entelechy_request(entelechy *conn, const char *line, char **answer) {
   while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r')) length--; /* a trailing newline is fine */
   if (memchr(line, '\n', length)) {
     set_error(conn, "a request is one line: this one holds a newline");
+    return ENTELECHY_EARGUMENT;
+  }
+  if (strspn(line, " \t\r") >= length) {
+    /* The session skips blank lines without an answer: waiting for one would wait for ever. */
+    set_error(conn, "an empty request: send a JSON object such as {\"op\":\"status\"}");
     return ENTELECHY_EARGUMENT;
   }
   if (conn->broken) {
@@ -327,6 +341,10 @@ int entelechy_read_f32_fields(entelechy *conn, const char *fields, float *buf, s
   int status;
 
   if (!conn || (!buf && cap > 0)) return ENTELECHY_EARGUMENT;
+  if (fields && strstr(fields, "\"format\"")) {
+    set_error(conn, "entelechy_read_f32_fields reads floats: leave \"format\" out of its fields (entelechy_request reads a PNG)");
+    return ENTELECHY_EARGUMENT;
+  }
   line = malloc(line_size);
   if (!line) {
     set_error(conn, "out of memory");

@@ -128,6 +128,12 @@ int main(int argc, char **argv) {
         "reading an output that does not exist: no output `nope`");
   check(entelechy_request(conn, "{\"op\":\n\"status\"}", &answer) == ENTELECHY_EARGUMENT && answer == NULL,
         "a request holding a newline is refused before it is sent");
+  check(entelechy_request(conn, " \t", &answer) == ENTELECHY_EARGUMENT && answer == NULL &&
+            strstr(entelechy_error(conn), "an empty request") != NULL,
+        "an empty request is refused before it is sent (the session would never answer it)");
+  check(entelechy_read_f32_fields(conn, "\"output\":\"result\",\"format\":\"png\"", small, 4, NULL) == ENTELECHY_EARGUMENT &&
+            strstr(entelechy_error(conn), "leave \"format\" out") != NULL,
+        "entelechy_read_f32_fields refuses a format of the caller's");
 
   /* quit ends this connection: the next request fails with ENTELECHY_EIO */
   status = entelechy_request(conn, "{\"op\":\"quit\"}", &answer);

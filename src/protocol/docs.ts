@@ -69,7 +69,7 @@ export function renderProtocolDoc(): string {
     '',
     'Doors: `entelechy serve SCENE` reads requests on stdin and writes answers on stdout (`quit` ends the process);',
     'with `--listen host:port` (default 127.0.0.1:7788; port 0 picks a free one and stderr says `listening on HOST:PORT`)',
-    'the same lines are served over every TCP connection, and over WebSocket (one request per message; a message of several lines is several requests, in order) by HTTP',
+    'the same lines are served over every TCP connection, and over WebSocket (one request per message; a message of several lines is several requests, in order; a blank line is skipped, a blank message answered with an error) by HTTP',
     'upgrade on the same port; `quit` ends only that connection. WebSocket upgrades from foreign browser origins are',
     'refused unless `--allow-origin http://host:port` names them. `entelechy-player SCENE --serve` serves the same doors beside its window: there `evaluate` answers with',
     "the window's next frame and `read` returns the frame it shows (docs/player.md). `entelechy mcp SCENE` offers the",

@@ -229,7 +229,7 @@ export interface DoorIO {
   destroy(): void;
 }
 
-export type Item = { line: string } | { oversize: true; head: string };
+export type Item = { line: string } | { refused: string };
 
 export class Door implements Connection {
   readonly id = ++nextConnectionId;
@@ -289,7 +289,12 @@ export class Door implements Connection {
 
   /** A request line was too long: answered with an error in its turn. */
   pushOversize(head = ''): void {
-    this.enqueue({ oversize: true, head }, 0);
+    this.enqueue({ refused: oversizeLine(this.limits.maxLineBytes, head) }, 0);
+  }
+
+  /** A message that held no request (a blank WebSocket message): answered with an error in its turn, as nothing else would answer it. */
+  pushEmpty(): void {
+    this.enqueue({ refused: errorLine('an empty message holds no request: send one JSON object per message, e.g. {"id": 1, "op": "status"}') }, 0);
   }
 
   /** No more input (the client half-closed, or stdin ended): answer what is queued, then end. */
@@ -355,7 +360,7 @@ export class Door implements Connection {
   }
 
   private async answer(item: Item): Promise<{ answer: string; close?: boolean } | undefined> {
-    if ('oversize' in item) return { answer: oversizeLine(this.limits.maxLineBytes, item.head) };
+    if ('refused' in item) return { answer: item.refused };
     try {
       const result = await this.handler(item.line, this);
       if (result === undefined || result === null) return undefined;

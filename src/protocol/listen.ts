@@ -174,7 +174,10 @@ export async function listen(
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
       if (bytes.length > limits.maxLineBytes) return door.pushOversize(bytes.subarray(0, HEAD_BYTES).toString('utf8'));
       // One request a message; a message of several lines is taken as several requests, in order, as over TCP.
-      for (const line of bytes.toString('utf8').split(/\r?\n/)) if (line.trim() !== '') door.push(line);
+      const lines = bytes.toString('utf8').split(/\r?\n/).filter((line) => line.trim() !== '');
+      // A blank message is answered: over TCP a blank line is nothing, but a client sends a message to be answered.
+      if (lines.length === 0) return door.pushEmpty();
+      for (const line of lines) door.push(line);
     });
     ws.on('error', () => {});
     ws.on('close', () => {

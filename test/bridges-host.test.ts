@@ -82,9 +82,9 @@ for (const [kind, open] of transports) {
     t.same((await ask('unpin', client.request('unpin', { node: 'board' }))).pins, []);
     t.equal((await ask('retire', client.request('retire', { kernel: 'life.step@2' }))).id, 'life.step@2');
     t.same(await ask('cancel', client.request('cancel')), { cancelled: 0 }, 'nothing running to cancel');
-    const closed = new Promise<void>((resolve) => client.onClose(() => resolve()));
+    const closed = new Promise<Error | undefined>((resolve) => client.onClose(resolve));
     t.same(await ask('quit', client.request('quit')), {});
-    await closed;
+    t.equal(await closed, undefined, 'a quit of its own is no error');
     t.ok(client.closed, 'quit ends the connection');
     await t.rejects(client.request('status'), { name: 'EntelechyConnectionError', message: /is closed; `status` was not sent/ });
     t.same([...reached].sort(), [...OPERATION_NAMES].sort(), 'all 26 operations reached');
@@ -200,7 +200,7 @@ t.test('connection problems are clear errors', async (t) => {
   const error = await waiting;
   t.ok(error instanceof EntelechyConnectionError);
   t.match((error as Error).message, /^`status` \(request 1\) got no answer: /);
-  await ended;
+  t.match(await ended, { name: 'EntelechyConnectionError' }, 'onClose hears an error');
   t.ok(client.closed);
   // The client may see its connection close before the dying server's listener is closed (the
   // kernel closes a process's sockets one by one): wait for the exit itself.
@@ -210,6 +210,16 @@ t.test('connection problems are clear errors', async (t) => {
   await t.rejects(connect(`127.0.0.1:${session.port}`), { name: 'EntelechyConnectionError', message: /^cannot connect to tcp:\/\/127\.0\.0\.1:\d+: connection refused/ });
   await t.rejects(connect(`ws://127.0.0.1:${session.port}`), { name: 'EntelechyConnectionError', message: /^cannot connect to ws:\/\/127\.0\.0\.1:\d+: connection refused/ });
   await t.rejects(connect('somewhere'), { name: 'EntelechyConnectionError', message: /give ws:\/\/HOST:PORT, tcp:\/\/HOST:PORT or HOST:PORT/ });
+});
+
+t.test('a session that ends under an idle client is told to onClose as an error (a host exited 0 as if it had closed it)', async (t) => {
+  for (const via of ['tcp', 'ws'] as const) {
+    const session = await serveExample(t, 'rings');
+    const client = await connect(`${via}://127.0.0.1:${session.port}`, { timeout: TIMEOUT });
+    const ended = new Promise<Error | undefined>((resolve) => client.onClose(resolve));
+    session.child.kill('SIGTERM');
+    t.match(await ended, { name: 'EntelechyConnectionError', message: /(closed the connection \(the session ended\?\)|reset by the session)$/ }, via);
+  }
 });
 
 // Types only (never run): requests are typed from the operations table.

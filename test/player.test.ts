@@ -234,6 +234,11 @@ t.test('bridges/web: the WebSocket client page sends status and read and shows t
   const width = await until(page, 'the image of read', () => (document.querySelector('#log img') as HTMLImageElement | null)?.naturalWidth);
   t.equal(width, 128, 'the image of `read` is the 128 x 128 board');
   await shot(page, 'bridge-web');
+  // Nothing listens there: the close that follows the error keeps the error's words.
+  await page.fill('#address', 'ws://127.0.0.1:1/');
+  await page.click('#connect');
+  const state = await until(page, 'the connection refused', () => document.getElementById('state')!.textContent!.startsWith('could not connect') && document.getElementById('state')!.textContent);
+  t.match(state, /^could not connect \(is the session listening\? is this origin allowed\? `--allow-origin` names it\)$/);
   await page.close();
 });
 

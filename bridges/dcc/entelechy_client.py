@@ -260,6 +260,11 @@ class Client:
         self.events: Deque[Event] = deque(maxlen=max_events)
         #: How many times a connection was opened (1 after the first connect).
         self.connects = 0
+        #: The id of the session this client last connected to (``status``'s ``session``).
+        self.session: Optional[str] = None
+        #: How many times a reconnection found another session (restarted): its params and state
+        #: are the scene's again. Each is also told as a ``session_restarted`` event.
+        self.restarts = 0
         #: The id the session echoed on the last answer (each request gets the next integer).
         self.last_answer_id: Optional[Any] = None
         self._sock: Optional[socket.socket] = None
@@ -294,11 +299,32 @@ class Client:
                 self._sock = sock
                 self._buffer = b""
                 self.connects += 1
+                self._learn_session()
                 return self
             raise ConnectionLost(
                 f"cannot connect to an Entelechy session at {self.host}:{self.port} ({last}); "
                 f"start one with `entelechy serve SCENE --listen {self.host}:{self.port}`"
             )
+
+    def _learn_session(self) -> None:
+        """Ask the session who it is. A reconnection that finds another session (the server
+        restarted) tells it: what this client set there (params, state, kernels) is gone, and a
+        caller that keeps values (a DCC's panel) must send them again."""
+        try:
+            session = self._exchange("status", {}).get("session")
+        except (ConnectionError, OSError, ProtocolViolation) as err:
+            self._drop()
+            raise ConnectionLost(f"the session at {self.host}:{self.port} closed the connection at once ({err})") from err
+        if not isinstance(session, str):
+            return
+        was, self.session = self.session, session
+        if was is not None and was != session:
+            self.restarts += 1
+            self._note_events([{
+                "kind": "session_restarted", "session": session, "was": was,
+                "message": f"the session at {self.host}:{self.port} is a new one (it restarted): its params, "
+                "state and kernels are the scene's again; send again what you had set",
+            }])
 
     def close(self) -> None:
         """Close the connection (the session goes on; a later request opens a new one)."""
@@ -661,12 +687,25 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("op", choices=OPERATIONS)
     parser.add_argument("fields", nargs="?", default="{}", help='the fields as a JSON object, e.g. \'{"name": "warmth", "value": 0.9}\'')
     args = parser.parse_args(argv)
-    client = Client(args.host, args.port, reconnect=False)
     try:
-        print(json.dumps(client.request(args.op, **json.loads(args.fields)), indent=2))
+        fields = json.loads(args.fields)
+    except ValueError as err:
+        parser.error(f"the fields are not JSON ({err}): give an object, e.g. '{{\"name\": \"warmth\", \"value\": 0.9}}'")
+    if not isinstance(fields, dict):
+        parser.error(f"the fields are a JSON object, e.g. '{{\"name\": \"warmth\", \"value\": 0.9}}'; got {args.fields}")
+    try:
+        client = Client(args.host, args.port, reconnect=False)
+    except ConnectionLost as err:
+        print(f"entelechy_client: {err}", file=sys.stderr)
+        return 1
+    try:
+        print(json.dumps(client.request(args.op, **fields), indent=2))
         return 0
     except EntelechyError as err:
         print(json.dumps({"error": err.data}, indent=2), file=sys.stderr)
+        return 1
+    except ConnectionLost as err:
+        print(f"entelechy_client: {err}", file=sys.stderr)
         return 1
     finally:
         client.close()

@@ -137,7 +137,10 @@ export class EntelechyClient {
     return () => set!.delete(listener);
   }
 
-  /** Called once when the connection ends (with the error that ended it, if any). */
+  /**
+   * Called once when the connection ends: without an error when this client ended it (close() or
+   * `quit`), else with the error (the session closed it, or the connection failed).
+   */
   onClose(listener: (error?: Error) => void): () => void {
     this.closeListeners.add(listener);
     return () => this.closeListeners.delete(listener);
@@ -244,6 +247,9 @@ export class EntelechyClient {
   private ended(error?: Error): void {
     const wasClosing = this.state === 'closing';
     this.state = 'closed';
+    // Closed by the session without this client asking (no close(), no quit): a session that ended
+    // or crashed, told as an error, so a host can tell it from its own close.
+    if (!error && !wasClosing) error = new EntelechyConnectionError(`${this.address} closed the connection (the session ended?)`, this.address);
     for (const entry of [...this.pending.values()]) {
       this.settle(entry.id);
       const why = error ? error.message : wasClosing ? 'the connection was closed' : `${this.address} closed the connection`;

@@ -15,8 +15,10 @@ function connect() {
   socket = new WebSocket($('address').value);
   $('state').textContent = 'connecting…';
   socket.addEventListener('open', () => ($('state').textContent = 'connected'));
-  socket.addEventListener('close', () => ($('state').textContent = 'closed'));
-  socket.addEventListener('error', () => ($('state').textContent = 'could not connect (is the session listening? is this origin allowed?)'));
+  // A refused or failed connection fires error, then close: the close keeps the error's words.
+  let opened = false;
+  socket.addEventListener('open', () => (opened = true));
+  socket.addEventListener('close', (event) => ($('state').textContent = opened ? `closed${event.code === 1000 ? '' : ` (${event.code}${event.reason ? `: ${event.reason}` : ''})`}` : 'could not connect (is the session listening? is this origin allowed? `--allow-origin` names it)'));
   socket.addEventListener('message', (event) => show(String(event.data)));
 }
 

@@ -11,6 +11,7 @@
 // buffers). One change is made at a time (the `changes` queue), one frame at a time (`frames`),
 // while other connections go on. A write a crash interrupted is finished when a session opens.
 
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Grant } from '../ir/grants.js';
@@ -48,6 +49,8 @@ export type { RegistryEntry } from './world.js';
 export class Session {
   readonly folder: SceneFolder;
   readonly entry: string;
+  /** This session's id (random): a client that reconnects tells a restarted session by it, whose params and state are the scene's again. */
+  readonly id = randomBytes(8).toString('hex');
   readonly grants: Grant[];
   /** The fields' memory and the pool over it: replaced when a world moves to a fresh memory (commit.ts renew). */
   memory: FieldMemory;

@@ -69,8 +69,8 @@ const KERNELS = (what: string): GrantRule => ({ grant: 'kernels', when: `${what}
 
 const TABLE = [
   op({ name: 'status', group: 'Inspect', summary: 'The world at a glance.', fields: [],
-    answer: 'backend, frame, time, paused, fusion, grants, kernels, loaded, natives, nodes, outputs, params, pins, refused, revision, scene, versions, workers',
-    effect: 'read', idempotent: true, returns: { backend: 'string', frame: 'integer', time: 'number', paused: 'boolean', fusion: 'boolean', grants: 'array', kernels: 'integer', loaded: 'boolean', natives: 'integer', nodes: 'integer', outputs: 'array', params: 'object', pins: 'array', refused: 'any', revision: 'integer', scene: 'string', versions: 'object', workers: 'integer', memory: 'object' } }),
+    answer: 'backend, frame, time, paused, fusion, grants, kernels, loaded, natives, nodes, outputs, params, pins, refused, revision, scene, session (an id of this session: a client that reconnects to another has lost its params and state), versions, workers',
+    effect: 'read', idempotent: true, returns: { backend: 'string', frame: 'integer', time: 'number', paused: 'boolean', fusion: 'boolean', grants: 'array', kernels: 'integer', loaded: 'boolean', natives: 'integer', nodes: 'integer', outputs: 'array', params: 'object', pins: 'array', refused: 'any', revision: 'integer', scene: 'string', session: 'string', versions: 'object', workers: 'integer', memory: 'object' } }),
   op({ name: 'kernels', group: 'Inspect', summary: 'Every kernel the registry holds.', fields: [],
     answer: 'kernels: [{id, generation, origin (a document path or "protocol"), ports, grants}]',
     effect: 'read', idempotent: true, returns: { kernels: 'array' } }),

@@ -223,6 +223,21 @@ def main() -> None:
 
     step("changing a param property sends param (session and image change)", param_sent)
 
+    # -- a restarted session gets the panel's values again ------------------------------------------
+    def resent_after_restart() -> Optional[str]:
+        import entelechy_blender
+        if entelechy_blender._client.on_event is not entelechy_blender._on_event:
+            return "the add-on's client does not hear session events"
+        panel = scene.entelechy_params.warmth
+        direct.param("warmth", 0.5 if not close(panel, 0.5) else 0.3)  # as a restarted session holds the scene's value
+        entelechy_blender._on_event({"kind": "session_restarted", "session": "new", "was": "old"})
+        value = direct.status()["params"]["warmth"][0]
+        if not close(value, panel):
+            return f"after the restart the session's warmth is {value}, the panel's {panel}"
+        return None if "the session restarted" in settings.message else f"message {settings.message!r}"
+
+    step("a restarted session is sent the panel's params again", resent_after_restart)
+
     # -- compose from a text block ------------------------------------------------------------------
     def compose() -> Optional[str]:
         if bpy.ops.entelechy.fetch_document() != {"FINISHED"}:

@@ -304,6 +304,8 @@ class ClientTest(unittest.TestCase):
         self.assertFalse(self.client.connected)
         self.assertTrue(self.client.status()["loaded"])
         self.assertEqual(self.client.connects, 2)
+        self.assertEqual(self.client.restarts, 0, "the same session: nothing was lost")
+        self.assertFalse([e for e in self.client.events if e.get("kind") == "session_restarted"])
 
     def test_reconnects_when_the_server_closed_the_connection(self) -> None:
         """The server closes the client's connection behind its back (a `quit` written straight to
@@ -332,14 +334,21 @@ class ClientTest(unittest.TestCase):
         """A session of its own: stopped (the connection drops) and started again on the same port."""
         own = OWN.wait()
         try:
-            client = Client(own.host, own.port, reconnect_attempts=3, reconnect_delay=0.1)
+            told: List[Dict[str, Any]] = []
+            client = Client(own.host, own.port, reconnect_attempts=3, reconnect_delay=0.1, on_event=told.append)
             self.assertTrue(client.status()["loaded"])
+            self.assertEqual(client.param("warmth", 0.75)["value"], 0.75)
             own.stop()
             with self.assertRaises(ConnectionLost):  # nobody listens now
                 client.status()
             own.start(port=client.port)
-            self.assertEqual(client.param("warmth", 0.25)["value"], 0.25)
+            self.assertEqual(client.status()["params"]["warmth"], [0.5], "a new session: the scene's value again")
             self.assertEqual(client.connects, 2)
+            self.assertEqual(client.restarts, 1)
+            restarted = [e for e in told if e.get("kind") == "session_restarted"]
+            self.assertEqual(len(restarted), 1, "the restart is told once, as an event")
+            self.assertIn("send again what you had set", restarted[0]["message"])
+            self.assertEqual(client.param("warmth", 0.25)["value"], 0.25)
             self.assertTrue(client.status()["loaded"])
             client.close()
         finally:
@@ -352,6 +361,26 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(ConnectionLost) as caught:
             Client("127.0.0.1", free, reconnect_attempts=1)
         self.assertIn("entelechy serve SCENE --listen", str(caught.exception))
+
+    def test_the_command_line_says_what_is_wrong_without_a_traceback(self) -> None:
+        import contextlib
+        import io
+        from entelechy_client import main
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            free = s.getsockname()[1]
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(main(["--port", str(free), "status"]), 1)
+            for fields in ("notjson", "[1]"):
+                with self.assertRaises(SystemExit) as caught:
+                    main(["--port", str(PORT), "param", fields])
+                self.assertEqual(caught.exception.code, 2)
+        said = err.getvalue()
+        self.assertIn("cannot connect to an Entelechy session", said)
+        self.assertIn("the fields are not JSON", said)
+        self.assertIn("the fields are a JSON object", said)
+        self.assertNotIn("Traceback", said)
 
 
 if __name__ == "__main__":

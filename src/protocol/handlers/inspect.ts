@@ -29,7 +29,7 @@ export async function status(s: Session) {
     backend: backendOf(w), ...clockOf(w), paused: s.paused, fusion: s.fuse, grants: s.grants,
     kernels: s.scene.kernels.size, loaded: s.revision > 0, natives: 0, nodes: s.scene.nodes.length,
     outputs: s.scene.outputs.map((o) => o.name), params: Object.fromEntries(paramValues(w)), pins: [...s.pins],
-    refused: s.refused, revision: s.revision, scene: s.entry, versions: VERSIONS, workers: s.pool?.workers ?? 1,
+    refused: s.refused, revision: s.revision, scene: s.entry, session: s.id, versions: VERSIONS, workers: s.pool?.workers ?? 1,
     memory: { bytes: s.memory.bytes, allocated: s.memory.allocatedBytes },
     // Which compiled tier runs each group: `fast` until the optimised one is swapped in.
     tiers: groupTiers(w),

@@ -123,6 +123,19 @@ def send_param(scene: bpy.types.Scene, name: str, changed_only: bool = False) ->
     return True
 
 
+def _on_event(event: Dict[str, Any]) -> None:
+    """A reconnection found a restarted session, which holds the scene's param values again: the
+    panel's values are sent again, so the picture and the panel agree (before, the panel showed
+    values the session no longer had)."""
+    if event.get("kind") != "session_restarted":
+        return
+    scene = bpy.context.scene
+    _sent.clear()
+    refused = [name for name in param_names() if not send_param(scene, name)]
+    scene.entelechy.message = f"the session restarted: the panel's params were sent again{f' (refused: {refused})' if refused else ''}"
+    print(f"Entelechy: {scene.entelechy.message}", file=sys.stderr)
+
+
 def _send_param(name: str):
     def update(self: Any, context: bpy.types.Context) -> None:
         if not _syncing:
@@ -256,7 +269,7 @@ class ENTELECHY_OT_connect(bpy.types.Operator):
             _client.close()
             _client = None
         try:
-            _client = ec.Client(s.host, s.port, reconnect_attempts=2, timeout=60.0)
+            _client = ec.Client(s.host, s.port, reconnect_attempts=2, timeout=60.0, on_event=_on_event)
             refresh(context, params=True)
         except (ec.EntelechyError, ConnectionError, OSError) as err:
             _client = None

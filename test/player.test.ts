@@ -165,6 +165,10 @@ t.test('rings in an ordinary 1280 x 720 window: a rejection and a failed frame s
   t.match(await page.locator('#overlay-message').textContent(), /node `tint` ran out of fuel/);
   t.match(await page.locator('#overlay-where').textContent(), /scene\.esn line \d+, column 1/, 'where the node is');
   t.ok(await inView());
+  // Failing the same way every tick, it is told once (it had been told at every tick, and tried at the frame rate).
+  const told = await page.evaluate(() => (window as any).player.failuresTold);
+  await page.waitForTimeout(3000);
+  t.ok((await page.evaluate(() => (window as any).player.failuresTold)) - told <= 1, 'the same failure is not told again and again');
   await shot(page, 'rings-frame-failed');
   writeFileSync(file, original);
   await until(page, 'the failure to go once frames run', () => (document.getElementById('overlay') as HTMLElement).hidden, 180000);
@@ -200,9 +204,33 @@ t.test('life: pause stops the frame counter, play resumes it', async (t) => {
   await until(page, 'the page to show the paused frame', is(`Number(document.getElementById('frame').textContent) === ${st.frame}`));
   const paused = await page.locator('#frame').textContent();
   await shot(page, 'life-paused');
+  // Step: one frame, then the world stands still again.
+  t.equal(await page.locator('#step').isDisabled(), false, 'step is offered while paused');
+  await page.click('#step');
+  await until(page, 'one frame more', is(`Number(document.getElementById('frame').textContent) === ${st.frame + 1}`));
+  t.equal((await life.ask({ op: 'status' })).ok.frame, st.frame + 1, 'the session ran one frame');
+  t.equal((await life.ask({ op: 'status' })).ok.paused, true, 'and is still paused');
   await page.click('#play-pause');
-  await until(page, 'the counter to move again', is(`Number(document.getElementById('frame').textContent) > ${Number(paused) + 2}`));
+  await until(page, 'the counter to move again', is(`Number(document.getElementById('frame').textContent) > ${Number(paused) + 3}`));
   t.equal(await page.locator('#play-pause').textContent(), 'pause');
+  t.equal(await page.locator('#step').isDisabled(), true, 'step is not offered while playing');
+  await page.close();
+});
+
+t.test('rings: the canvas fits the window whole, narrow or short, the status line in sight', async (t) => {
+  const rings = await player('rings');
+  const page = await openPlayer(browser(), rings.url);
+  for (const [width, height] of [[300, 900], [1200, 800], [1900, 300]]) {
+    await page.setViewportSize({ width, height });
+    await page.waitForTimeout(200);
+    const canvas = (await page.locator('#canvas').boundingBox())!;
+    const status = (await page.locator('#status').boundingBox())!;
+    t.ok(canvas.width >= 64 && canvas.height >= 64, `${width} x ${height}: the picture is shown (${canvas.width} x ${canvas.height})`);
+    t.ok(canvas.x + canvas.width <= width + 1, `${width} x ${height}: within the window's width`);
+    t.ok(Math.abs(canvas.width - canvas.height) <= 1, `${width} x ${height}: its aspect kept`);
+    if (height >= 800) t.ok(status.y + status.height <= height, `${width} x ${height}: the status line is in sight (at ${status.y})`);
+    else t.ok(canvas.y + canvas.height <= height, `${width} x ${height}: the picture within the window's height`);
+  }
   await page.close();
 });
 

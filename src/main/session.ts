@@ -487,11 +487,14 @@ export class Session {
     return this.slot.nextFrameEnd();
   }
 
-  /** Evaluate a frame on the running world (paused: the last frame, nothing runs); `signal` cancels it. */
-  runFrame(input: Parameters<Engine['evaluate']>[0], signal?: AbortSignal): Promise<{ report: FrameReport; events: SessionEvent[] }> {
+  /**
+   * Evaluate a frame on the running world (paused: the last frame, nothing runs, unless `step`:
+   * the Player's one frame while paused); `signal` cancels it.
+   */
+  runFrame(input: Parameters<Engine['evaluate']>[0], signal?: AbortSignal, options: { step?: boolean } = {}): Promise<{ report: FrameReport; events: SessionEvent[] }> {
     return this.frame<{ report: FrameReport; events: SessionEvent[] }>(async (running) => {
       const engine = this.engine;
-      if (this.paused) {
+      if (this.paused && !options.step) {
         // Paused: nothing runs, not even a first frame; the answer is the last frame (if any).
         const last = this.lastFrame ?? { frame: engine.frame, time: engine.time, placements: [] };
         return { report: { ...last, executed: [], reused: last.placements.map((p) => p.node), timings: [], cached: true }, events: [{ kind: 'idle', reason: 'paused' }] };

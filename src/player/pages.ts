@@ -112,11 +112,15 @@ function onPlayerMessage(window: PlayerWindow, page: WindowPage, m: Record<strin
         page.sendJson({ type: 'error', message: (e as Error).message });
       }
       break;
+    case 'step':
+      // One frame while paused.
+      window.step();
+      break;
     case 'stop-recording':
       window.stopRecording().catch((e: Error) => page.sendJson({ type: 'error', message: e.message }));
       break;
     default:
-      page.sendJson({ type: 'error', message: `unknown Player message ${JSON.stringify(m.type)}: next, input, show, record, stop-recording, drop, preview-mode, publish-preview, discard-preview, or a protocol request with op` });
+      page.sendJson({ type: 'error', message: `unknown Player message ${JSON.stringify(m.type)}: next, input, show, step, record, stop-recording, drop, preview-mode, publish-preview, discard-preview, or a protocol request with op` });
   }
   window.schedule();
 }

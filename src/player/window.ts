@@ -77,6 +77,10 @@ export class PlayerWindow implements FrameSource {
   private lastClock = performance.now();
   /** Wall-clock times of the frames of the last second (the frame rate). */
   private recent: number[] = [];
+  /** A step asked for while paused: one frame runs, then the world stands still again. */
+  private stepAsked = false;
+  /** The failure last told to the pages (its node and words, the element left out): a frame that fails the same way every tick is told once, until a frame runs again. */
+  private failureTold?: { key: string; message: object };
   private lastReport?: FrameReport;
   private revision: number;
   private described = '';
@@ -143,6 +147,7 @@ export class PlayerWindow implements FrameSource {
     this.pages.add(page);
     page.sendJson({ type: 'scene', ...this.description() });
     if (this.rejection) page.sendJson({ type: 'rejected', ...this.rejection });
+    if (this.failureTold) page.sendJson(this.failureTold.message);
     if (this.tierNews) page.sendJson(this.tierNews);
     if (this.recorder) page.sendJson({ type: 'recording', file: this.recorder.file, source: this.recorder.source });
     for (const m of this.preview.messages()) page.sendJson(m);
@@ -214,6 +219,13 @@ export class PlayerWindow implements FrameSource {
     return px;
   }
 
+  /** One frame while paused (the page's step button); nothing while running. */
+  step(): void {
+    if (!this.session.paused) return;
+    this.stepAsked = true;
+    this.schedule();
+  }
+
   removePage(page: WindowPage): void {
     this.pages.delete(page);
   }
@@ -242,7 +254,8 @@ export class PlayerWindow implements FrameSource {
   /** A page asked for the next frame, or changed what it shows: look again soon. */
   schedule(): void {
     if (this.closed || this.timer || this.running || !this.wanted()) return;
-    const delay = Math.max(0, this.lastStart + this.interval - performance.now());
+    // A frame that keeps failing is tried again twice a second, not at the frame rate (each try can burn its fuel).
+    const delay = Math.max(0, this.lastStart + (this.failureTold ? Math.max(this.interval, 500) : this.interval) - performance.now());
     this.timer = setTimeout(() => void this.tick(), delay);
   }
 
@@ -261,7 +274,7 @@ export class PlayerWindow implements FrameSource {
   }
 
   private wanted(): boolean {
-    if (this.waiters.length) return true;
+    if (this.waiters.length || this.stepAsked) return true;
     // A recording takes every frame the window can make, whether or not a page has drawn the last.
     if (this.recorder && !this.session.paused) return true;
     for (const p of this.pages) if (p.ready && (!this.session.paused || p.lastKey !== this.keyFor(p))) return true;
@@ -276,7 +289,9 @@ export class PlayerWindow implements FrameSource {
     this.timer = undefined;
     this.running = true;
     try {
-      if (this.session.paused) {
+      const step = this.stepAsked && this.session.paused;
+      this.stepAsked = false;
+      if (this.session.paused && !step) {
         // Paused: nothing runs; requests get the last frame, pages the frame they may not have yet.
         const waiters = this.waiters.splice(0);
         if (waiters.length) {
@@ -287,23 +302,27 @@ export class PlayerWindow implements FrameSource {
         return;
       }
       this.lastStart = performance.now();
-      // The world's clock follows the wall clock while it runs (a long stall counts as 0.1 s).
-      const dt = Math.min(0.1, (this.lastStart - this.lastClock) / 1000);
+      // The world's clock follows the wall clock while it runs (a long stall counts as 0.1 s); a step is one interval.
+      const dt = step ? this.interval / 1000 : Math.min(0.1, (this.lastStart - this.lastClock) / 1000);
       this.lastClock = this.lastStart;
       const waiters = this.waiters.splice(0);
       let answer: Answer;
       try {
-        answer = await this.session.runFrame({ time: this.session.engine.time + dt, pointer: { ...this.pointer }, keys: this.keys });
+        answer = await this.session.runFrame({ time: this.session.engine.time + dt, pointer: { ...this.pointer }, keys: this.keys }, undefined, { step });
       } catch (e) {
         for (const w of waiters) w.reject(e);
         // A frame a change stopped (the world swapped under it) is no error to show: the next tick runs the new world.
         if (!(e instanceof Cancelled && e.reason === 'changed')) {
           // A failed frame (a loop out of fuel) with where its node is: the page shows it until a frame runs again.
           const failed = e instanceof EvaluationError ? { type: 'frame-failed', node: e.node, ...nodeDeclared(this.session.scene, e.node) } : { type: 'error' };
-          for (const p of this.pages) p.sendJson({ ...failed, message: (e as Error)?.message ?? String(e) });
+          const message = (e as Error)?.message ?? String(e);
+          const told = `${this.session.revision}:${e instanceof EvaluationError ? e.node : ''}:${message.replace(/ at element \([^)]*\)/, '')}`;
+          if (told !== this.failureTold?.key) for (const p of this.pages) p.sendJson({ ...failed, message });
+          this.failureTold = { key: told, message: { ...failed, message } };
         }
         return;
       }
+      this.failureTold = undefined;
       for (const w of waiters) w.resolve(answer);
       if (!answer.report.cached) {
         const now = performance.now();

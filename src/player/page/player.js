@@ -54,6 +54,7 @@ function draw() {
   if (canvas.width !== header.width || canvas.height !== header.height) {
     canvas.width = header.width;
     canvas.height = header.height;
+    fitCanvas();
   }
   context.putImageData(new ImageData(pixels, header.width, header.height), 0, 0);
   state.frame = header.frame;
@@ -101,6 +102,20 @@ function showTimings(timings) {
   }));
 }
 
+/**
+ * Scale the canvas to fit the window, whole, keeping its aspect: as wide as the view allows and
+ * no taller than the window below it (the status line under it stays in sight).
+ */
+function fitCanvas() {
+  const top = canvas.getBoundingClientRect().top + window.scrollY;
+  const width = Math.max(64, $('view').clientWidth);
+  const height = Math.max(64, window.innerHeight - top - 72);
+  const scale = Math.min(width / canvas.width, height / canvas.height);
+  canvas.style.width = `${Math.max(1, Math.floor(canvas.width * scale))}px`;
+  canvas.style.height = `${Math.max(1, Math.floor(canvas.height * scale))}px`;
+}
+window.addEventListener('resize', fitCanvas);
+
 // -- messages ------------------------------------------------------------------------------------
 
 socket.addEventListener('message', (event) => {
@@ -108,9 +123,13 @@ socket.addEventListener('message', (event) => {
   const message = JSON.parse(event.data);
   if (message.type === 'scene') return showScene(message);
   if (message.type === 'rejected') return showRejection(message);
-  if (message.type === 'published') return hideRejection();
+  if (message.type === 'published') {
+    hideRejection();
+    if (statusKind === 'notice') clearSay(); // "gone from disk" is over once a version of it runs
+    return pausedNote();
+  }
   if (message.type === 'frame-failed') return showFailure(message);
-  if (message.type === 'error' || message.type === 'notice') return say(message.message);
+  if (message.type === 'error' || message.type === 'notice') return say(message.message, message.type);
   if (message.type === 'recording') return showRecording(message);
   if (message.type === 'dropped') {
     state.dropped = message;
@@ -127,14 +146,23 @@ socket.addEventListener('message', (event) => {
     $('preview-mode').checked = message.on;
     return;
   }
-  if (message.type === 'previewing') return say(`running your saved edit of ${message.paths.join(', ')} on a copy of the world…`);
+  if (message.type === 'previewing') return say(`running your saved edit of ${message.paths.join(', ')} on a copy of the world…`, 'previewing');
   if (message.type === 'preview') return showPreview(message);
   // A protocol answer to a request of this page.
   if (message.error) {
-    say(message.error.message);
+    say(message.error.message, 'error');
     restoreParams();
+  } else if (message.ok !== undefined && String(message.id).startsWith('page-')) {
+    // This page's request went through: an error it had said is over.
+    if (statusKind === 'error') clearSay();
+    if (message.ok.name !== undefined && message.ok.value !== undefined) pausedNote(); // a param
   }
 });
+
+/** While paused nothing runs: a change shows at the next frame, which step or play makes. */
+function pausedNote() {
+  if (state.scene?.paused) say('paused: the change shows at the next frame — step, or play', 'paused');
+}
 
 /** A change went live on a tier, the optimised tier arrived, or its compile was given up. */
 function showTier(m) {
@@ -149,10 +177,19 @@ function showTier(m) {
 }
 
 let statusTimer;
-function say(text) {
+/** What the status line says now: 'error', 'notice', 'paused', or '' (news). */
+let statusKind = '';
+function say(text, kind = '') {
   $('status').textContent = text;
+  statusKind = kind;
   clearTimeout(statusTimer);
-  statusTimer = setTimeout(() => ($('status').textContent = ''), 6000);
+  statusTimer = setTimeout(clearSay, 6000);
+}
+
+function clearSay() {
+  clearTimeout(statusTimer);
+  $('status').textContent = '';
+  statusKind = '';
 }
 
 function showRejection(r) {
@@ -165,6 +202,7 @@ function showRejection(r) {
 /** A frame that failed (a loop out of fuel): the last good picture stays; the next frame drawn clears it. */
 function showFailure(f) {
   state.failure = f;
+  state.failuresTold = (state.failuresTold ?? 0) + 1;
   showOverlay('a frame failed — the last good picture stays; mend the kernel and save', f);
 }
 
@@ -222,6 +260,9 @@ function showPreview(p) {
     return;
   }
   state.preview = p;
+  // The held edit is what the file holds now: an older save's rejection, and the wait, are over.
+  hideRejection();
+  if (statusKind === 'previewing') clearSay();
   const e = p.evaluation;
   $('preview-what').textContent = `your saved edit of ${p.paths.join(', ')} — not running yet; both pictures at frame ${e.frame}, t = ${number(e.time)} s`;
   // What else the edit would do (a state reset, a migration, a param's default moved...).
@@ -285,6 +326,8 @@ function showScene(scene) {
   document.title = `${scene.entry} — Entelechy Player`;
   $('play-pause').textContent = scene.paused ? 'play' : 'pause';
   $('play-pause').dataset.paused = String(scene.paused);
+  $('step').disabled = !scene.paused;
+  if (!scene.paused && statusKind === 'paused') clearSay();
 
   const shape = JSON.stringify(scene.params.map((p) => [p.name, p.type, p.range, p.value.length]));
   if (shape !== paramShape) {
@@ -407,6 +450,10 @@ function updateParam(p, force = false) {
 
 $('source').addEventListener('change', () => send({ type: 'show', source: $('source').value }));
 $('play-pause').addEventListener('click', () => request('pause', { paused: !(state.scene?.paused ?? false) }));
+$('step').addEventListener('click', () => {
+  if (statusKind === 'paused') clearSay();
+  send({ type: 'step' });
+});
 
 // -- a dropped image fills an input ---------------------------------------------------------------
 

@@ -31,6 +31,22 @@ t.test('removed and renamed events', async (t) => {
   t.ok((await req({ op: 'evaluate' })).ok, 'the running world goes on');
 });
 
+t.test('the entry renamed: a save of another document waits, told once, and is taken once the entry is back', async (t) => {
+  const { dir, s, req } = await openRings(t);
+  renameSync(join(dir, 'scene.esn'), join(dir, 'main.esn'));
+  t.same((await req({ op: 'sync' })).ok.events, [{ kind: 'renamed', from: 'scene.esn', to: 'main.esn', message: '`scene.esn` was renamed to `main.esn`: saved edits wait until `scene.esn` is back (this session runs the scene `scene.esn`)' }]);
+  const kernels = join(dir, 'kernels.esn');
+  writeFileSync(kernels, readFileSync(kernels, 'utf8').replace('0.8 * v', '0.1 * v'));
+  const waits = (await req({ op: 'sync' })).ok.events;
+  t.match(waits, [{ kind: 'waiting', path: 'kernels.esn', message: /^`kernels\.esn` was saved, but the scene's entry `scene\.esn` is gone from disk: the edit is taken once `scene\.esn` is back/ }], 'the save is told as waiting (it was ignored without a word)');
+  t.same((await req({ op: 'sync' })).ok.events, [], 'told once');
+  renameSync(join(dir, 'main.esn'), join(dir, 'scene.esn'));
+  t.match((await req({ op: 'sync' })).ok.events, [{ kind: 'preparing', path: 'kernels.esn' }], 'back: the save is taken');
+  await s.syncing;
+  t.match((await req({ op: 'sync' })).ok.events, [{ kind: 'published' }]);
+  t.match((await req({ op: 'kernel', kernel: 'demo.rings@1' })).ok.source, /0\.1 \* v/, 'and runs');
+});
+
 t.test('a save while another saved edit compiles is taken when that one is done, without another sync', async (t) => {
   const { dir, s, req } = await openRings(t);
   const scene = join(dir, 'scene.esn');

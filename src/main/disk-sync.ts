@@ -41,7 +41,29 @@ function renames(s: Session): SessionEvent[] {
     }
     const version = versionOf(text);
     const to = listDocuments(s.folder.root).find((p) => versionOf(s.folder.read(p) ?? '') === version);
-    events.push(to ? { kind: 'renamed', from: path, to } : { kind: 'removed', path, message: `\`${path}\` is gone from disk; the running world keeps its last version` });
+    // The entry gone, no saved edit can be read as the scene (its documents are found from the entry).
+    const waits = path === s.entry ? `: saved edits wait until \`${path}\` is back (this session runs the scene \`${path}\`)` : '';
+    events.push(to ? { kind: 'renamed', from: path, to, ...(waits ? { message: `\`${path}\` was renamed to \`${to}\`${waits}` } : {}) } : { kind: 'removed', path, message: `\`${path}\` is gone from disk; the running world keeps its last version${waits}` });
+  }
+  return events;
+}
+
+/** The version of each document told `waiting` (saved while the entry was gone), so each save is told once. */
+const toldWaiting = new WeakMap<Session, Map<string, string>>();
+
+/** Saves of the world's other documents while its entry is gone from disk: not taken, and told so. */
+function waiting(s: Session): SessionEvent[] {
+  const told = toldWaiting.get(s) ?? new Map<string, string>();
+  toldWaiting.set(s, told);
+  const events: SessionEvent[] = [];
+  for (const path of s.texts.keys()) {
+    const text = path === s.entry ? undefined : s.folder.readDocument(path);
+    if (typeof text !== 'string') continue;
+    const version = versionOf(text);
+    const seen = s.history.get(path);
+    if (seen?.[seen.length - 1].version === version || told.get(path) === version) continue;
+    told.set(path, version);
+    events.push({ kind: 'waiting', path, version, message: `\`${path}\` was saved, but the scene's entry \`${s.entry}\` is gone from disk: the edit is taken once \`${s.entry}\` is back (rename it back, or open the scene it became)` });
   }
   return events;
 }
@@ -70,6 +92,7 @@ export function syncDisk(s: Session, signal?: AbortSignal): SessionEvent[] {
     s.resync = true;
     return events;
   }
+  if (s.goneReported.has(s.entry)) return [...events, ...waiting(s)];
   const { texts, changed } = diskChanges(s);
   if (!changed.length) return events;
   for (const path of changed) {

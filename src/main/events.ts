@@ -25,6 +25,7 @@ const EVENT_TABLE = eventTable([
   { kind: 'wrote', meaning: 'compose wrote a document (path, version); `replaced`: the version of a saved edit on disk, never synced, that a whole `text` wrote over (history keeps it: `document` with that version gives it back); `included`: the version of such a saved edit that `edits` were applied to, which is live now with them' },
   { kind: 'removed', meaning: 'a statement or member was removed by compose; or, from `sync`, a document the world runs is gone from disk (path, message: the world keeps its last version)' },
   { kind: 'renamed', meaning: 'a document was renamed on disk' },
+  { kind: 'waiting', meaning: "from `sync`, a saved edit not taken because the scene's entry document is gone from disk (renamed or removed): it is taken once the entry is back (path, message)" },
   { kind: 'write_refused', meaning: 'a write was refused (a grant the session lacks, a path outside the folder, a version that moved): `input`, or `node` and `port`, name what it was into; reason' },
   { kind: 'state_reset', meaning: "a node's state was reset to its declared value: by `reset`, or because a change could not carry it to its new layout (node, port, reason: new port, axes changed, type changed, narrowing not declared)" },
   { kind: 'input_reset', meaning: 'a change of the scene redeclared an input (its type, size or value): it holds its declared value now, and what was written into it is gone (input, message); write it again' },

@@ -428,7 +428,7 @@ export class PlayerWindow implements FrameSource {
       if (seen.length) this.session.pending.push(...seen);
       // A document gone or renamed on disk: the person is told too (the world keeps its last version).
       for (const e of seen) {
-        if (e.kind !== 'removed' && e.kind !== 'renamed') continue;
+        if (e.kind !== 'removed' && e.kind !== 'renamed' && e.kind !== 'waiting') continue;
         const message = typeof e.message === 'string' ? e.message : e.kind === 'renamed' ? `\`${String(e.from)}\` was renamed to \`${String(e.to)}\`` : `\`${String(e.path)}\` is gone from disk`;
         for (const p of this.pages) p.sendJson({ type: 'notice', kind: e.kind, message });
       }

@@ -33,6 +33,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('refused', 'why the scene did not load (its diagnostics), or null when it runs'),
   a('revision', 'the world\'s revision: it grows by one with every change that builds a new world (compose, sync, publish, retire, pin, unpin, restore); param, write, reset and a tier swap keep it', { doc: 'docs/architecture.md#the-session-srcmainsessionts-and-the-protocol-srcprotocol' }),
   a('scene', 'the scene document\'s path under its folder'),
+  a('session', 'an id of this session, random, made when it opened: a client that reconnects and finds another has lost what it set (params, state, kernels published over the protocol)'),
   a('versions', 'status: the versions of the api, language, IR and package; history: the document versions this session has seen (version, origin, at, bytes)'),
   a('workers', 'status: the worker threads evaluating; a placement: the workers that ran the node\'s group'),
   a('memory', 'the fields\' memory: bytes reserved and allocated (help limits; serve --memory sets the budget)', { doc: 'docs/protocol.md#time-and-memory' }),

@@ -214,12 +214,21 @@ t.test('a failing frame stops the render with a non-zero status naming the frame
   writeFileSync(join(dir, 'scene.esn'), hangsAtFrame(2));
   const r = cli(['render', join(dir, 'scene.esn'), '--frames', '0:4', '-o', join(dir, '%02d.png'), '--json']);
   t.equal(r.status, 1);
-  t.match(r.stderr, /scene\.esn:\d+:1: frame 2: node `hang` ran out of fuel at element \(0, 0\): a loop ran more than \d+ times there; give the loop a bound/, 'where the node is, the element, and what to do (as the farm says it)');
+  t.match(r.stderr, /scene\.esn:6:5: frame 2: node `hang` ran out of fuel at element \(0, 0\): a loop ran more than \d+ times there; give the loop a bound/, 'where the loop is (the node runs one), the element, and what to do (as the farm says it)');
   const last = JSON.parse(r.stdout.trim().split('\n').pop()!);
   t.same([last.error.frame, last.error.node], [2, 'hang']);
   t.match(last.error.message, /frame 2: node `hang` ran out of fuel/);
   t.ok(existsSync(join(dir, '01.png')) && !existsSync(join(dir, '02.png')), 'frames before the failure were written, none after');
   t.same(r.stdout.trim().split('\n').slice(0, 2).map((l) => JSON.parse(l).frame), [0, 1], 'and reported, before the failure');
+});
+
+t.test('a loop out of fuel is placed at its loop; with several that may run away, at the node, the loops listed', async (t) => {
+  const dir = scratchDir('entelechy-');
+  const two = hangsAtFrame(0).replace('let k = 0;', 'let k = 0;\n    for (let j = 0; j < 3; j++) k++;\n    while (k < 0) { k--; }');
+  writeFileSync(join(dir, 'scene.esn'), two);
+  const r = cli(['render', join(dir, 'scene.esn'), '-o', join(dir, 'x.png')]);
+  t.equal(r.status, 1);
+  t.match(r.stderr, /^entelechy: scene\.esn:12:1: frame 0: node `hang` ran out of fuel at element \(0, 0\): .*; its loops: scene\.esn:7:5 \(while\), scene\.esn:8:5 \(while\)$/m, 'the counted `for` is not among them');
 });
 
 t.test('render --frames --json tells each frame once its file is written, not when the range ends', async (t) => {

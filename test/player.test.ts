@@ -163,7 +163,7 @@ t.test('rings in an ordinary 1280 x 720 window: a rejection and a failed frame s
   writeFileSync(file, original.replace('src.x * (0.5 + warmth)', 'src.x * (0.5 + warmth + spin())').replace(/^/, 'fn spin(): f32 { let i = 0.0; while (i >= 0.0) { i = i + 1.0; } return i; }\n'));
   await until(page, 'the failure', () => /a frame failed/.test(document.getElementById('overlay-title')!.textContent!) && !(document.getElementById('overlay') as HTMLElement).hidden, 180000);
   t.match(await page.locator('#overlay-message').textContent(), /node `tint` ran out of fuel/);
-  t.match(await page.locator('#overlay-where').textContent(), /scene\.esn line \d+, column 1/, 'where the node is');
+  t.match(await page.locator('#overlay-where').textContent(), /^kernels\.esn line 1, column \d+$/, 'where the loop is (in the fn the node calls), not the node');
   t.ok(await inView());
   // Failing the same way every tick, it is told once (it had been told at every tick, and tried at the frame rate).
   const told = await page.evaluate(() => (window as any).player.failuresTold);

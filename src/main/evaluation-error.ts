@@ -9,6 +9,7 @@ import { Cancelled } from './cancel.js';
 import { UserError } from './user-error.js';
 import type { Scene } from '../ir/check/scene.js';
 import { LineIndex } from '../ir/syntax/position.js';
+import { runawayLoopsOf } from './loop-places.js';
 
 /** A failed evaluation: names the node; the world is as it was before the frame. */
 export class EvaluationError extends UserError {
@@ -49,13 +50,23 @@ export function fuelTrapOf(e: PoolTrap, module: WebAssembly.Module, unnamed?: st
  * frame, and the error.
  */
 export function frameFailure(scene: Scene, frame: number, e: EvaluationError): string {
-  return `${nodePlace(scene, e.node)}frame ${frame}: ${e.message}`;
+  const { place, message } = failureTold(scene, e);
+  return `${place ? `${place.path}:${place.line}:${place.column}: ` : ''}frame ${frame}: ${message}`;
 }
 
-/** `path:line:column: ` of a node's statement, or nothing for an unknown node. */
-function nodePlace(scene: Scene, node: string | undefined): string {
-  const at = nodeDeclared(scene, node);
-  return at ? `${at.path}:${at.line}:${at.column}: ` : '';
+/**
+ * Where a failure is mended, and its words: a loop out of fuel is placed at its loop when the
+ * node runs one (a kernel's `each` body and the fns it calls), its loops listed when several;
+ * anything else at the node's statement.
+ */
+export function failureTold(scene: Scene, e: EvaluationError): { place?: { path: string; line: number; column: number }; message: string } {
+  const loops = /ran out of fuel/.test(e.message) ? runawayLoopsOf(scene, e.node) : [];
+  if (loops.length === 1) {
+    const { path, line, column } = loops[0];
+    return { place: { path, line, column }, message: e.message };
+  }
+  const listed = loops.length > 1 ? `; its loops: ${loops.map((l) => `${l.path}:${l.line}:${l.column} (${l.keyword})`).join(', ')}` : '';
+  return { place: nodeDeclared(scene, e.node), message: e.message + listed };
 }
 
 /** Where a node's statement is (the path under the scene's folder), if the scene has it. */

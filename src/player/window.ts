@@ -3,7 +3,7 @@
 // page is ready for one or a request waits: a page that is slow misses frames, none queue up.
 
 import { Cancelled } from '../main/cancel.js';
-import { EvaluationError, nodeDeclared } from '../main/evaluation-error.js';
+import { EvaluationError, failureTold } from '../main/evaluation-error.js';
 import { watch, type FSWatcher } from 'node:fs';
 import type { FrameReport } from '../main/engine.js';
 import type { Field } from '../main/field.js';
@@ -314,11 +314,12 @@ export class PlayerWindow implements FrameSource {
         // A frame a change stopped (the world swapped under it) is no error to show: the next tick runs the new world.
         if (!(e instanceof Cancelled && e.reason === 'changed')) {
           // A failed frame (a loop out of fuel) with where its node is: the page shows it until a frame runs again.
-          const failed = e instanceof EvaluationError ? { type: 'frame-failed', node: e.node, ...nodeDeclared(this.session.scene, e.node) } : { type: 'error' };
-          const message = (e as Error)?.message ?? String(e);
-          const told = `${this.session.revision}:${e instanceof EvaluationError ? e.node : ''}:${message.replace(/ at element \([^)]*\)/, '')}`;
-          if (told !== this.failureTold?.key) for (const p of this.pages) p.sendJson({ ...failed, message });
-          this.failureTold = { key: told, message: { ...failed, message } };
+          const told = e instanceof EvaluationError ? failureTold(this.session.scene, e) : undefined;
+          const failed = e instanceof EvaluationError ? { type: 'frame-failed', node: e.node, ...told!.place } : { type: 'error' };
+          const message = told?.message ?? (e as Error)?.message ?? String(e);
+          const key = `${this.session.revision}:${e instanceof EvaluationError ? e.node : ''}:${message.replace(/ at element \([^)]*\)/, '')}`;
+          if (key !== this.failureTold?.key) for (const p of this.pages) p.sendJson({ ...failed, message });
+          this.failureTold = { key, message: { ...failed, message } };
         }
         return;
       }

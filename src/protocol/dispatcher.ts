@@ -7,7 +7,7 @@
 import { Cancelled, deadlineProblem } from '../main/cancel.js';
 import { JOURNAL_NAME, PathError } from '../main/documents.js';
 import type { Scene } from '../ir/check/scene.js';
-import { EvaluationError, nodeDeclared } from '../main/evaluation-error.js';
+import { EvaluationError, failureTold } from '../main/evaluation-error.js';
 import { ImageError } from '../main/image.js';
 import { GrantRefused } from '../main/grants.js';
 import { WriteError } from '../main/journal.js';
@@ -99,7 +99,10 @@ export function protocolError(e: unknown, op: string, scene?: Scene): ProtocolEr
   if (e instanceof CheckFailed) return diagnosticsError(e.lead, e.diagnostics);
   if (e instanceof MigrationFailed || e instanceof LimitError || e instanceof GrantRefused) return ProtocolError.from(e);
   // Where the failing node is declared, as a render's message names it.
-  if (e instanceof EvaluationError) return new ProtocolError(e.message, { node: e.node, ...(scene ? nodeDeclared(scene, e.node) : {}) });
+  if (e instanceof EvaluationError) {
+    const told = scene ? failureTold(scene, e) : { message: e.message };
+    return new ProtocolError(told.message, { node: e.node, ...told.place });
+  }
   if (e instanceof JournalError) return new ProtocolError(`the scene's folder holds a journal \`${JOURNAL_NAME}\` Entelechy did not write (${e.why}); nothing was written: look at it, then move it away and send the request again`, { path: JOURNAL_NAME });
   if (e instanceof WriteError) return new ProtocolError(e.message, { path: e.path, code: e.code, written: false });
   if (e instanceof PathError) return new ProtocolError(e.message, { path: e.path });

@@ -47,6 +47,15 @@ t.test('the entry renamed: a save of another document waits, told once, and is t
   t.match((await req({ op: 'kernel', kernel: 'demo.rings@1' })).ok.source, /0\.1 \* v/, 'and runs');
 });
 
+t.test('a saved edit whose fields pass the memory budget is rejected with where the size is (the Player places its overlay there)', async (t) => {
+  const { dir, s, req } = await openRings(t);
+  const scene = join(dir, 'scene.esn');
+  writeFileSync(scene, readFileSync(scene, 'utf8').replace('size = 256 x 256', 'size = 65536 x 65536'));
+  await req({ op: 'sync' });
+  await s.syncing;
+  t.match((await req({ op: 'sync' })).ok.events, [{ kind: 'rejected', path: 'scene.esn', line: 7, column: 3, node: 'rings', message: /more than the memory budget/ }]);
+});
+
 t.test('a save while another saved edit compiles is taken when that one is done, without another sync', async (t) => {
   const { dir, s, req } = await openRings(t);
   const scene = join(dir, 'scene.esn');

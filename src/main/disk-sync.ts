@@ -8,6 +8,7 @@ import { Cancelled, withDeadline } from './cancel.js';
 import { CheckFailed, diagnosticsData, MigrationFailed } from './refusals.js';
 import { versionOf } from './documents.js';
 import { GrantRefused, inputWritesGranted } from './grants.js';
+import { MemoryLimitError } from './memory.js';
 import type { Session, SessionEvent } from './session.js';
 import type { SceneChange } from './commit.js';
 
@@ -161,6 +162,7 @@ export function savedEditRejected(s: Session, paths: string[], e: unknown): Sess
     e instanceof CheckFailed ? diagnosticsData(e.diagnostics)
     : e instanceof GrantRefused ? { grant: e.grant }
     : e instanceof MigrationFailed ? e.data
+    : e instanceof MemoryLimitError ? { ...e.at }
     : e instanceof Cancelled ? { cancelled: true, reason: e.reason, ...(e.node ? { node: e.node } : {}) }
     : {};
   return { kind: 'rejected', paths, message, ...why };

@@ -114,5 +114,22 @@ t.test('rings: a saved edit held, shown beside the running world with its diff, 
   await until(page, 'the overlay', () => (window as any).player.rejection !== null, 120000);
   t.equal(await page.evaluate(() => (window as any).player.preview), null, 'nothing held');
   t.match(await page.locator('#overlay-where').textContent(), /kernels\.esn line \d+, column \d+/);
+  // Mended to a new version: held, and the older save's overlay goes (it stayed beside the preview).
+  writeFileSync(kernels, original.replace(TINT, NO_RED));
+  await until(page, 'the mended edit held', () => (window as any).player.preview !== null, 120000);
+  t.ok(await page.locator('#overlay').isHidden(), 'the overlay of the older save is gone');
+  await page.locator('#discard').click();
+  await until(page, 'discarded', () => (window as any).player.preview === null);
+  // Saved back to exactly what runs: nothing to hold (it was held as "no element changed", to publish or discard).
+  await rings.ask({ op: 'sync' }); // what was told before
+  writeFileSync(kernels, original.replace(TINT, RED));
+  const synced: any[] = [];
+  for (let i = 0; i < 200 && !synced.some((e) => e.kind === 'published' && e.paths); i++) {
+    synced.push(...(await rings.ask({ op: 'sync' })).ok.events);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.notOk(synced.some((e: any) => e.kind === 'held'), 'not held');
+  t.ok(synced.some((e: any) => e.kind === 'published'), 'taken as a saved edit is');
+  t.equal(await page.evaluate(() => (window as any).player.preview), null, 'no preview');
   await page.close();
 });

@@ -102,14 +102,21 @@ export function syncDisk(s: Session, signal?: AbortSignal): SessionEvent[] {
     s.unjudged.delete(path);
     events.push({ kind: 'preparing', path, version: versionOf(texts.get(path)!) });
   }
-  // The Player in preview mode holds the saved edit until the person publishes or discards it.
+  // The Player in preview mode holds the saved edit until the person publishes or discards it
+  // (one saved back to what runs has nothing to show: the Player takes it as a saved edit).
   if (s.holdSavedEdit) {
+    if (runsAlready(s, texts, changed)) return (s.holdSavedEdit(texts, changed), events);
     s.holdSavedEdit(texts, changed);
     events.push({ kind: 'held', paths: changed, message: 'the Player previews saved edits before they are published: the person there publishes or discards this one' });
     return events;
   }
   void publishSavedEdit(s, texts, changed, signal);
   return events;
+}
+
+/** Whether the saved texts of `paths` are those the world runs (saved back to them: an undo, a bad save mended). */
+export function runsAlready(s: Session, texts: ReadonlyMap<string, string>, paths: string[]): boolean {
+  return paths.every((path) => texts.get(path) === s.texts.get(path));
 }
 
 /** A saved edit as a change of the world: the texts on disk (what is published, or previewed first). */

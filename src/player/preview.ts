@@ -7,7 +7,7 @@
 // change of the running world meanwhile (an agent's compose) previews it again against the new one.
 
 import { withDeadline } from '../main/cancel.js';
-import { publishSavedEdit, savedEdit, savedEditRejected } from '../main/disk-sync.js';
+import { publishSavedEdit, runsAlready, savedEdit, savedEditRejected } from '../main/disk-sync.js';
 import type { Session } from '../main/session.js';
 import { dryRun } from '../protocol/handlers/speculate.js';
 
@@ -58,8 +58,16 @@ export class SavedEditPreview {
   async preview(texts: Map<string, string>, paths: string[]): Promise<void> {
     const id = ++this.nextId;
     this.latest = id;
-    this.tell({ type: 'previewing', id, paths });
     const s = this.session;
+    // Saved back to what runs (an undo, a bad save mended to the running text): nothing to preview.
+    // It goes the way of a saved edit, which clears a rejection; a held edit is over.
+    if (runsAlready(s, texts, paths)) {
+      if (this.held) this.tell({ type: 'preview', id: null, why: 'superseded' });
+      this.held = null;
+      void publishSavedEdit(s, texts, paths);
+      return;
+    }
+    this.tell({ type: 'previewing', id, paths });
     try {
       const answer = await s.change(async () => {
         if (id !== this.latest) return undefined; // a newer save came meanwhile

@@ -6,7 +6,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { decodePng } from '../src/main/image.js';
-import { SCREENSHOTS, canvasPixels, frameOf, openPlayer, startPlayers, until } from './player-harness.js';
+import { spawn } from 'node:child_process';
+import { ROOT } from './helpers.js';
+import { SCREENSHOTS, canvasPixels, copyExample, frameOf, openPlayer, startPlayers, until } from './player-harness.js';
 
 const { browser, player } = startPlayers(t, { rings: { example: 'rings' }, life: { example: 'life' } });
 const is = (expression: string) => new Function(`return ${expression}`) as () => boolean;
@@ -231,6 +233,35 @@ t.test('rings: the canvas fits the window whole, narrow or short, the status lin
     if (height >= 800) t.ok(status.y + status.height <= height, `${width} x ${height}: the status line is in sight (at ${status.y})`);
     else t.ok(canvas.y + canvas.height <= height, `${width} x ${height}: the picture within the window's height`);
   }
+  await page.close();
+});
+
+t.test('a Player stopped and started again on its address: the page reconnects by itself (it said "reload to reconnect")', async (t) => {
+  const { dir, remove } = copyExample('rings');
+  t.teardown(remove);
+  const start = (listen: string) =>
+    new Promise<{ url: string; stop: () => Promise<void> }>((resolve, reject) => {
+      const child = spawn(process.execPath, [join(ROOT, 'bin', 'entelechy-player.js'), join(dir, 'scene.esn'), '--listen', listen, '--workers', '1'], { cwd: ROOT });
+      const exited = new Promise((r) => child.on('exit', r));
+      let said = '';
+      const timer = setTimeout(() => reject(new Error(`the Player did not start in 60 s: ${said}`)), 60000);
+      // Without --serve the Player prints its address on stdout.
+      for (const stream of [child.stdout, child.stderr])
+        stream.on('data', (d) => {
+          said += d;
+          const m = /player at (http:\/\/\S+)/.exec(said);
+          if (m) clearTimeout(timer), resolve({ url: m[1]!, stop: async () => void (child.kill('SIGTERM'), await exited) });
+        });
+      void exited.then(() => reject(new Error(`the Player ended: ${said}`)));
+      t.teardown(() => child.kill('SIGKILL'));
+    });
+  const first = await start('127.0.0.1:0');
+  const page = await openPlayer(browser(), first.url);
+  await first.stop();
+  await until(page, 'told it is disconnected', () => (window as any).player.connected === false && /reconnecting/.test(document.getElementById('connection')!.textContent!));
+  await start(new URL(first.url).host);
+  await until(page, 'live again, with frames', () => (window as any).player?.connected === true && (window as any).player.framesDrawn > 0, 60000);
+  t.equal(await page.locator('#connection').textContent(), 'live');
   await page.close();
 });
 

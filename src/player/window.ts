@@ -396,6 +396,8 @@ export class PlayerWindow implements FrameSource {
       this.tellScene();
       this.clearRejection();
     }
+    // A pin a change of the scene took away (its node renamed or removed): the view fell back to an output.
+    if (event.kind === 'unpinned') for (const p of this.pages) p.sendJson({ type: 'notice', kind: 'unpinned', message: `the pin of \`${String(event.node)}\` went with its node (renamed or removed from the scene): pin it again under its new name` });
     // Which tier a change went live on, and when the optimised one arrives (or is given up).
     if (TIER_EVENTS.includes(event.kind)) this.tellTier(event);
   }

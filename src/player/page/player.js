@@ -24,8 +24,13 @@ socket.addEventListener('open', () => {
 });
 socket.addEventListener('close', () => {
   state.connected = false;
-  $('connection').textContent = 'disconnected (the session ended?) — reload to reconnect';
+  $('connection').textContent = 'disconnected (the session ended?) — reconnecting when it is back…';
   $('connection').classList.add('lost');
+  for (const id of ['play-pause', 'step', 'record']) $(id).disabled = true;
+  // A Player started again on the same address: the page reloads into it (a new session: the
+  // scene's values, what its file holds).
+  const retry = () => fetch(location.href, { cache: 'no-store' }).then((r) => (r.ok ? location.reload() : setTimeout(retry, 2000)), () => setTimeout(retry, 2000));
+  setTimeout(retry, 2000);
 });
 
 // -- frames --------------------------------------------------------------------------------------
@@ -196,7 +201,9 @@ function showRejection(r) {
   state.rejection = r;
   state.failure = null;
   // Before any frame, nothing runs: a scene that does not check at the start has no previous version.
-  showOverlay(state.framesDrawn ? 'change rejected — the previous version keeps running' : 'the scene does not check — nothing runs until it does: mend it and save', r);
+  // The message says the previous version keeps running when it does: the title need not say it twice.
+  const keeps = /the previous version keeps running/.test(r.message ?? '');
+  showOverlay(state.framesDrawn ? (keeps ? 'change rejected' : 'change rejected — the previous version keeps running') : 'the scene does not check — nothing runs until it does: mend it and save', r);
 }
 
 /** A frame that failed (a loop out of fuel): the last good picture stays; the next frame drawn clears it. */

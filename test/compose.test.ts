@@ -384,6 +384,10 @@ t.test("an edit's text holds only what it names: more, or another, is refused", 
   refused({ node: 'tint', text: 'node tint: demo.tint@1 { src <- rings.result; }\nnode more: demo.tint@1 { src <- rings.result; }' }, /names node `tint`, but its text holds 2 statements \(node `tint`, node `more`\)/);
   refused({ node: 'tint', text: 'output tint <- rings.result;' }, /names node `tint`, but its text holds output `tint`/);
   refused({ param: 'warmth', text: 'param heat: f32 = 0.5;' }, /names param `warmth`, but its text holds param `heat`/);
+  // A value alone, without the member's name: the whole member is asked for, as it is written.
+  refused({ node: 'rings', member: 'size', text: '64 x 64' }, /^edit 0: `text` of a member edit is the whole member, its name first: `size = 64 x 64;`, not `64 x 64` alone$/);
+  refused({ node: 'tint', member: 'src', text: 'rings.result;' }, /the whole member, its name first: `src <- rings\.result;`/);
+  refused({ node: 'rings', member: 'count', text: '4.0' }, /`count = 4\.0;`/);
   // What it names, however broken, goes on to the check (which says where).
   t.match(apply(SCENE, [{ node: 'rings', member: 'count', text: 'count = 12.0' }]), /count = 12\.0 +\/\/ the node's own value/);
   t.match(apply(SCENE, [{ node: 'rings', member: 'count', text: 'count = 12.0; // twelve' }]), /count = 12\.0; \/\/ twelve/);

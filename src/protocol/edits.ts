@@ -177,6 +177,18 @@ export function validateEditItem(item: unknown, index: number): EditItem {
       'a non-empty string, or null to remove',
     );
   }
+  // A member's text is the whole member, name first; a value alone (`64 x 64` for `size`) was told
+  // as "expected a member ... found `64`" at the node's line, which did not say what to send.
+  if (typeof text === 'string' && out.member !== undefined && !/^\s*[A-Za-z_]\w*\s*(=|<-)/.test(text)) {
+    const value = text.trim().replace(/;\s*$/, '');
+    const arrow = /^[A-Za-z_]\w*\.[A-Za-z_]\w*$/.test(value) ? '<-' : '=';
+    throw new EditError(
+      `${at}: \`text\` of a member edit is the whole member, its name first: \`${out.member} ${arrow} ${value};\`, not \`${value}\` alone`,
+      index,
+      'text',
+      `the whole member, e.g. \`${out.member} ${arrow} ${value};\``,
+    );
+  }
   out.text = text;
   return out;
 }

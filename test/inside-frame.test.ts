@@ -78,7 +78,9 @@ t.test('trace answers what each node read at the element', async (t) => {
   const board = (await ok(t, L, { op: 'trace', x: 5, y: 6 })).reads.map((r: any) => [r.name, r.kind, r.value]);
   const C = await open('castle');
   await ok(t, C, { op: 'evaluate' });
-  const view = (await ok(t, C, { op: 'trace', x: 160, y: 120, output: 'image' })).reads.filter((r: any) => r.node === 'view');
+  const traced = await ok(t, C, { op: 'trace', x: 160, y: 120, output: 'image' });
+  t.match(traced, { z: 0, note: /^no `z` given: the 3-D fields \(`build`\) are traced at z = 0; give `z` for another slice$/ }, 'castle: a scene of 2-D and 3-D fields traced without z says which slice (it named none)');
+  const view = traced.reads.filter((r: any) => r.node === 'view');
   const voxels = view.find((r: any) => r.name === 'voxels');
   t.same([voxels?.kind, voxels?.from, voxels?.value], ['field', 'build.voxels', undefined], 'castle: the 3-D field the 2-D view gathers from is listed, without a value at the element');
   t.match(voxels?.note, /outside it.*\.at/, 'with a note saying why, and how it is read');

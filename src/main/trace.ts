@@ -30,8 +30,10 @@ export interface TracedRead {
   name: string;
   kind: 'field' | 'state' | 'param' | 'value' | 'uniform';
   from?: string;
-  /** Absent for a field the element is outside of (a 3-D field under a 2-D node): see `note`. */
+  /** What it read: absent for a field read only by gathers, or that the element is outside of (a 3-D field under a 2-D node): see `note`. */
   value?: number | number[];
+  /** A field read only by gathers: its value at the element (what the kernel read is where its code computes). */
+  here?: number | number[];
   note?: string;
 }
 
@@ -54,7 +56,12 @@ function readsAt(copy: Engine, memory: FieldMemory, at: At, node: Engine['scene'
     const from = 'input' in src ? copy.fields.input(src.input) : copy.fields.port(src.node, src.port);
     const value = valueAt(memory, from, at);
     const name = 'input' in src ? `input:${src.input}` : `${src.node}.${src.port}`;
-    if (value !== undefined) reads.push({ node: node.name, name: port, kind: 'field', from: name, value });
+    // Read only by gathers (`.at`, `sample`, neighbours): what the kernel read is elsewhere, and
+    // the value here was shown as if it were what it read (a 2-D node's `.at(x, y, 20)` of a 3-D
+    // field was told with the value at z = 0).
+    if (value !== undefined && !node.kernel.pointwise.includes(port))
+      reads.push({ node: node.name, name: port, kind: 'field', from: name, here: value, note: 'read by gathers (`.at`, `sample`, neighbours): the kernel reads it where its code computes, not only here; `here` is its value at this element' });
+    else if (value !== undefined) reads.push({ node: node.name, name: port, kind: 'field', from: name, value });
     // A field the element is outside of is still read, where the kernel's code computes (`.at`,
     // `sample`): say so, rather than leave it out as if the node did not read it.
     else if (from) reads.push({ node: node.name, name: port, kind: 'field', from: name, note: `a field of ${[from.width, from.height, from.depth].slice(0, from.dims).join(' x ')}; this element is outside it: the kernel reads it where its code computes (\`.at\`, \`sample\`), not here` });

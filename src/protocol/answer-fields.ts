@@ -87,7 +87,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('runs', 'bisect: each point of the history replayed, in order: kind, name, position, version, passed, and the line of the first failed expectation'),
   a('passed', 'whether the replay passed at this version', { within: 'runs' }),
   a('line', 'the line of the replay\'s first failed expectation', { within: 'runs' }),
-  a('note', 'bisect: the running world runs kernels the document declares as published over the protocol instead; each point tried ran those published at it'),
+  a('note', 'bisect: the running world runs kernels the document declares as published over the protocol instead; each point tried ran those published at it. trace: no `z` was given in a scene of 2-D and 3-D fields, so the 3-D ones were traced at z = 0'),
   // param, evaluate
   a('name', 'the param (param), the output, node or input read (read)'),
   a('value', 'the value: of the param as set, or of a traced port at the element'),
@@ -120,7 +120,8 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('x', 'the element traced'), a('y', 'the element traced'), a('z', 'the element traced'),
   a('values', 'trace: what each node computed at the element: node, port, value; a dry run\'s state (with `evaluate.values`): its values as `read` answers them with format f32 (format, width, height, components, data)'),
   a('reads', 'what each node read at the element: node, name, kind (field, state, param, value, uniform), from (the edge or param) and value; a field the element is outside of (a 3-D field under a 2-D node, read with `.at` or `sample`) has a note instead of a value'),
-  a('note', 'why a read has no value: the element is outside that field (a 3-D field under a 2-D node); the kernel reads it where its code computes', { within: 'reads' }),
+  a('note', 'why a read has no value: the element is outside that field (a 3-D field under a 2-D node), or the field is read only by gathers (`.at`, `sample`, neighbours); the kernel reads it where its code computes', { within: 'reads' }),
+  a('here', 'a field read only by gathers: its value at the traced element (what the kernel read is where its code computes)', { within: 'reads' }),
   a('from', 'where a read value came from: the node.port of an edge, or the param', { within: 'reads' }),
   // cancel
   a('cancelled', 'how many evaluations were stopped (cancel), or true on the error of one that was'),

@@ -264,15 +264,18 @@ export async function trace(s: Session, f: RequestFields<'trace'>, conn: Request
   // A 3-D scene traced without `z` traced z = 0 without a word.
   const nodes = needed ? s.scene.nodes.filter((n) => needed!.has(n.name)) : s.scene.nodes;
   const sizes = nodes.map((n) => `\`${n.name}\` ${n.domain.join(' x ')}`).join(', ');
-  if (f.z === undefined && nodes.length && nodes.every((n) => n.domain.length === 3))
+  // A scene of 2-D and 3-D nodes traced the 3-D ones at z = 0, the answer naming no z: it says so now.
+  const deep = nodes.filter((n) => n.domain.length === 3);
+  if (f.z === undefined && deep.length && deep.length === nodes.length)
     throw new ProtocolError(`the scene's fields are 3-D (${sizes}): give \`z\` too, e.g. {"op": "trace", "x": ${x}, "y": ${y}, "z": 0}`, { field: 'z' });
+  const zNote = f.z === undefined && deep.length ? { z: 0, note: `no \`z\` given: the 3-D fields (${deep.map((n) => `\`${n.name}\``).join(', ')}) are traced at z = 0; give \`z\` for another slice` } : {};
   const { frame, values, reads } = await s.trace({ x, y, z }, needed, conn.signal);
   if (!values.length) {
     // Which coordinate is past every field (it always said `x`), and the sizes there are.
     const axis = (['x', 'y', 'z'] as const).find((a, i) => nodes.every((n) => [x, y, z][i]! >= (n.domain[i] ?? 1) || [x, y, z][i]! < 0)) ?? 'x';
     throw new ProtocolError(`(${x}, ${y}${f.z !== undefined ? `, ${z}` : ''}) is outside every field of the scene: its ${axis} is past them all (the nodes: ${sizes})`, { field: axis });
   }
-  return { frame, x, y, ...(f.z !== undefined ? { z } : {}), values, reads };
+  return { frame, x, y, ...(f.z !== undefined ? { z } : {}), ...zNote, values, reads };
 }
 
 /** Stop this connection's evaluations (the doors answer `cancel` out of turn, so it reaches them). */

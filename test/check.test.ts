@@ -308,3 +308,8 @@ t.test('a struct constructor as a declared value says how a struct starts', asyn
   t.same(only(textScene({ 'scene.esn': src })).map((d) => [d.line, d.column, d.message]), [[4, 28, "`P(...)` is no value a declaration takes: write a number, true, false or vec2/vec3/vec4(...); a struct's components all start at one number, e.g. `= 0.0` (or leave the value out for zeros)"]]);
   t.same(only(textScene({ 'scene.esn': src.replace(' = P(vec2(0.0, 0.0), 0.0)', ' = 0.0') })), [], '= 0.0 checks');
 });
+
+t.test("a kernel's size of another count of extents than its each's coordinates is refused (it was ignored: its nodes ran the default)", async (t) => {
+  const scene = textScene({ 'scene.esn': 'kernel vox.bad@1 { out o: field3<f32>; size 8 x 8; each (x, y, z) { o = 1.0; } }\nnode b: vox.bad@1 { }\noutput o <- b.o;\n' });
+  t.match(only(scene), [{ line: 1, column: 40, message: 'kernel vox.bad@1 has 3 coordinates (each (x, y, z)), so its size needs 3 extents, e.g. `size 64 x 64 x 64;`' }]);
+});

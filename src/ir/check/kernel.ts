@@ -8,7 +8,7 @@ import { shareValues } from '../share.js';
 import { BodyContext, LowerError, type Env, type PortView } from '../lower/context.js';
 import { lowerStatements, needsReturnBlock } from '../lower/statement.js';
 import { blockOrStatements } from '../lower/blocks.js';
-import type { Diagnostic, Document, EachDecl, KernelStatement, MigrateDecl, PortDecl, Span } from '../syntax/tree.js';
+import type { Diagnostic, Document, EachDecl, KernelStatement, MigrateDecl, PortDecl, SizeDecl, Span } from '../syntax/tree.js';
 import { components, type ElemType } from '../types.js';
 import { diagnostic } from './report.js';
 import { literalValue } from './literal.js';
@@ -86,6 +86,10 @@ export function checkKernel(doc: Document, k: KernelStatement, env: Env, fuel = 
   }
   const each = eachs[0];
   const dims = each.coords.length as 1 | 2 | 3;
+  // A kernel's default size with another count of extents was ignored without a word (its nodes ran the default).
+  const sizeDecl = k.parts.find((p): p is SizeDecl => p.part === 'size');
+  if (sizeDecl && size && size.length !== dims)
+    error(sizeDecl.span, `kernel ${id} has ${dims} coordinate${dims > 1 ? 's' : ''} (each (${each.coords.map((c) => c.value).join(', ')})), so its size needs ${dims} extent${dims > 1 ? 's' : ''}, e.g. \`size ${[64, 64, 64].slice(0, dims).join(' x ')};\``);
   for (const p of ports) {
     if (p.kind !== 'in' && p.dims !== dims)
       error(p.decl.type.span, `${p.kind} port \`${p.name}\` must be a field${dims}<${p.type.name}>: the kernel's each has ${dims} coordinate${dims > 1 ? 's' : ''}`);

@@ -103,6 +103,10 @@ t.test('check notes a scene with no output, which render cannot write', async (t
   t.equal(r.status, 0, 'it checks (a session can compose an output)');
   t.match(r.stdout, /ok \(1 kernel, 1 node, 0 outputs\)/);
   t.match(r.stderr, /^note: .*scene\.esn declares no output, so `render` has nothing to write: add `output NAME <- NODE\.PORT;`/);
+  writeFileSync(join(dir, 'deep.esn'), 'kernel k.d@1 {\n  out r: field3<f32>;\n  each (x, y, z) { r = 1.0; }\n}\nnode n: k.d@1 { size = 4 x 4 x 4; }\noutput r <- n.r;\n');
+  const deep = cli(['check', join(dir, 'deep.esn')]);
+  t.equal(deep.status, 0);
+  t.match(deep.stderr, /^note: .*deep\.esn is 3-D, so `render` has no picture to write: add a view kernel/, 'and one whose every output is 3-D');
 });
 
 t.test('render --json on a scene that does not check prints the error and its diagnostics as JSON', async (t) => {

@@ -59,6 +59,8 @@ async function reads(t: Test, ask: Ask, door: string): Promise<void> {
   const picture = (await ask({ op: 'read' })).error;
   t.equal(picture?.field, 'region', `${door}: a PNG of every slice is refused`);
   t.match(picture?.message, /an image needs a 2-D one, so a PNG shows one z-slice of its 5, e.g\. \{"region": \{"z": 0, "depth": 1\}\}/, `${door}: saying how to read one`);
+  const slices = (await ask({ op: 'read', region: { z: 3, depth: 2 } })).error;
+  t.same(slices?.expected, { z: 3, depth: 1 }, `${door}: the slice suggested is the one asked for (it said z: 0)`);
 }
 
 t.test('through entelechy serve: stdin and TCP', async (t) => {

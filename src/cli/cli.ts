@@ -217,6 +217,9 @@ async function check(argv: { scene: string; json: boolean; dump?: PassName }): P
     process.stdout.write(`${argv.scene}: ok (${plural(scene.kernels.size, 'kernel')}, ${plural(scene.nodes.length, 'node')}, ${plural(scene.outputs.length, 'output')})\n`);
     // It checks, and a session can run it (and compose an output); render has nothing to write.
     if (scene.outputs.length === 0) process.stderr.write(`note: ${argv.scene} declares no output, so \`render\` has nothing to write: add \`output NAME <- NODE.PORT;\`\n`);
+    // Likewise when every output is 3-D: a picture is of a 2-D field.
+    else if (scene.outputs.every((o) => scene.nodes.find((n) => n.name === o.node)?.domain.length === 3))
+      process.stderr.write(`note: every output of ${argv.scene} is 3-D, so \`render\` has no picture to write: add a view kernel that renders one to a 2-D output (a session reads 3-D fields as f32, or a z-slice as PNG)\n`);
   } else {
     for (const d of scene.diagnostics) process.stdout.write(describe(d, prefix) + '\n');
   }

@@ -384,3 +384,12 @@ t.test('serve --allow-origin refuses something that is not an origin', async (t)
   t.equal(r.status, 1);
   t.match(r.stderr, /--allow-origin takes an origin such as http:\/\/localhost:5173/);
 });
+
+t.test('--input into a 3-D input says only that it takes no image (a note said it was stretched to it first)', async (t) => {
+  const dir = scratchDir('entelechy-');
+  writeFileSync(join(dir, 'scene.esn'), 'input vol: field3<f32> size 8 x 8 x 4;\nkernel v.v@1 { grants field.read; in src: field3<f32>; out o: field2<f32>; each (x, y) { o = src.at(x, y, 2); } }\nnode v: v.v@1 { src <- vol; size = 8 x 8; }\noutput o <- v.o;\n');
+  const r = cli(['render', join(dir, 'scene.esn'), '--input', `vol=${join(ROOT, 'examples', 'photo', 'photo.jpg')}`, '-o', join(dir, 'o.png')]);
+  t.equal(r.status, 1);
+  t.notMatch(r.stderr, /stretched/);
+  t.match(r.stderr, /^entelechy: --input vol: `vol` is not an image's field: an image fills a 2-D field \(an input or a state\) of f32, vec2, vec3 or vec4, and `vol` is 3-D/m);
+});

@@ -160,7 +160,8 @@ async function renderCommand(argv: {
   for (const i of inputs) {
     const input = scene.inputs.get(i.name)!;
     const image = inputSizes[i.name] ?? [];
-    if (input.statement.size && input.size.join(' x ') !== image.join(' x '))
+    // (A 3-D input takes no image: that is said next, and a note of stretching would contradict it.)
+    if (input.dims === 2 && input.statement.size && input.size.join(' x ') !== image.join(' x '))
       process.stderr.write(`note: input \`${i.name}\` declares \`size ${input.size.join(' x ')}\` (${input.path}), so ${i.sequence ? 'each image' : `\`${i.file}\``} (${image.join(' x ')}) is stretched to it; leave the size out of the declaration to take the image's\n`);
   }
   // An input left empty renders a picture of nothing (every pixel 0) without a word otherwise.

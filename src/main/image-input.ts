@@ -91,7 +91,7 @@ function notAnImage(file: string, e: unknown): InputImageError {
 /** Why a field cannot take an image, or undefined: a 2-D field of f32 components (f32 to vec4). */
 export function imageFieldProblem(name: string, f: Field): string | undefined {
   if (f.dims !== 2 || f.comps.length > 4 || f.comps.some((c) => c !== 'f32'))
-    return `\`${name}\` is not an image's field: an image fills a 2-D input of f32, vec2, vec3 or vec4`;
+    return `\`${name}\` is not an image's field: an image fills a 2-D field (an input or a state) of f32, vec2, vec3 or vec4${f.dims === 3 ? `, and \`${name}\` is 3-D: write its slices as f32 data ({"op": "write", "data": ..., "region": {"z": ..., "depth": 1}})` : ''}`;
   return undefined;
 }
 

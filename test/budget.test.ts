@@ -37,7 +37,8 @@ t.test('a change whose fields exceed the budget is refused, naming the node and 
   const refused = await ask({ op: 'compose', edits: [{ node: 'paint', member: 'size', text: 'size = 4096 x 4096;' }] });
   t.match(refused.error.message, /fields need 25\d\.\d MiB, more than the memory budget of 64\.0 MiB.*`paint\.result` of node `paint`, 4096 x 4096, alone needs 25\d\.\d MiB.*--memory/);
   t.notMatch(refused.error.message, /internal/);
-  t.match(refused.error, { path: 'scene.esn', line: 2, column: 25, node: 'paint' }, 'at the size that is too large');
+  t.match(refused.error, { path: 'scene.esn', line: 2, column: 25, node: 'paint', written: false }, 'at the size that is too large');
+  t.match(refused.error.message, /^compose refused: nothing was written: /, 'said as every refused compose is');
   t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), scene('64 x 64'), 'nothing written');
   const after = (await ask({ op: 'status' })).ok;
   t.same([after.revision, after.frame], [before.revision, before.frame], 'the running world stays');

@@ -313,3 +313,8 @@ t.test("a kernel's size of another count of extents than its each's coordinates 
   const scene = textScene({ 'scene.esn': 'kernel vox.bad@1 { out o: field3<f32>; size 8 x 8; each (x, y, z) { o = 1.0; } }\nnode b: vox.bad@1 { }\noutput o <- b.o;\n' });
   t.match(only(scene), [{ line: 1, column: 40, message: 'kernel vox.bad@1 has 3 coordinates (each (x, y, z)), so its size needs 3 extents, e.g. `size 64 x 64 x 64;`' }]);
 });
+
+t.test('`z` in a 2-D kernel says the each names its coordinates, and how a 3-D kernel is written', async (t) => {
+  const scene = textScene({ 'scene.esn': 'kernel v.z@1 { out o: field2<f32>; each (x, y) { o = f32(z) + 1.0; } }\nnode n: v.z@1 { size = 4 x 4; }\noutput o <- n.o;\n' });
+  t.match(only(scene), [{ line: 1, column: 58, message: "unknown name `z`: the kernel's each names 2 coordinates (x, y); a 3-D kernel names x, y, z: `each (x, y, z)`, its out ports field3" }]);
+});

@@ -154,6 +154,11 @@ function identifier(ctx: BodyContext, node: N): Value {
   if (name in BUILTIN_CONSTANTS) return scalarValue(cst('f32', BUILTIN_CONSTANTS[name]));
   if (name === 'pointer' || name === 'keys') fail(node, `\`${name}\` is not a value: use ${name === 'pointer' ? '`pointer.xy` or `pointer.down`' : '`keys.NAME`, e.g. `keys.space`'}`);
   if (ctx.failedNames.has(name)) throw new FollowOnError(`\`${name}\` did not lower`, node);
+  // A coordinate the each does not name (`z` in `each (x, y)`): the each names them.
+  const axes = ['x', 'y', 'z'];
+  const coords = ctx.coordNames;
+  if (axes.includes(name) && coords.length > 0 && coords.length < 3 && coords.every((c, i) => c === axes[i]))
+    throw new LowerError(`unknown name \`${name}\`: the kernel's each names ${coords.length === 1 ? 'one coordinate' : `${coords.length} coordinates`} (${coords.join(', ')}); a ${axes.indexOf(name) + 1}-D kernel names ${axes.slice(0, axes.indexOf(name) + 1).join(', ')}: \`each (${axes.slice(0, axes.indexOf(name) + 1).join(', ')})\`, its out ports field${axes.indexOf(name) + 1}`, node);
   const known = [...ctx.visibleNames(), 'width', 'height', 'depth', 'time', 'frame', 'TAU', 'PI'];
   const near = closest(name, known);
   throw new LowerError(`unknown name \`${name}\`${near ? `; did you mean \`${near}\`?` : ''}`, node);

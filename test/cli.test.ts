@@ -140,6 +140,11 @@ t.test('help NAME [--json], in any order; help --all lists every name; test runs
   const typo = cli(['help', 'evalute']);
   t.equal(typo.status, 1);
   t.match(typo.stderr, /no help for `evalute`; similar: evaluate.*`entelechy help --all` lists every name/);
+  // A field method by its name: `help sample` had no entry, and offered "similar: FIELD.sample(u".
+  const sample = cli(['help', 'sample']);
+  t.equal(sample.status, 0, sample.ended);
+  t.match(sample.stdout, /^FIELD\.sample\(u, v\[, w\]\) \(value\)/);
+  t.notMatch(cli(['help', 'samp']).stderr, /\(u\b/, 'no pieces of a signature among the similar names');
   const replays = cli(['test']);
   t.equal(replays.status, 0, replays.ended);
   t.match(replays.stdout, /^([1-9]\d*) passed, 0 failed$/m);

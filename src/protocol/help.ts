@@ -103,7 +103,11 @@ export function helpEntry(name?: string, kernels: readonly string[] = []): Recor
 
 /** The words an entry is found by: its name, the words of a name such as `x, y`, its aliases. */
 function words(e: Entry): string[] {
-  return [e.name, ...e.name.split(/[ ,/]+/), ...(e.aliases ?? [])];
+  // `FIELD.sample(u, v[, w])` is found as `sample` and `FIELD.sample` too (its pieces split at
+  // commas were offered as "similar: FIELD.sample(u").
+  const call = /^(\w+)\.(\w+)\(/.exec(e.name);
+  const pieces = call ? [`${call[1]}.${call[2]}`, call[2]] : e.name.split(/[ ,/]+/);
+  return [e.name, ...pieces, ...(e.aliases ?? [])];
 }
 
 /** The kind a word names, in the singular or plural (`events`, `replay line`, `builtins`). */

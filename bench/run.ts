@@ -218,7 +218,8 @@ export async function bench(options: BenchOptions): Promise<{ measurements: Meas
   const extras: Extra[] = [];
   const emit = (m: object) => options.json && process.stdout.write(JSON.stringify(m) + '\n');
   const say = (s: string) => !options.json && process.stderr.write(s + '\n');
-  say(`entelechy bench: ${options.pipelines.join(', ')} at ${options.size} x ${options.size}, ${options.runs} runs, ${machine()}`);
+  say(`entelechy bench: ${options.pipelines.join(', ')} at ${options.size} x ${options.size}, ${options.runs} run${options.runs === 1 ? '' : 's'}, ${machine()}`);
+  if (options.workers > availableParallelism()) say(`note: ${options.workers} workers on ${availableParallelism()} cores: the parallel figures share cores (and so do C's and Halide's threads)`);
   const build = options.c ? await buildReference() : { skipped: 'disabled with --no-c' };
   if ('skipped' in build) say(`C reference skipped: ${build.skipped}`);
   const halide = options.halide ? await buildHalide() : { skipped: 'disabled with --no-halide' };

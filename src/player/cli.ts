@@ -27,7 +27,7 @@ export async function runPlayer(args: string[]): Promise<void> {
 async function main(args: string[]): Promise<void> {
   const argv = await yargs(args)
     .scriptName('entelechy-player')
-    .usage('$0 <scene.esn> [--listen host:port] [--serve]\n\nA live window on a running scene: open the printed URL in a browser.')
+    .usage('$0 <scene.esn> [options]\n\nA live window on a running scene: open the printed URL in a browser (docs/player.md; `entelechy help player`).')
     .command('$0 <scene>', 'run the scene and serve the Player page', (y) =>
       y.positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' }),
     )

@@ -59,7 +59,7 @@ function readsAt(copy: Engine, memory: FieldMemory, at: At, node: Engine['scene'
     // Read only by gathers (`.at`, `sample`, neighbours): what the kernel read is elsewhere, and
     // the value here was shown as if it were what it read (a 2-D node's `.at(x, y, 20)` of a 3-D
     // field was told with the value at z = 0).
-    if (value !== undefined && !node.kernel.pointwise.includes(port))
+    if (value !== undefined && node.kernel.gathered.includes(port) && !node.kernel.pointwise.includes(port))
       reads.push({ node: node.name, name: port, kind: 'field', from: name, here: value, note: 'read by gathers (`.at`, `sample`, neighbours): the kernel reads it where its code computes, not only here; `here` is its value at this element' });
     else if (value !== undefined) reads.push({ node: node.name, name: port, kind: 'field', from: name, value });
     // A field the element is outside of is still read, where the kernel's code computes (`.at`,

@@ -106,7 +106,8 @@ export function protocolError(e: unknown, op: string, scene?: Scene): ProtocolEr
   if (e instanceof JournalError) return new ProtocolError(`the scene's folder holds a journal \`${JOURNAL_NAME}\` Entelechy did not write (${e.why}); nothing was written: look at it, then move it away and send the request again`, { path: JOURNAL_NAME });
   if (e instanceof WriteError) return new ProtocolError(e.message, { path: e.path, code: e.code, written: false });
   if (e instanceof PathError) return new ProtocolError(e.message, { path: e.path });
-  if (e instanceof MemoryLimitError) return new ProtocolError(e.message, { ...e.at });
+  // A compose refused by the memory budget wrote nothing: said as every refused compose is.
+  if (e instanceof MemoryLimitError) return op === 'compose' ? new ProtocolError(`compose refused: nothing was written: ${e.message}`, { ...e.at, written: false }) : new ProtocolError(e.message, { ...e.at });
   if (e instanceof ImageError || e instanceof EditError) return new ProtocolError(e.message, {});
   return new ProtocolError(`internal error in \`${op}\`: ${plainReason(e)} (the session goes on)`, { internal: true });
 }

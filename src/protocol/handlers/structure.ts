@@ -6,7 +6,6 @@ import type { RequestFields } from '../operations.js';
 import type { Session, SessionEvent } from '../../main/session.js';
 import { connectionKey } from '../../main/session-types.js';
 import { CheckFailed, diagnosticsData } from '../../main/refusals.js';
-import { MemoryLimitError } from '../../main/memory.js';
 import { versionOf } from '../../main/documents.js';
 import { parseDocument } from '../../ir/syntax/index.js';
 import type { Scene } from '../../ir/check/scene.js';
@@ -194,8 +193,6 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
         const included = new Map(targets.flatMap((t) => (t.edited && t.before !== undefined && t.before !== s.texts.get(t.path) ? [[t.path, t.before] as const] : [])));
         throw new ProtocolError(`${e.message}${savedEditBlames(s, e, overrides, included)}`, { ...diagnosticsData(e.diagnostics), written: false });
       }
-      // Refused by the memory budget before anything was written: said as every refused compose is.
-      if (e instanceof MemoryLimitError && !f.dry_run) throw new ProtocolError(`compose refused: nothing was written: ${e.message}`, { ...e.at, written: false });
       throw e;
     }
   });

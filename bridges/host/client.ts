@@ -252,7 +252,7 @@ export class EntelechyClient {
     if (!error && !wasClosing) error = new EntelechyConnectionError(`${this.address} closed the connection (the session ended?)`, this.address);
     for (const entry of [...this.pending.values()]) {
       this.settle(entry.id);
-      const why = error ? error.message : wasClosing ? 'the connection was closed' : `${this.address} closed the connection`;
+      const why = error ? error.message : 'the connection was closed';
       entry.reject(new EntelechyConnectionError(`\`${entry.op}\` (request ${entry.id}) got no answer: ${why}`, this.address));
     }
     for (const listener of this.closeListeners) listener(error);

@@ -1,5 +1,6 @@
 // Shared test helpers: load scenes from text or from examples, evaluate them, compare fields.
 
+import './child-env.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -2,6 +2,7 @@
 // in a process of its own), so a run of the suite leaves nothing behind in the system's temporary
 // folder. ENTELECHY_KEEP_SCRATCH=1 keeps them, to look at what a failing test left.
 
+import './child-env.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

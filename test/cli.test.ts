@@ -106,7 +106,7 @@ t.test('check notes a scene with no output, which render cannot write', async (t
   writeFileSync(join(dir, 'deep.esn'), 'kernel k.d@1 {\n  out r: field3<f32>;\n  each (x, y, z) { r = 1.0; }\n}\nnode n: k.d@1 { size = 4 x 4 x 4; }\noutput r <- n.r;\n');
   const deep = cli(['check', join(dir, 'deep.esn')]);
   t.equal(deep.status, 0);
-  t.match(deep.stderr, /^note: .*deep\.esn is 3-D, so `render` has no picture to write: add a view kernel/, 'and one whose every output is 3-D');
+  t.match(deep.stderr, /^note: .*deep\.esn is 3-D: `render` writes a picture of one z-slice \(--z N\), or every value as a NumPy array/, 'and one whose every output is 3-D');
 });
 
 t.test('render --json on a scene that does not check prints the error and its diagnostics as JSON', async (t) => {

@@ -108,7 +108,7 @@ function sceneName(scenePath: string): string {
 async function renderCommand(argv: {
   scene: string; output?: string; out?: string; time: number; size?: string; backend: string; fuse: boolean;
   frames?: string; fps: number; crf?: number; workers: number; json: boolean; param?: string[]; input?: string[]; memory?: string; tile?: string;
-  shard?: string; overwrite: boolean; farm?: string;
+  shard?: string; overwrite: boolean; farm?: string; z?: number;
 }): Promise<void> {
   const size = argv.size ? parseSize(argv.size) : undefined;
   const paramOptions = parseParamOptions(argv.param);
@@ -174,11 +174,14 @@ async function renderCommand(argv: {
     throw new UserError(`${argv.scene} has no output \`${output}\`; its outputs: ${scene.outputs.map((o) => o.name).join(', ')}`);
   const file = argv.out ?? (frames ? `${sceneName(argv.scene)}/%04d.png` : `${sceneName(argv.scene)}.png`);
   // Pictures are PNG whatever the name says: `-o out.jpg` wrote PNG bytes under a JPEG's name.
-  if (!isVideoFile(file) && extname(file).toLowerCase() !== '.png')
-    throw new UserError(`-o ${file}: render writes PNG pictures (name the file .png) or videos (.mp4, .webm, .gif, through ffmpeg)`);
+  if (!isVideoFile(file) && !['.png', '.npy'].includes(extname(file).toLowerCase()))
+    throw new UserError(`-o ${file}: render writes PNG pictures (name the file .png), videos (.mp4, .webm, .gif, through ffmpeg) or NumPy arrays of the output's values (.npy)`);
+  const z = sliceOption(scene, output, file, argv.z);
+  if (argv.farm !== undefined && (z !== undefined || extname(file).toLowerCase() === '.npy'))
+    throw new UserError(`--farm brings back pictures of 2-D outputs: render ${z !== undefined ? 'a z-slice' : 'a .npy'} here, or split its frames with --shard`);
   const crf = videoCrf(file, argv.crf);
   const options = {
-    output, file, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, memory: memoryOption(argv.memory), tile, backend: argv.backend as Backend, fuse: argv.fuse,
+    output, file, z, time: argv.time, frames, fps: argv.fps, crf, params, inputs, workers: argv.workers, memory: memoryOption(argv.memory), tile, backend: argv.backend as Backend, fuse: argv.fuse,
     json: argv.json, progress: !argv.json && Boolean(process.stderr.isTTY), shard, resume: (Boolean(shard) || argv.farm !== undefined) && !argv.overwrite,
   };
   if (argv.farm !== undefined) {
@@ -198,6 +201,24 @@ function given(flag: string, value: unknown, argv: readonly string[] = process.a
     if (argv[i].startsWith(`${flag}=`)) return `\`${argv[i].slice(flag.length + 1)}\``;
   }
   return String(value);
+}
+
+/**
+ * --z: the z-slice of a 3-D output a picture shows. A 3-D output needs one, or a .npy, which holds
+ * every slice; said before anything runs (the render evaluated the scene and then failed to write).
+ */
+function sliceOption(scene: Scene, output: string, file: string, z: number | undefined): number | undefined {
+  const size = scene.nodes.find((n) => n.name === scene.outputs.find((o) => o.name === output)!.node)!.domain;
+  const npy = extname(file).toLowerCase() === '.npy';
+  if (z === undefined) {
+    if (size.length === 3 && !npy)
+      throw new UserError(`output \`${output}\` is 3-D (${size.join(' x ')}): a picture shows one z-slice of it: add --z N (0 to ${size[2] - 1}), or write every value to a NumPy array: -o ${output}.npy`);
+    return undefined;
+  }
+  if (size.length !== 3) throw new UserError(`--z picks a z-slice of a 3-D output, and \`${output}\` is ${size.length}-D (${size.join(' x ')}): leave --z out`);
+  if (npy) throw new UserError(`-o ${file} holds every z-slice of \`${output}\`: leave --z out (or write a picture of one slice: -o ${output}.png --z ${z})`);
+  if (!Number.isInteger(z) || z < 0 || z >= size[2]) throw new UserError(`--z must be a whole number from 0 to ${size[2] - 1} (\`${output}\` is ${size.join(' x ')}); got ${given('--z', z)}`);
+  return z;
 }
 
 /** --shard: with --frames and numbered files only (a video cannot be written in pieces). */
@@ -220,7 +241,7 @@ async function check(argv: { scene: string; json: boolean; dump?: PassName }): P
     if (scene.outputs.length === 0) process.stderr.write(`note: ${argv.scene} declares no output, so \`render\` has nothing to write: add \`output NAME <- NODE.PORT;\`\n`);
     // Likewise when every output is 3-D: a picture is of a 2-D field.
     else if (scene.outputs.every((o) => scene.nodes.find((n) => n.name === o.node)?.domain.length === 3))
-      process.stderr.write(`note: every output of ${argv.scene} is 3-D, so \`render\` has no picture to write: add a view kernel that renders one to a 2-D output (a session reads 3-D fields as f32, or a z-slice as PNG)\n`);
+      process.stderr.write(`note: every output of ${argv.scene} is 3-D: \`render\` writes a picture of one z-slice (--z N), or every value as a NumPy array (-o NAME.npy)\n`);
   } else {
     for (const d of scene.diagnostics) process.stdout.write(describe(d, prefix) + '\n');
   }
@@ -278,8 +299,9 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
       (y) =>
         y
           .positional('scene', { type: 'string', demandOption: true, describe: 'the scene document (.esn)' })
-          .option('out', { alias: 'o', type: 'string', describe: 'the PNG to write (default: the scene name .png); with --frames out/%04d.png, or a video: out.mp4, out.webm, out.gif (through ffmpeg; videos keep no partial alpha: mp4 and webm drop it, a GIF pixel is transparent under alpha 0.5)' })
+          .option('out', { alias: 'o', type: 'string', describe: 'the PNG to write (default: the scene name .png); with --frames out/%04d.png, or a video: out.mp4, out.webm, out.gif (through ffmpeg; videos keep no partial alpha: mp4 and webm drop it, a GIF pixel is transparent under alpha 0.5); or the output\'s values as a NumPy array: out.npy (a 3-D output whole)' })
           .option('output', { type: 'string', describe: 'which output of the scene (default: the first)' })
+          .option('z', { type: 'number', describe: 'of a 3-D output, the z-slice a picture shows (from 0); -o NAME.npy writes every value instead' })
           .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds (with --frames, of frame 0: frame N is at TIME + N / FPS)' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
           .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input field from an image (PNG, JPEG, WebP, TIFF, GIF), its size following the image unless the scene fixes it (then the image is stretched to that size, its aspect not kept); NAME=in/%04d.png reads one file per frame' })

@@ -18,6 +18,11 @@ export interface Field {
   comps: Scalar[];
 }
 
+/** One z-slice of a 3-D field, as a 2-D field over the same memory (its rows are consecutive). */
+export function zSlice(f: Field, z: number): Field {
+  return { ...f, ptr: f.ptr + z * f.height * f.stride * 4, depth: 1, dims: 2 };
+}
+
 /** A field as the argument block describes it. */
 export function placement(f: Field): FieldPlacement {
   return { base: f.ptr, width: f.width, height: f.height, depth: f.depth, stride: f.stride, planeBytes: f.planeBytes };

@@ -16,6 +16,8 @@ import { compilerAhead } from './compile-ahead.js';
 import { FieldMemory, MemoryLimitError } from './memory.js';
 import { fieldRgbaRows, fieldToRgba, savePng } from './image.js';
 import { pngOnPool, savePngOnPool } from './field-png.js';
+import { isCompleteNpy, isNpyFile, npyShape, saveNpy } from './npy-file.js';
+import { zSlice, type Field } from './field.js';
 import type { Pixels } from './png.js';
 import { isVideoFile, requireFfmpeg, VideoFile } from './video.js';
 import { InputFeed, type InputOption } from './input-feed.js';
@@ -40,8 +42,10 @@ export class RenderError extends UserError {
 
 export interface RenderOptions {
   output: string;
-  /** The PNG path; with frames, a pattern such as out/%04d.png; or a video (.mp4, .webm, .gif). */
+  /** The PNG path; with frames, a pattern such as out/%04d.png; or a video (.mp4, .webm, .gif); or NumPy arrays (.npy). */
   file: string;
+  /** Of a 3-D output, the z-slice a picture shows (a .npy holds every slice). */
+  z?: number;
   /** Params to start from (--param, checked). */
   params?: { name: string; value: number[] }[];
   /** Images read into the scene's inputs (--input). */
@@ -133,6 +137,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       const { renderTiled } = await import('./tiles/render-tiled.js');
       // A shard's frames only (a re-run renders them again: tiled renders do not resume yet).
       const own = frames && options.shard ? { ...options, frames: shardFrames(frames, options.shard) } : options;
+      if (isNpyFile(options.file)) throw new RenderError(`-o ${options.file}: a .npy is written from the fields whole, and they do not fit (${reason}): give a larger --memory, or a smaller --size`);
       return await renderTiled(scene, own, { memory, pool, reason, cachedModules, compileMillis: preparing });
     }
     run.compileMillis += preparing;
@@ -150,9 +155,12 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   const first = range?.first ?? 0;
   const last = range?.last ?? 0;
   // Frames already written whole are skipped; a stateful scene still runs them for its state.
-  const [width, height] = outputSize(scene, options.output);
+  const npy = isNpyFile(options.file);
+  const picture = (whole: Field) => (options.z === undefined ? whole : zSlice(whole, options.z));
+  const { width, height } = picture(run.outputField(options.output)!);
+  const writtenWhole = (file: string) => (npy ? isCompleteNpy(file, run.outputField(options.output)!) : isCompletePng(file, width, height));
   const done = new Set<number>();
-  if (frames && options.resume) for (let f = first; f <= last; f++) if (isCompletePng(frameFile(options.file, f), width, height)) done.add(f);
+  if (frames && options.resume) for (let f = first; f <= last; f++) if (writtenWhole(frameFile(options.file, f))) done.add(f);
   let end = last;
   while (end >= first && done.has(end)) end--;
   // State evolves frame by frame: a stateful scene runs from frame 0 even when writing from later.
@@ -206,13 +214,14 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
         throw e;
       }
       if (frame < first || done.has(frame)) continue;
-      const field = run.outputField(options.output)!;
+      const field = npy ? run.outputField(options.output)! : picture(run.outputField(options.output)!);
       const f = { frame, file, t0, width: field.width, height: field.height };
       // A range of frames hands each frame's pixels to a thread; one frame is encoded from the
       // field, strip by strip (the field stays as it is until the write is done: drain below),
       // a large one on the pool's threads (field-png.ts).
       try {
-        if (!frames && !video && pool && pngOnPool(field) && writer instanceof FrameWriter) await writer.save(f, () => savePngOnPool(pool, file, field, options.output, stop.signal));
+        if (npy && writer instanceof FrameWriter) await writer.save(f, () => saveNpy(file, run.memory, field));
+        else if (!frames && !video && pool && pngOnPool(field) && writer instanceof FrameWriter) await writer.save(f, () => savePngOnPool(pool, file, field, options.output, stop.signal));
         else await writer.write(f, frames || video ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output), stop.signal);
       } catch (e) {
         if (e instanceof Cancelled) throw stopped(e, frame);
@@ -238,7 +247,8 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frame${writer.written === 1 ? '' : 's'} to ${options.file}${done.size ? ` (${done.size} already there skipped)` : ''} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
     else if (!options.json) {
       const field = run.outputField(options.output)!;
-      process.stderr.write(`wrote ${options.file} (${field.width} x ${field.height}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${workerCount(pool)})\n`);
+      const extents = npy ? npyShape(field).join(' x ') : `${width} x ${height}${options.z === undefined ? '' : `, z-slice ${options.z} of ${field.depth}`}`;
+      process.stderr.write(`wrote ${options.file} (${extents}, output \`${options.output}\`, ${millis.toFixed(1)} ms, ${run.compileMillis.toFixed(0)} ms compiling, ${workerCount(pool)})\n`);
     }
   } catch (e) {
     bar?.stop();

@@ -188,3 +188,20 @@ t.test("a running value its changed declaration no longer allows is fitted to it
   t.same(same.events.filter((e: any) => e.kind === 'param_fitted'), [], 'a value that still fits is carried untold');
   t.same(await warmth(), [0]);
 });
+
+t.test('a read after a param change says its frame was made with the older value, until a frame runs', async (t) => {
+  const { ok } = await session(t);
+  await ok({ op: 'evaluate' });
+  t.notOk((await ok({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })).note, 'fresh: no note');
+  await ok({ op: 'param', name: 'warmth', value: 0.9 });
+  const stale = await ok({ op: 'read', region: { x: 0, y: 0, width: 2, height: 2 } });
+  t.equal(stale.frame, 1);
+  t.match(stale.note, /^frame 1 was computed before `warmth` changed: this is what it made with the older value; evaluate to see the new/);
+  t.match((await ok({ op: 'read', format: 'f32' })).note, /`warmth` changed/, 'as f32 too');
+  // Set back to what the frame ran with: nothing differs.
+  await ok({ op: 'param', name: 'warmth', value: 0.5 });
+  t.notOk((await ok({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })).note, 'the frame\'s own value again');
+  await ok({ op: 'param', name: 'warmth', value: 0.9 });
+  await ok({ op: 'evaluate' });
+  t.notOk((await ok({ op: 'read', format: 'f32', region: { x: 0, y: 0, width: 1, height: 1 } })).note, 'after a frame: no note');
+});

@@ -154,6 +154,13 @@ export class Engine {
   }
 
   /** The field behind an output of the scene. */
+  /** The params set to another value since the out ports were computed (a read shows values of an older setting). */
+  paramsChangedSinceComputed(): string[] {
+    const was = this.frames.computedWith;
+    if (!was || !this.computed) return [];
+    return [...this.params].filter(([name, v]) => !sameValues(was.get(name), v)).map(([name]) => name);
+  }
+
   outputField(name: string): Field | undefined {
     const out = this.scene.outputs.find((o) => o.name === name);
     return out && this.fields.port(out.node, out.port);
@@ -243,6 +250,7 @@ export class Engine {
     }
     this.computed = old.computed;
     this.frames.last = old.frames.last;
+    this.frames.computedWith = old.frames.computedWith;
     this.version = old.version;
   }
 
@@ -276,11 +284,14 @@ export class Engine {
 
 /** Inputs `next` adds or declares differently from `running` (type, size or value). */
 export function changedInputs(running: Scene, next: Scene): string[] {
-  const same = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
   return [...next.inputs.values()]
     .filter((i) => {
       const was = running.inputs.get(i.name);
-      return !was || was.type.name !== i.type.name || !same(was.size, i.size) || !same(was.value, i.value);
+      return !was || was.type.name !== i.type.name || !sameValues(was.size, i.size) || !sameValues(was.value, i.value);
     })
     .map((i) => i.name);
+}
+
+function sameValues(a: readonly number[] | undefined, b: readonly number[]): boolean {
+  return !!a && a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
 }

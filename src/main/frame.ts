@@ -54,6 +54,8 @@ export class FrameLoop {
    * or a reset ends that): replayInto runs it again on a copy, for `trace`.
    */
   last?: LastFrame;
+  /** The params the out ports' values were computed with (the last frame that ran whole). */
+  computedWith?: ReadonlyMap<string, number[]>;
 
   constructor(
     private readonly clock: FrameClock,
@@ -140,6 +142,7 @@ export class FrameLoop {
     // Every group succeeded: the next state becomes current.
     this.fields.swapStates();
     this.last = { input: { pointer: input.pointer, keys: [...(input.keys ?? [])] }, time: clock.time, frame: clock.frame, params: [...clock.params].map(([k, v]) => [k, [...v]]) };
+    this.computedWith = new Map(this.last.params);
     clock.frame++;
     clock.computed = true;
     const report: FrameReport = { frame: clock.frame, time: clock.time, cached: false, executed, reused, placements, timings };

@@ -18,6 +18,11 @@ export function hasComputed(world: World): boolean {
   return world.engine.computed;
 }
 
+/** Params set since the world's out ports were computed: what `read` shows was made with their older values. */
+export function paramsChangedSinceComputed(world: World): string[] {
+  return world.engine.paramsChangedSinceComputed();
+}
+
 /** Which backend runs the world's groups. */
 export function backendOf(world: World): Backend {
   return world.engine.backend;

@@ -4,7 +4,7 @@ import { operation, type RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
 import type { World } from '../../main/world.js';
 import { encodePng, inputField, outputField, portField, readPlanes, readRgba, stateField, type Field } from '../../main/world-fields.js';
-import { clockOf, hasComputed, setParam, takeEvents } from '../../main/world-state.js';
+import { clockOf, hasComputed, paramsChangedSinceComputed, setParam, takeEvents } from '../../main/world-state.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { Cancelled } from '../../main/cancel.js';
 import { paramSetting } from '../../ir/check/params.js';
@@ -176,6 +176,8 @@ interface ReadAnswer {
   components?: number;
   format: string;
   frame: number;
+  /** Params changed since that frame was computed. */
+  note?: string;
   /** The PNG or floats in base64; not sent when the PNG went to `file`. */
   data?: string;
   /** With `file`: where the PNG was written (relative to the scene's folder), its bytes, and each channel's min, max and mean. */
@@ -210,10 +212,14 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
     }
     const { width, height, depth, planes } = crop(field, readPlanes(w, field), region);
     const { frame } = clockOf(w);
+    // A param set since: the values are the frame's, made with its older value (an agent judged
+    // the change by the picture before it).
+    const changed = name.startsWith('input:') ? [] : paramsChangedSinceComputed(w);
+    const note = changed.length ? { note: `frame ${frame} was computed before ${changed.map((p) => `\`${p}\``).join(', ')} changed: this is what it made with the older value${changed.length > 1 ? 's' : ''}; evaluate to see the new` } : {};
     if (file !== undefined) summary = summarise(planes);
     if (format === 'png') {
       rgba = readRgba(w, field, name, region ? { planes, elements: width * height } : undefined);
-      return { name, width, height, ...(field.dims === 3 ? { depth } : {}), format, frame };
+      return { name, width, height, ...(field.dims === 3 ? { depth } : {}), format, frame, ...note };
     }
     const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));
     let o = 0;
@@ -222,7 +228,7 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
       o += p.length;
     }
     // Of a 3-D field, the region's every slice: [c][z][y][x] (read-region.ts crop), `depth` of them.
-    return { name, width, height, ...(field.dims === 3 ? { depth } : {}), components: planes.length, format, frame, data: Buffer.from(all.buffer).toString('base64') };
+    return { name, width, height, ...(field.dims === 3 ? { depth } : {}), components: planes.length, format, frame, ...note, data: Buffer.from(all.buffer).toString('base64') };
   }, conn.signal);
   if (!rgba) return { ...answer, data: answer.data! };
   const png = await encodePng(answer.width, answer.height, rgba);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { ROOT, firstDifference, run, textScene } from './helpers.js';
 import { copyExample, Lines } from './fixtures.js';
 import { MAX_CALL_DEPTH, MAX_NESTING, nestingPastLimit } from '../src/ir/syntax/nesting.js';
-import { MAX_LOWERING_DEPTH } from '../src/ir/lower/context.js';
+import { MAX_LOWERED, MAX_LOWERING_DEPTH } from '../src/ir/lower/context.js';
 import { scratchDir } from './scratch.js';
 
 const KERNEL = (body: string, before = '') => `${before}
@@ -93,6 +93,27 @@ t.test('fns that each nest a little add up: past the lowering depth, a diagnosti
   t.ok(d);
   t.match(d!.message, `more than ${MAX_LOWERING_DEPTH} levels deep here once the fns it calls are inlined`);
   t.ok(d!.line > 1 && d!.column > 1, 'positioned');
+});
+
+t.test('fns that call fns several times multiply: past the inlined size, a diagnostic at the kernel\'s call, at once', async (t) => {
+  // Each fn calls the one below three times: 3^depth copies of g0, within the call depth.
+  const tree = (depth: number) => {
+    let fns = 'fn g0(a: f32): f32 { return sin(a) * 0.5; }\n';
+    for (let i = 1; i <= depth; i++) fns += `fn g${i}(a: f32): f32 { return g${i - 1}(a) + g${i - 1}(a * 0.5) + g${i - 1}(a * 0.25); }\n`;
+    return KERNEL(`result = g${depth}(f32(x));`, fns);
+  };
+  const under = textScene({ 'scene.esn': tree(7) });
+  t.same(under.diagnostics, [], '3^7 copies check');
+  t.equal(firstDifference(await run(under, { backend: 'interp' }), await run(under, { backend: 'jit' })), undefined, 'and run the same on both backends');
+  // 3^15 copies took 5 GB and a minute, and ended the process; now refused as soon as it grows past.
+  for (const depth of [10, 15]) {
+    const d = firstDiagnostic(tree(depth));
+    t.ok(d, `3^${depth} copies: a diagnostic`);
+    t.match(d!.message, `grows past ${MAX_LOWERED} statements and expressions once the fns it calls are inlined`);
+    t.match(d!.message, /`g0` \d+ times, `g1` \d+ times, `g2` \d+ times so far/, 'naming the fns copied most');
+    t.match(d!.message, /make repeated calls a loop/, 'and what to do');
+    t.equal(d!.line, depth + 6, 'at the kernel body\'s own call');
+  }
 });
 
 t.test('the nesting count skips strings, comments and template text', async (t) => {

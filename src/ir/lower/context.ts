@@ -16,6 +16,14 @@ import type { Value } from './build.js';
  */
 export const MAX_LOWERING_DEPTH = 512;
 
+/**
+ * The most statements and expressions one body lowers to, each inlined copy of a fn counted again.
+ * Calls inside calls multiply: a fn calling another three times, 14 deep, is 3^14 copies (a 1 KB
+ * document that took 5 GB and a minute before the process died); the largest body of the corpus
+ * and examples (corpus.inline) lowers 3,212; one of 75,000 (that fn 8 deep) compiles in under a second.
+ */
+export const MAX_LOWERED = 100_000;
+
 /** A mistake in a body, at an acorn node; the checker turns it into a Diagnostic. */
 export class LowerError extends Error {
   constructor(
@@ -82,9 +90,13 @@ export class BodyContext {
   /** The statement lists being filled, innermost last. */
   private lists: Stmt[][] = [[]];
   /** The fns being inlined (no recursion), and where each `return` writes its value. */
-  fnStack: { name: string; result?: { type: ElemType; locals: number[] }; declared?: ElemType }[] = [];
+  fnStack: { name: string; call: AcornNode; result?: { type: ElemType; locals: number[] }; declared?: ElemType }[] = [];
+  /** How many times each fn was inlined into this body (a body too large names the most copied). */
+  copies = new Map<string, number>();
   /** How deep lowering is in statements and expressions, the inlined fns' included (see enter). */
   depth = 0;
+  /** Statements and expressions lowered so far, each inlined copy of a fn's counted again (see enter). */
+  lowered = 0;
   /** Declarations an assignment showed must hold f32 rather than i32: lowering runs again. */
   widen: Set<AcornNode>;
   widened = false;
@@ -197,6 +209,7 @@ export class BodyContext {
    * MAX_LOWERING_DEPTH the node is refused with a diagnostic rather than overflowing the stack.
    */
   enter<T>(node: AcornNode, f: () => T): T {
+    if (++this.lowered > MAX_LOWERED) throw this.tooLarge(node);
     if (this.depth >= MAX_LOWERING_DEPTH)
       throw new LowerError(`the code nests more than ${MAX_LOWERING_DEPTH} levels deep here once the fns it calls are inlined into it; call fewer fns inside one another, or give a part a variable of its own (docs/language.md, Limits)`, node);
     this.depth++;
@@ -205,6 +218,16 @@ export class BodyContext {
     } finally {
       this.depth--;
     }
+  }
+
+  /** A body that grew past MAX_LOWERED, said at the kernel's own call that grew it, naming the fns copied most. */
+  private tooLarge(node: AcornNode): LowerError {
+    const copies = [...this.copies].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([name, n]) => `\`${name}\` ${n} times`);
+    const outer = this.fnStack[0];
+    return new LowerError(
+      `this body grows past ${MAX_LOWERED} statements and expressions once the fns it calls are inlined (every call is a copy of its fn${copies.length ? `: ${copies.join(', ')} so far` : ''}): call fns fewer times inside one another: keep a value used twice in a const (\`const v = f(a);\`), or make repeated calls a loop, whose body is compiled once (docs/language.md, Limits)`,
+      outer?.call ?? node,
+    );
   }
 
   /** Store a value in fresh locals (so a value used several times is computed once). */

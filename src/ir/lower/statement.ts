@@ -341,7 +341,8 @@ export function callFn(ctx: BodyContext, fn: FnStatement, args: Value[], node: N
   }
   if (args.length !== fn.params.length)
     fail(node, `fn \`${name}\` takes ${fn.params.length} argument${fn.params.length === 1 ? '' : 's'} (${fn.params.map((p) => p.name.value).join(', ')}); got ${args.length}`);
-  const frame: (typeof ctx.fnStack)[number] = { name, declared: fn.returns ? ctx.env.resolveType(fn.returns) : undefined };
+  const frame: (typeof ctx.fnStack)[number] = { name, call: node, declared: fn.returns ? ctx.env.resolveType(fn.returns) : undefined };
+  ctx.copies.set(name, (ctx.copies.get(name) ?? 0) + 1);
   const errors: LowerError[] = [];
   ctx.withScope(() => {
     fn.params.forEach((p, i) => {

@@ -45,19 +45,20 @@ t.test('resolveUnder: what a document path may be, and what each refusal says', 
     ['', `a document path must be a non-empty string; ${hint}`],
     [3, `a document path must be a non-empty string; ${hint}`],
     ['a\0b.esn', `\`"a\\u0000b.esn"\` holds a NUL character; ${hint}`],
-    ['/etc/passwd', `\`/etc/passwd\` is an absolute path; documents are written only under the scene's folder: ${hint}`],
-    ['\\share\\x.esn', `\`\\share\\x.esn\` is an absolute path; documents are written only under the scene's folder: ${hint}`],
-    ['C:x.esn', `\`C:x.esn\` is an absolute path; documents are written only under the scene's folder: ${hint}`],
-    ['lib/../../x.esn', `\`lib/../../x.esn\` uses \`..\`; documents are written only under the scene's folder: ${hint}`],
-    ['lib\\..\\x.esn', `\`lib\\..\\x.esn\` uses \`..\`; documents are written only under the scene's folder: ${hint}`],
+    ['/etc/passwd', `\`/etc/passwd\` is an absolute path; documents are read and written only under the scene's folder: ${hint}`],
+    ['\\share\\x.esn', `\`\\share\\x.esn\` is an absolute path; documents are read and written only under the scene's folder: ${hint}`],
+    ['C:x.esn', `\`C:x.esn\` is an absolute path; documents are read and written only under the scene's folder: ${hint}`],
+    ['lib/../../x.esn', `\`lib/../../x.esn\` uses \`..\`; documents are read and written only under the scene's folder: ${hint}`],
+    ['lib\\..\\x.esn', `\`lib\\..\\x.esn\` uses \`..\`; documents are read and written only under the scene's folder: ${hint}`],
     ['./.', `\`./.\` names the scene's folder itself, not a document; ${hint}`],
     [JOURNAL_NAME, `\`${JOURNAL_NAME}\` is reserved for Entelechy's own bookkeeping; ${hint}`],
     [`lib/${JOURNAL_NAME}`, `\`lib/${JOURNAL_NAME}\` is reserved for Entelechy's own bookkeeping; ${hint}`],
     ['lib/.k.esn.1a2b.entelechy-tmp', `\`lib/.k.esn.1a2b.entelechy-tmp\` is reserved for Entelechy's own bookkeeping; ${hint}`],
     ['scene.esn/k.esn', '`scene.esn/k.esn`: `scene.esn` is a file, not a folder; name another path'],
     ['lib/k.esn/deeper/x.esn', '`lib/k.esn/deeper/x.esn`: `lib/k.esn` is a file, not a folder; name another path'],
-    ['lib', '`lib` is a folder, not a document; name a file in it, like `lib/scene.esn`'],
-    ['lib//', '`lib//` is a folder, not a document; name a file in it, like `lib/scene.esn`'],
+    ['lib', '`lib` is a folder, not a document; name a file in it, like `lib/kernels.esn`'],
+    ['lib//', '`lib//` ends with a slash, so it names a folder, not a document: name a file in it, like `lib/kernels.esn`'],
+    ['new/', '`new/` ends with a slash, so it names a folder, not a document: name a file in it, like `new/kernels.esn`'],
   ];
   for (const [path, message] of refused) {
     t.throws(() => resolveUnder(root, path as string), { name: 'PathError', message, path: String(path) }, JSON.stringify(path));
@@ -73,7 +74,7 @@ t.test('resolveUnder: what a document path may be, and what each refusal says', 
   t.throws(() => resolveUnder(join(root, 'scene.esn'), 'a.esn'), { message: new RegExp(`^the scene's folder \`${join(root, 'scene.esn')}\` is not a folder$`) });
   t.equal(resolveUnder(root, 'notes:1.esn'), join(root, 'notes:1.esn'), 'a colon inside a name is a name');
   mkdirSync(join(root, 'lib', 'sub'));
-  t.throws(() => resolveUnder(root, 'lib/sub/'), { message: /^`lib\/sub\/` is a folder, not a document; name a file in it, like `lib\/sub\/scene.esn`$/ });
+  t.throws(() => resolveUnder(root, 'lib/sub/'), { message: /^`lib\/sub\/` ends with a slash, so it names a folder, not a document: name a file in it, like `lib\/sub\/kernels.esn`$/ });
   t.throws(() => resolveUnder(join(root, 'gone'), 'a.esn'), { message: new RegExp(`^the scene's folder \`${join(root, 'gone')}\` does not exist \\(ENOENT`) });
 });
 
@@ -124,6 +125,23 @@ t.test('resolveUnder: symbolic links are followed inside the folder, refused out
   t.equal(resolveUnder(linkedRoot, 'alias/doc.esn'), join(root, 'real', 'doc.esn'));
   await writeDocuments(linkedRoot, [{ path: 'new/folder/x.esn', text: 'x' }]);
   t.equal(readFileSync(join(root, 'new/folder/x.esn'), 'utf8'), 'x', 'a write into new folders under a root reached through a link');
+});
+
+t.test('paths of other files are refused in their own words: a snapshot, a recording', async (t) => {
+  const root = folder();
+  const outside = folder();
+  symlinkSync(outside, join(root, 'recordings'));
+  const scene = new SceneFolder(join(root, 'scene.esn'));
+  t.throws(() => scene.resolve('../x.json', { noun: 'snapshot', like: 'state.snapshot.json' }), { message: "`../x.json` uses `..`; snapshots are read and written only under the scene's folder: name a snapshot relative to the scene's folder, like `state.snapshot.json` or `lib/state.snapshot.json`" });
+  t.throws(() => scene.resolve('sub/', { noun: 'snapshot', like: 'state.snapshot.json' }), { message: '`sub/` ends with a slash, so it names a folder, not a snapshot: name a file in it, like `sub/state.snapshot.json`' });
+  // The Player's recordings folder, a link out of the scene's folder: the video went there.
+  const { Recorder } = await import('../src/player/recorder.js');
+  t.throws(() => Recorder.start(scene, 'scene', 'result', 8, 8), { name: 'PathError', message: /^`recordings\/scene-result-.*\.mp4` goes through a symbolic link `recordings` that leads out of the scene's folder; recordings are read and written only under it/ });
+  t.same(readdirSync(outside), [], 'nothing made out there');
+  rmSync(join(root, 'recordings'));
+  const recorder = Recorder.start(scene, 'scene', 'result', 8, 8);
+  t.match(recorder.file, /^recordings\/scene-result-.*\.mp4$/, 'inside, as before');
+  await recorder.abort();
 });
 
 t.test('writeDocuments: a set lands whole, keeps each file\'s mode, and leaves nothing behind', async (t) => {

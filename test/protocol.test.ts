@@ -145,6 +145,12 @@ t.test('document: text, version and statements with line/column', async (t) => {
   t.same(k.statements.map((s: any) => [s.kind, s.name, s.line]), [['kernel', 'demo.rings@1', 3], ['kernel', 'demo.tint@1', 14]]);
   const none = await err(t, R, { op: 'document', path: 'nope.esn' });
   t.equal(none.field, 'path');
+  // A path that may not be read is refused as that, not as absent (it said "no document").
+  t.match((await err(t, R, { op: 'document', path: '../secret.txt' })).message, /^`\.\.\/secret\.txt` uses `\.\.`; documents are read and written only under the scene's folder/);
+  t.match((await err(t, R, { op: 'document', path: '/etc/passwd' })).message, /is an absolute path/);
+  t.match((await err(t, R, { op: 'restore', path: '../x.json' })).message, /snapshots are read and written only under the scene's folder/);
+  t.match((await err(t, R, { op: 'snapshot', path: 'sub/' })).message, /^`sub\/` ends with a slash, so it names a folder, not a snapshot/);
+  t.match((await err(t, R, { op: 'read', file: 'x.png\u0000' })).message, /holds a NUL character/);
   const h = await ok(t, R, { op: 'history' });
   t.equal(h.path, 'scene.esn');
   t.same(h.versions.map((v: any) => v.origin), ['load']);

@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, posix, resolve, sep } from 'node:path';
 import { LIMITS, pathProblem } from './limits.js';
 import { UserError } from './user-error.js';
 
@@ -56,16 +56,28 @@ export function realRootOf(root: string): string {
  * the root (or through a dangling one). A path through a symbolic link that stays inside resolves
  * to where the link leads (so a write replaces the linked document, not the link).
  */
-export function resolveUnder(root: string, path: string): string {
-  const hint = 'name a document relative to the scene\'s folder, like `kernels.esn` or `lib/kernels.esn`';
+/** What a path names, for its refusals' words: a document, a snapshot, a recording... */
+export interface FileKind {
+  noun: string;
+  /** A name of one, as an example. */
+  like: string;
+}
+
+export const DOCUMENT: FileKind = { noun: 'document', like: 'kernels.esn' };
+
+export function resolveUnder(root: string, path: string, kind: FileKind = DOCUMENT): string {
+  const { noun, like } = kind;
+  const hint = `name a ${noun} relative to the scene's folder, like \`${like}\` or \`${posix.join('lib', like)}\``;
   if (typeof path !== 'string' || path.length === 0) throw new PathError(`a document path must be a non-empty string; ${hint}`, String(path));
   if (path.includes('\0')) throw new PathError(`\`${JSON.stringify(path)}\` holds a NUL character; ${hint}`, path);
   if (isAbsolute(path) || /^[\\/]/.test(path) || /^[A-Za-z]:/.test(path)) {
-    throw new PathError(`\`${path}\` is an absolute path; documents are written only under the scene's folder: ${hint}`, path);
+    throw new PathError(`\`${path}\` is an absolute path; ${noun}s are read and written only under the scene's folder: ${hint}`, path);
   }
   const segments = path.split(/[\\/]+/).filter((s) => s !== '' && s !== '.');
-  if (segments.includes('..')) throw new PathError(`\`${path}\` uses \`..\`; documents are written only under the scene's folder: ${hint}`, path);
-  if (segments.length === 0) throw new PathError(`\`${path}\` names the scene's folder itself, not a document; ${hint}`, path);
+  // `sub/` names a folder: the file written was `sub`.
+  if (/[\\/]$/.test(path) && segments.length) throw new PathError(`\`${path}\` ends with a slash, so it names a folder, not a ${noun}: name a file in it, like \`${posix.join(segments.join('/'), like)}\``, path);
+  if (segments.includes('..')) throw new PathError(`\`${path}\` uses \`..\`; ${noun}s are read and written only under the scene's folder: ${hint}`, path);
+  if (segments.length === 0) throw new PathError(`\`${path}\` names the scene's folder itself, not a ${noun}; ${hint}`, path);
   const long = segments.find((s) => Buffer.byteLength(s) > MAX_NAME_BYTES);
   if (long) throw new PathError(`\`${path}\` has a name of ${Buffer.byteLength(long)} bytes (\`${long.slice(0, 16)}...\`); names of documents and folders are at most ${MAX_NAME_BYTES} bytes: name it shorter`, path);
   // The protocol's other path limits (length, how many names): a path past them is never taken.
@@ -97,7 +109,7 @@ export function resolveUnder(root: string, path: string): string {
       }
       if (!inside(real, realRoot)) {
         throw new PathError(
-          `\`${path}\` goes through a symbolic link \`${segments.slice(0, i + 1).join('/')}\` that leads out of the scene's folder; documents are read and written only under it: name a path that stays inside`,
+          `\`${path}\` goes through a symbolic link \`${segments.slice(0, i + 1).join('/')}\` that leads out of the scene's folder; ${noun}s are read and written only under it: name a path that stays inside`,
           path,
         );
       }
@@ -111,7 +123,7 @@ export function resolveUnder(root: string, path: string): string {
     if (!last && !st.isDirectory()) {
       throw new PathError(`\`${path}\`: \`${segments.slice(0, i + 1).join('/')}\` is a file, not a folder; name another path`, path);
     }
-    if (last && st.isDirectory()) throw new PathError(`\`${path}\` is a folder, not a document; name a file in it, like \`${path.replace(/[\\/]+$/, '')}/scene.esn\``, path);
+    if (last && st.isDirectory()) throw new PathError(`\`${path}\` is a folder, not a ${noun}; name a file in it, like \`${posix.join(path.replace(/[\\/]+$/, ''), like)}\``, path);
   }
   return throughLink ? current : join(resolve(root), ...segments);
 }

@@ -2,7 +2,7 @@
 
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import { PathError, resolveUnder } from './documents.js';
+import { PathError, resolveUnder, type FileKind } from './documents.js';
 import { frameNameSource } from './frame-pattern.js';
 
 export { PathError };
@@ -16,9 +16,9 @@ export class SceneFolder {
     this.root = realpathSync(folder);
   }
 
-  /** An absolute path for a document path under the folder; refuses paths that leave it. */
-  resolve(path: string): string {
-    return resolveUnder(this.root, path);
+  /** An absolute path for a path under the folder (of a document, unless `kind` says what else); refuses paths that leave it. */
+  resolve(path: string, kind?: FileKind): string {
+    return resolveUnder(this.root, path, kind);
   }
 
   read(path: string): string | undefined {

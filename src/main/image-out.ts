@@ -49,6 +49,7 @@ export function summarise(planes: Float32Array[]): ChannelSummary[] {
 
 /** The path a `read` writes its PNG to: under the scene's folder, ending in .png; refused otherwise. */
 export function imagePath(folder: SceneFolder, file: string): string {
+  if (file.includes('\0')) throw new PathError(`\`${JSON.stringify(file)}\` holds a NUL character: name the PNG relative to the scene, like \`out/frame.png\``, file);
   if (!/\.png$/i.test(file)) throw new PathError(`\`${file}\`: \`read\` writes a PNG; name the file with .png, like \`${file.replace(/\.[^./\\]*$/, '')}.png\``, file);
   if (isAbsolute(file) || /^[\\/]|^[A-Za-z]:/.test(file) || file.split(/[\\/]+/).includes('..'))
     throw new PathError(`\`${file}\` is not under the scene's folder: \`read\` writes an image only there; name it relative to the scene, like \`out/frame.png\``, file);

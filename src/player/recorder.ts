@@ -7,9 +7,12 @@
 // the speed the person saw. Paused time does not advance the clock: a pause is cut out.
 
 
-import { join, relative } from 'node:path';
+import { dirname } from 'node:path';
 import { requireFfmpeg, VideoFile } from '../main/video.js';
-import { makeFolders } from '../main/files.js';
+import { makeFolders, type SceneFolder } from '../main/files.js';
+import type { FileKind } from '../main/documents.js';
+
+const RECORDING: FileKind = { noun: 'recording', like: 'recordings/take.mp4' };
 
 /** The video's frame rate. */
 export const RECORDING_FPS = 30;
@@ -37,7 +40,7 @@ export class Recorder {
   private failure?: Error;
 
   private constructor(
-    readonly root: string,
+    private readonly folder: SceneFolder,
     readonly path: string,
     /** What is recorded: an output's name, or `node.port`. */
     readonly source: string,
@@ -47,19 +50,22 @@ export class Recorder {
     this.video = new VideoFile(path, { width, height, fps: RECORDING_FPS });
   }
 
-  /** Start a recording of `source` (width x height) into `root`/recordings/NAME-DATE.mp4. */
-  static start(root: string, name: string, source: string, width: number, height: number): Recorder {
+  /**
+   * Start a recording of `source` (width x height) into the folder's recordings/NAME-DATE.mp4:
+   * refused (PathError) where `recordings` is a link that leads out of the folder, as every write.
+   */
+  static start(folder: SceneFolder, name: string, source: string, width: number, height: number): Recorder {
     requireFfmpeg();
-    const folder = join(root, 'recordings');
-    makeFolders(folder);
     const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d\dZ$/, 'Z');
     const safe = `${name}-${source}`.replace(/[^A-Za-z0-9_.-]+/g, '_');
-    return new Recorder(root, join(folder, `${safe}-${stamp}.mp4`), source, width, height);
+    const path = folder.resolve(`recordings/${safe}-${stamp}.mp4`, RECORDING);
+    makeFolders(dirname(path));
+    return new Recorder(folder, path, source, width, height);
   }
 
   /** The file as the scene's folder names it. */
   get file(): string {
-    return relative(this.root, this.path).split('\\').join('/');
+    return this.folder.relative(this.path);
   }
 
   /** Why the recording cannot go on (ffmpeg failed), if it cannot. */

@@ -163,7 +163,7 @@ export class PlayerWindow implements FrameSource {
     const field = this.fieldOf(name);
     if (!field) throw new Error(`nothing to record as \`${name}\`: name an output, or a port of a pinned node`);
     const entry = this.session.entry.replace(/\.esn$/, '').split('/').pop() ?? 'scene';
-    this.recorder = Recorder.start(this.session.folder.root, entry, name, field.width, field.height);
+    this.recorder = Recorder.start(this.session.folder, entry, name, field.width, field.height);
     const started = { file: this.recorder.file, source: name };
     for (const p of this.pages) p.sendJson({ type: 'recording', ...started });
     this.schedule();

@@ -92,6 +92,7 @@ export async function document(s: Session, f: RequestFields<'document'>) {
     text = [...versions.values()][0];
     if (text === undefined) throw new ProtocolError(`\`${path}\` has no version ${f.version} in this session's history; \`history\` lists them`, { field: 'version' });
   } else {
+    if (!s.texts.has(path)) s.folder.resolve(path); // a path outside the folder is refused as that, not as absent
     text = s.texts.get(path) ?? s.folder.read(path);
     if (text === undefined) throw new ProtocolError(`no document \`${path}\` under the scene's folder`, { field: 'path' });
     // A photograph's bytes are no text: documents are .esn (and replay tests .replay).

@@ -10,6 +10,9 @@ import { isF32Number, ProtocolError } from '../envelope.js';
 import { regionOf } from '../read-region.js';
 import { refuseNeverLoaded } from './running.js';
 import { closest } from '../../ir/suggest.js';
+import type { FileKind } from '../../main/documents.js';
+
+const SNAPSHOT: FileKind = { noun: 'snapshot', like: 'state.snapshot.json' };
 import { LIMITS } from '../limits.js';
 import { needGrant } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
@@ -187,8 +190,9 @@ export async function reset(s: Session, f: RequestFields<'reset'>) {
 export async function snapshot(s: Session, f: RequestFields<'snapshot'>) {
   const instead = typeof f.path === 'string' ? `${f.path.replace(/\.[^./\\]*$/, '')}.snapshot.json` : undefined;
   if (typeof f.path === 'string') {
+    const full = s.folder.resolve(f.path, SNAPSHOT); // refused in a snapshot's words, before asking what it names
     s.refuseDocument(f.path, 'a snapshot', instead);
-    if (holdsOtherThanSnapshot(s.folder.resolve(f.path)))
+    if (holdsOtherThanSnapshot(full))
       throw new ProtocolError(`\`${f.path}\` holds something other than a snapshot; a snapshot would replace it: name another path, like \`${instead}\`, or remove it first`, { path: f.path });
     // Files other tools read as scenes, tests or pictures (`entelechy test` failed on a snapshot named y.replay).
     if (/\.(esn|replay|png|jpe?g|gif|mp4|webm)$/i.test(f.path))
@@ -214,6 +218,7 @@ export async function snapshot(s: Session, f: RequestFields<'snapshot'>) {
 function parseSnapshot(s: Session, f: RequestFields<'restore'>): Snapshot {
   let text: string | undefined;
   if (typeof f.path === 'string') {
+    s.folder.resolve(f.path, SNAPSHOT); // a path outside the folder is refused as that, not as absent
     text = s.folder.read(f.path);
     if (text === undefined) throw new ProtocolError(`no snapshot \`${f.path}\` under the scene's folder`, { field: 'path' });
   } else if (typeof f.data === 'string') text = f.data;

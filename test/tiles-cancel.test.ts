@@ -1,4 +1,4 @@
-// A render stopped mid-way (SIGINT or SIGTERM, as Ctrl-C or a scheduler sends): a tiled one stops
+// A render stopped mid-way (SIGINT, SIGTERM or SIGHUP, as Ctrl-C, a scheduler or a closed terminal sends): a tiled one stops
 // between tiles, a whole one between frames (on this thread: --workers 1), and neither leaves a
 // partial file, temporary or named; frames finished before it stay.
 
@@ -17,7 +17,8 @@ writeFileSync(join(dir, 'slow.esn'), SLOW_SCENE);
 
 // The whole render ended where the signal found it (Node's default), leaving its frame's
 // temporary file, and said nothing (status 130).
-for (const [signal, tiled] of [['SIGINT', true], ['SIGTERM', true], ['SIGINT', false]] as const) {
+// SIGHUP (the terminal or ssh session closed) ended it where it stood, its temporary file left.
+for (const [signal, tiled] of [['SIGINT', true], ['SIGTERM', true], ['SIGINT', false], ['SIGHUP', false]] as const) {
   t.test(`a ${tiled ? 'tiled' : 'whole'} render stopped by ${signal} after its first frame`, async (t) => {
     const out = join(dir, `${signal}-${tiled ? 'tiled' : 'whole'}`);
     // Frames of a second or so apiece (16 tiles each when tiled): the signal comes while frame 1 renders.

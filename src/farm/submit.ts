@@ -29,6 +29,7 @@ import { checkOutputFile, outputSize, RenderError, type RenderOptions } from '..
 import { frameFile } from '../main/frame-pattern.js';
 import { isCompletePng } from '../main/shard.js';
 import { aliveKey, connect, FarmError, frameOfJob, jobId, QUEUE, resultKey, type FrameJob, type FrameResult, type JobDocument } from './jobs.js';
+import { onStopSignals } from '../main/cancel.js';
 
 export interface FarmOptions {
   /** The Redis URL. */
@@ -114,7 +115,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   let written = 0;
   let pixels = 0;
   let timer: NodeJS.Timeout | undefined;
-  let stopSignal: (() => void) | undefined;
+  let handBack: (() => void) | undefined;
   let ready = false;
   let quiet: QuietWatch | undefined;
   const onReady = () => {
@@ -198,9 +199,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
         if (unit !== undefined && todo.has(unit)) out({ [picture ? 'band' : 'frame']: unit, stalled: true });
       });
       // Interrupted: the jobs go with it (finally, below).
-      stopSignal = () => reject(new RenderError('interrupted: the render\'s jobs were removed from the farm'));
-      process.once('SIGINT', stopSignal);
-      process.once('SIGTERM', stopSignal);
+      handBack = onStopSignals(() => reject(new RenderError('interrupted: the render\'s jobs were removed from the farm')));
       out({ submitted: render, ...(sequence ? { sequence: { first, last, frames: todo.size } } : { [frames ? 'frames' : 'bands']: todo.size }), queue: QUEUE });
       told(); // the frames a resume found done, after the first line (docs/distributed.md: `submitted` comes first)
       void queue.addBulk(jobs()).catch(reject);
@@ -233,10 +232,7 @@ export async function farmRender(scene: Scene, options: RenderOptions & FarmOpti
   } finally {
     clearInterval(timer);
     quiet?.stop();
-    if (stopSignal) {
-      process.off('SIGINT', stopSignal);
-      process.off('SIGTERM', stopSignal);
-    }
+    handBack?.();
     connection.off('ready', onReady);
     // Frames not written: their jobs are removed (a job a worker holds cannot be; without the
     // render's key it is dropped if it runs again, and its result expires).

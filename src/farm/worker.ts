@@ -19,6 +19,7 @@ import { aliveKey, connect, QUEUE, RESULT_SECONDS, resultKey, jobId, type FrameJ
 import { WorkerEngines } from './worker-engines.js';
 import { QUIET_MS } from './quiet.js';
 import { RedisWatch } from './redis-watch.js';
+import { onStopSignals } from '../main/cancel.js';
 
 export interface FarmWorkerOptions {
   redis: string;
@@ -109,8 +110,7 @@ export async function farmWorker(options: FarmWorkerOptions): Promise<void> {
   };
   const stopped = new Promise<void>((resolve) => {
     const onSignal = () => void stop().then(resolve);
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    onStopSignals(onSignal);
   });
   void worker.run();
   await worker.waitUntilReady();

@@ -141,7 +141,21 @@ export class Evaluations {
 }
 
 /**
- * A signal that SIGINT (Ctrl-C) or SIGTERM (a scheduler) aborts with the Cancelled `interrupted
+ * The signals that ask a command to stop: Ctrl-C, a scheduler's SIGTERM, and SIGHUP (the terminal
+ * or the ssh session closed: it ended a render where it stood, its temporary file left behind).
+ */
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** Call `stop` at the first of STOP_SIGNALS (once); returns what hands them back. */
+export function onStopSignals(stop: (signal: NodeJS.Signals) => void): () => void {
+  for (const s of STOP_SIGNALS) process.once(s, stop);
+  return () => {
+    for (const s of STOP_SIGNALS) process.off(s, stop);
+  };
+}
+
+/**
+ * A signal that SIGINT (Ctrl-C), SIGTERM (a scheduler) or SIGHUP aborts with the Cancelled `interrupted
  * (SIGINT)`, instead of ending the process where it stands: a render stops between its steps and
  * removes what it had not finished (render.ts, tiles/render-tiled.ts). `dispose` hands the signals
  * back.
@@ -153,14 +167,12 @@ export function interruptedBySignals(): { signal: AbortSignal; dispose(): void }
   const onPipe = (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') stop.abort(new Cancelled('cancel', 'interrupted (stdout was closed)'));
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const handBack = onStopSignals(onSignal);
   process.stdout.on('error', onPipe);
   return {
     signal: stop.signal,
     dispose: () => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      handBack();
       process.stdout.off('error', onPipe);
     },
   };

@@ -9,6 +9,7 @@ import { parseInputOptions } from '../main/input-feed.js';
 import { isUserError } from '../main/user-error.js';
 import { parseParamOptions } from '../main/param-option.js';
 import { PlayerError, startPlayer } from './start.js';
+import { onStopSignals } from '../main/cancel.js';
 
 export async function runPlayer(args: string[]): Promise<void> {
   try {
@@ -74,8 +75,7 @@ async function main(args: string[]): Promise<void> {
     setTimeout(() => process.exit(0), 2000).unref();
     void player.close().then(() => process.exit(0));
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  onStopSignals(stop);
   if (!argv.serve) return; // the listener keeps the process alive until it is stopped
   await serveStdio(doorHandler(player.session));
   // stdin ended: keep serving the page. A quit on stdin ends the process.

@@ -64,7 +64,11 @@ t.test('--memory sizes, and the default share', async (t) => {
   t.equal(parseMemory('1.5GiB'), 1.5 * 2 ** 30);
   t.equal(parseMemory('800MB'), 800 << 20);
   t.match(parseMemory('lots'), { problem: /takes a size such as 512M/ });
-  t.match(parseMemory('5G'), { problem: /at most/ });
+  t.match(parseMemory('5G'), { problem: /at most 4G/ });
+  // 4G is what the help says it may be: taken, as the most WebAssembly's memory leaves fields.
+  t.equal(parseMemory('4G'), MAX_MEMORY);
+  t.equal(parseMemory('4294967295'), MAX_MEMORY);
+  t.match(parseMemory('4294967297'), { problem: /at most 4G/ });
   t.match(parseMemory('10'), { problem: /at least 1M/ });
   t.throws(() => memoryOption('lots'), UserError);
   t.ok(defaultMemoryBudget() > 0 && defaultMemoryBudget() <= MAX_MEMORY);

@@ -70,7 +70,7 @@ t.test('render tells each mistake of its arguments, and what to give instead', a
   refused(['render', 'examples/rings/scene.esn', '--time', 'abc'], /--time must be a number of seconds, e\.g\. --time 1\.5; got `abc`/);
   refused(['render', 'examples/rings/scene.esn', '--workers=x'], /--workers takes a whole number of threads from 1 to 256; got `x`/);
   // PNG bytes were written under these names.
-  refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written.jpg')], /-o .*\.jpg: render writes PNG pictures \(name the file \.png\) or videos \(\.mp4, \.webm, \.gif/);
+  refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written.jpg')], /-o .*\.jpg: render writes PNG pictures \(name the file \.png\), videos \(\.mp4, \.webm, \.gif, through ffmpeg\) or NumPy arrays/);
   refused(['render', 'examples/rings/scene.esn', '-o', join(tmpdir(), 'entelechy-never-written')], /render writes PNG pictures/);
   refused(['render', 'examples/rings/scene.esn', '--workers', '0'], /--workers takes a whole number of threads from 1 to 256/);
   refused(['render', 'examples/rings/scene.esn', '--workers', '1000'], /--workers takes a whole number of threads from 1 to 256; got `1000`/);
@@ -107,6 +107,14 @@ t.test('check notes a scene with no output, which render cannot write', async (t
   const deep = cli(['check', join(dir, 'deep.esn')]);
   t.equal(deep.status, 0);
   t.match(deep.stderr, /^note: .*deep\.esn is 3-D: `render` writes a picture of one z-slice \(--z N\), or every value as a NumPy array/, 'and one whose every output is 3-D');
+});
+
+t.test('many workers: no warning from Node about the threads\' listeners', async (t) => {
+  const out = join(scratchDir('entelechy-'), 'w.png');
+  const r = cli(['render', 'examples/mandelbrot/scene.esn', '--size', '128x128', '--workers', '24', '-o', out]);
+  t.equal(r.status, 0, r.ended);
+  t.notMatch(r.stderr, /MaxListenersExceededWarning|memory leak/, 'it printed "possible EventEmitter memory leak" from 9 workers on');
+  t.match(r.stderr, /24 workers/);
 });
 
 t.test('render --json on a scene that does not check prints the error and its diagnostics as JSON', async (t) => {

@@ -37,7 +37,7 @@ t.test('fields past --memory render in tiles, the same bytes as whole; --tile as
   const summary = JSON.parse(a.stdout.trim().split('\n').pop()!);
   t.equal(summary.tiles.width, 301, 'tiles of whole rows');
   t.ok(summary.tiles.count > 1, `${summary.tiles.count} tiles`);
-  t.match(summary.tiles.reason, /the scene's fields need .* MiB, more than the memory budget of 1.0 MiB/);
+  t.match(summary.tiles.reason, /^too large whole: the scene's fields need .* MiB, more than the memory budget of 1.0 MiB/);
   t.equal(hash(auto), hash(whole), 'the same bytes as the whole render');
   const asked = join(dir, 'asked.png');
   const k = cli(['render', 'bench/scenes/p2.esn', '--size', '301x203', '-o', asked, '--time', '0.5', '--tile', '37x23']);
@@ -85,6 +85,9 @@ t.test('what tiles cannot do is said plainly', async (t) => {
   t.match(life.stderr, /in tiles, the fields computed whole need .* MiB, more than the memory budget of 8.0 MiB: `board.result` of node `board` \(it keeps state across frames, so every element is computed each frame\), 3000 x 3000/);
   t.match(life.stderr, /3000 x 3000, alone needs .* MiB\. Use a smaller size, or give the render more memory \(--memory\)/);
   // Past what --memory can give, it is not offered.
+  const huge = cli(['render', 'examples/mandelbrot/scene.esn', '--size', '16384x16384', '--tile', '16384x16384', '-o', join(dir, 'h.png')]);
+  t.equal(huge.status, 1);
+  t.match(huge.stderr, /a 16384 x 16384 tile of `image` needs 4\.0 GiB of fields, more than the .* the memory budget leaves: use smaller tiles \(--tile\) \(more memory cannot help: --memory gives at most 4\.0 GiB, WebAssembly's limit\)/);
   const castle = cli(['render', 'examples/castle/scene.esn', '--size', '2000x2000x400', '-o', join(dir, 'c.png')]);
   t.equal(castle.status, 1);
   t.match(castle.stderr, /alone needs 23\.8 GiB\. Use a smaller size \(more memory cannot help: --memory gives at most 4\.0 GiB, WebAssembly's limit\)/);

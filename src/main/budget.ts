@@ -32,8 +32,9 @@ export function parseMemory(text: string): number | { problem: string } {
   if (!m) return { problem: `--memory takes a size such as 512M or 2G (bytes, K, M, G); got \`${text}\`` };
   const bytes = Math.floor(Number(m[1]) * units[m[2].toLowerCase()]);
   if (bytes < 2 ** 20) return { problem: `--memory must be at least 1M; got \`${text}\`` };
-  if (bytes > MAX_MEMORY) return { problem: `--memory can be at most ${mib(MAX_MEMORY)} (WebAssembly's 4 GiB); got \`${text}\`` };
-  return bytes;
+  if (bytes > 2 ** 32) return { problem: `--memory can be at most 4G (WebAssembly's 4 GiB); got \`${text}\`` };
+  // 4G, as the help says it may be: the allocator keeps the last page of it.
+  return Math.min(bytes, MAX_MEMORY);
 }
 
 /** Bytes an answer of `read` may carry before it is encoded (base64 adds a third): past it, read a region. */

@@ -133,7 +133,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       }
     }
     if (!run!) {
-      const reason = options.tile ? `--tile ${options.tile.join('x')}` : `whole, ${whole!.replace(/\. Use a smaller size.*$/, '')}`;
+      const reason = options.tile ? `--tile ${options.tile.join('x')}` : `too large whole: ${whole!.replace(/\. Use a smaller size.*$/, '')}`;
       const { renderTiled } = await import('./tiles/render-tiled.js');
       // A shard's frames only (a re-run renders them again: tiled renders do not resume yet).
       const own = frames && options.shard ? { ...options, frames: shardFrames(frames, options.shard) } : options;

@@ -17,7 +17,7 @@ import type { Group } from '../../ir/fuse.js';
 import { components } from '../../ir/types.js';
 import { unreachable } from '../../ir/unreachable.js';
 import { bandRowsFor, DEFAULT_BAND_ROWS, type EvalPool } from '../../workers/pool.js';
-import { mib, moreMemoryHint } from '../budget.js';
+import { MAX_MEMORY, mib, moreMemoryHint } from '../budget.js';
 import { interpret } from '../../ir/interp.js';
 import type { Backend } from '../engine.js';
 import { groupFailure } from '../evaluation-error.js';
@@ -134,7 +134,7 @@ export class TiledRenderer {
     if (asked) {
       const [tw, th] = [Math.min(asked[0], this.width), Math.min(asked[1], this.height)];
       const bytes = this.tileBytes(tw, th);
-      if (bytes > free) throw new MemoryLimitError(`a ${tw} x ${th} tile of \`${this.scene.outputs.find((o) => o.node === this.outputPort.node)?.name}\` needs ${mib(bytes)} of fields, more than the ${mib(free)} the memory budget leaves: use smaller tiles (--tile), or give the render more memory (--memory)`);
+      if (bytes > free) throw new MemoryLimitError(`a ${tw} x ${th} tile of \`${this.scene.outputs.find((o) => o.node === this.outputPort.node)?.name}\` needs ${mib(bytes)} of fields, more than the ${mib(free)} the memory budget leaves: use smaller tiles (--tile)${moreMemoryHint(bytes + this.memory.allocatedBytes, 'render')}`);
       return [tw, th];
     }
     const rowsOfPicture = Math.max(1, Math.floor((128 << 20) / (this.width * 4)));
@@ -143,7 +143,7 @@ export class TiledRenderer {
     if (this.tileBytes(this.width, th) > free) {
       let tw = this.width;
       while (tw > 4 && this.tileBytes(tw, th) > free / 4) tw = Math.ceil(tw / 8) * 4;
-      if (this.tileBytes(tw, th) > free) throw new MemoryLimitError(`even a ${tw} x ${th} tile needs ${mib(this.tileBytes(tw, th))} of fields, more than the ${mib(free)} the memory budget leaves after the fields computed whole (${mib(this.wholeBytes)}): give the render more memory (--memory)`);
+      if (this.tileBytes(tw, th) > free) throw new MemoryLimitError(`even a ${tw} x ${th} tile needs ${mib(this.tileBytes(tw, th))} of fields, more than the ${mib(free)} the memory budget leaves after the fields computed whole (${mib(this.wholeBytes)}): ${this.tileBytes(tw, th) + this.wholeBytes <= MAX_MEMORY ? 'give the render more memory (--memory)' : `use a smaller size (more memory cannot help: --memory gives at most ${mib(MAX_MEMORY)}, WebAssembly's limit)`}`);
       return [tw, th];
     }
     return [this.width, th];

@@ -180,6 +180,40 @@ t.test('in process: evaluate on a scene with a 3-D output says why there is no p
   t.match(texts(e).join('\n'), /output `voxels`: no image: `voxels` is a 3-D field: an image needs a 2-D one/);
 });
 
+t.test('in process: an answer too large for a client is a tool error saying how to ask for less; the session goes on', async (t) => {
+  // 1024 x 1024 x vec4 as f32: 16 MiB of floats, 21 MiB of base64. The SDK's stdio client closes
+  // the connection past 10 MiB and ends the server (a 512 x 512 read did that).
+  const dir = copyExample('rings', 'mcp-large');
+  writeFileSync(join(dir, 'scene.esn'), readFileSync(join(dir, 'scene.esn'), 'utf8').replace('size = 256 x 256;', 'size = 1024 x 1024;'));
+  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1 });
+  t.teardown(() => session.close());
+  const { client } = await inProcess(t, session);
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, SLOW)) as Result;
+  t.notOk((await call('evaluate')).isError);
+  const whole = await call('read', { format: 'f32' });
+  t.equal(whole.isError, true);
+  t.match(whole.structuredContent.error.message, /^the answer of `read` would be 2\d\.\d MiB, more than the 8\.0 MiB an MCP client takes in one message .*: read part of it with `region` \(about \d+ x \d+ fits\)\. Nothing changed\./);
+  t.ok(Buffer.byteLength(JSON.stringify(whole)) < 4096, 'and the refusal itself is small');
+  // A region that fits: its floats once, in the structured content; the text names them (a model would read 1.4 MB of base64).
+  const part = await call('read', { format: 'f32', region: { x: 0, y: 0, width: 256, height: 256 } });
+  t.notOk(part.isError, texts(part)[0]?.slice(0, 200));
+  t.equal(Buffer.from(part.structuredContent.data, 'base64').length, 256 * 256 * 4 * 4);
+  t.notMatch(texts(part).join(''), part.structuredContent.data.slice(0, 64), 'the floats are not in the text');
+  t.match(texts(part)[0], /base64 data, little-endian f32 values .* are in the structured content's `data`/);
+  const small = await call('read', { format: 'f32', region: { x: 0, y: 0, width: 4, height: 4 } });
+  t.match(texts(small)[0], small.structuredContent.data, 'a few floats stay in the text too');
+  t.equal((await call('status')).isError, undefined, 'the session answers on');
+});
+
+t.test('in process: evaluate attaches the pictures that fit one answer and names the others', async (t) => {
+  const session = await ringsSession();
+  const { client } = await inProcess(t, session, { maxResultBytes: 40_000 });
+  const r = (await client.callTool({ name: 'evaluate', arguments: { outputs: ['result'] } }, undefined, SLOW)) as Result;
+  t.notOk(r.isError);
+  t.equal(images(r).length, 0);
+  t.match(texts(r).join('\n'), /output `result` \(256 x 256\): no image attached: its 0\.\d MiB of PNG would take this answer past what an MCP client takes in one message; `read` it on its own, or part of it with `region`/);
+});
+
 t.test('in process: a session that did not open answers tool errors, not crashes', async (t) => {
   const failed = Promise.reject(new Error('the compile worker did not start'));
   failed.catch(() => undefined);

@@ -40,14 +40,27 @@ export interface McpDoorOptions {
   maxImagePixels?: number;
   /** Called after `quit` was answered: the host ends the server. */
   onQuit?: () => void;
+  /** The largest result (bytes of its JSON) a call answers: past it, a tool error saying how to ask for less. */
+  maxResultBytes?: number;
 }
 
 export const MAX_IMAGE_PIXELS = 1024 * 1024;
+
+/**
+ * The largest result a call answers. Clients cap a message: the SDK's stdio client takes at most
+ * 10 MiB, and past it closes the connection and ends the server, the session lost with it (a
+ * 512 x 512 read as f32 did that).
+ */
+export const MAX_RESULT_BYTES = 8 << 20;
+
+/** f32 data past this many bytes of base64 stays out of the text (a model would read it all): it is in the structured content. */
+const F32_IN_TEXT = 64 << 10;
 
 export class McpDoor {
   readonly server: McpServer;
   readonly resources: SceneResources;
   private readonly maxImagePixels: number;
+  private readonly maxResultBytes: number;
   /** Tool calls run one at a time, in order, as the requests of one connection of any door. */
   private queue: Promise<unknown> = Promise.resolve();
   private nextId = 0;
@@ -65,6 +78,7 @@ export class McpDoor {
     private readonly options: McpDoorOptions = {},
   ) {
     this.maxImagePixels = options.maxImagePixels ?? MAX_IMAGE_PIXELS;
+    this.maxResultBytes = options.maxResultBytes ?? MAX_RESULT_BYTES;
     this.server = new McpServer(
       { name: 'entelechy', title: 'Entelechy', version: VERSIONS.entelechy },
       { capabilities: { tools: {}, resources: { subscribe: true }, prompts: {}, logging: {} }, instructions: INSTRUCTIONS },
@@ -195,6 +209,8 @@ export class McpDoor {
     else if (name === 'evaluate') result = await this.evaluateResult(ok, Array.isArray(args.outputs) && args.outputs.length > 0);
     else if (ok.evaluation !== undefined) result = picturesResult(ok);
     else result = okResult(ok);
+    const bytes = Buffer.byteLength(JSON.stringify(result));
+    if (bytes > this.maxResultBytes) result = this.tooLarge(name, bytes, ok);
     // What the call changed, told to subscribers before its result (so a client reads them in order).
     if (operation(name)?.effect !== 'read') await this.resources.check({ outputs: name === 'evaluate', request });
     if (name === 'quit') setImmediate(() => this.options.onQuit?.());
@@ -217,8 +233,35 @@ export class McpDoor {
     }
   }
 
-  /** `read`: the PNG as an image, the rest as text; raw f32 stays in the text (it is the data). */
+  /**
+   * The answer of a call whose result would pass maxResultBytes, as a tool error: what was made
+   * stands (a change was made, a frame ran), only the result is not sent; how to ask for less.
+   */
+  private tooLarge(name: string, bytes: number, ok: Json): CallToolResult {
+    const limit = this.maxResultBytes;
+    const mb = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
+    let how = 'ask for less';
+    if (name === 'read') {
+      // Base64 of 4-byte floats (or of a PNG, which compresses by no rule): the region that fits.
+      const elements = Number(ok.width) * Number(ok.height) * Number(ok.depth ?? 1);
+      const side = Math.floor(Math.sqrt((limit / bytes) * elements / Number(ok.depth ?? 1)));
+      how = `read part of it with \`region\` (about ${side} x ${side}${ok.depth !== undefined ? ' of one slice' : ''} fits)${ok.format === 'png' ? ', or write the PNG to a `file` under the scene\'s folder (the answer then carries no picture)' : ''}`;
+    } else if (name === 'evaluate' || name === 'compose') {
+      how = 'leave the pictures out (`evaluate` without `outputs`; a dry run without full pictures), then `read` each with `region`, or to a `file`';
+    }
+    return toolError({
+      message: `the answer of \`${name}\` would be ${mb(bytes)}, more than the ${mb(limit)} an MCP client takes in one message (the SDK's stdio client closes the connection past 10 MiB): ${how}. ${operation(name)?.effect === 'read' ? 'Nothing changed.' : 'What it did stands; only its answer was not sent.'}`,
+      bytes,
+      limit,
+    });
+  }
+
+  /** `read`: the PNG as an image, the rest as text; raw f32 in the text only when small (all of it is in the structured content). */
   private readResult(ok: Json): CallToolResult {
+    if (ok.format === 'f32' && typeof ok.data === 'string' && ok.data.length > F32_IN_TEXT) {
+      const { data, ...rest } = ok;
+      return { content: [{ type: 'text', text: `${JSON.stringify(rest)}\n(the ${data.length} characters of base64 data, little-endian f32 values as \`read\` describes them, are in the structured content's \`data\`)` }], structuredContent: ok };
+    }
     if (ok.format !== 'png' || typeof ok.data !== 'string') return okResult(ok);
     // The base64 is the image; in the text it would only cost the model's context.
     const { data, ...rest } = ok;
@@ -232,6 +275,8 @@ export class McpDoor {
     // The report names the outputs asked for; with none asked for it names them all, and one
     // picture is enough to see what was made.
     const shown = asked ? outputs : outputs.slice(0, 1);
+    // The pictures that fit one answer (tooLarge); the others are named, to read on their own.
+    let room = this.maxResultBytes - Buffer.byteLength(JSON.stringify(result)) - 1024;
     for (const o of shown) {
       const name = String(o.name);
       // (A 3-D output has no picture: `read` says so, and what to do instead, below.)
@@ -245,7 +290,13 @@ export class McpDoor {
         result.content.push({ type: 'text', text: `output \`${name}\`: no image: ${String(read.error.message)}` });
         continue;
       }
-      result.content.push({ type: 'text', text: `output \`${name}\`, frame ${read.ok.frame} (${read.ok.width} x ${read.ok.height}):` }, png(String(read.ok.data)));
+      const data = String(read.ok.data);
+      if (data.length > room) {
+        result.content.push({ type: 'text', text: `output \`${name}\` (${read.ok.width} x ${read.ok.height}): no image attached: its ${(data.length / 2 ** 20).toFixed(1)} MiB of PNG would take this answer past what an MCP client takes in one message; \`read\` it on its own, or part of it with \`region\`` });
+        continue;
+      }
+      room -= data.length + 200;
+      result.content.push({ type: 'text', text: `output \`${name}\`, frame ${read.ok.frame} (${read.ok.width} x ${read.ok.height}):` }, png(data));
     }
     return result;
   }

@@ -616,6 +616,13 @@ t.test('mistakes in the command: a message, status 1, nothing on stdout', async 
   t.equal(none.code, 1);
   t.match(none.err, /entelechy: --grant names no grant: give the ones to grant \(of field\.read, field\.write, time\.read, input\.read\), or leave --grant out/);
   t.equal(none.out, '', 'nothing on stdout');
+  // A --param the scene refuses: `initialize` was answered, then the server ended.
+  for (const [param, why] of [['warmth=7', /entelechy: --param warmth=7: `warmth` keeps to 0\.\.1 \(its range\); got 7/], ['nope=1', /entelechy: --param nope=1: `nope` is not a param the scene declares; its params: warmth/]] as const) {
+    const r = await runMcp([join(ROOT, 'examples', 'rings', 'scene.esn'), '--workers', '1', '--param', param], JSON.stringify(init) + '\n');
+    t.equal(r.code, 1, param);
+    t.match(r.err, why);
+    t.equal(r.out, '', 'refused before initialize is answered');
+  }
 });
 
 async function waitGone(pid: number, ms: number): Promise<boolean> {

@@ -44,6 +44,19 @@ async function openSession(scenePath: string, options: McpOptions): Promise<Sess
 }
 
 /**
+ * A --param the scene refuses, told before the handshake as the other mistakes in the command are
+ * (the server answered `initialize`, then ended). Only the scene's text is checked here, which is
+ * quick; a scene that does not check opens refused, and its session says the params were not set.
+ */
+async function refuseParamsAhead(scenePath: string, params: ParamOption[]): Promise<void> {
+  if (!existsSync(scenePath)) return;
+  const { loadSceneFile } = await import('../cli/cli.js');
+  const { checkParamOptions } = await import('../main/param-option.js');
+  const { scene } = loadSceneFile(scenePath);
+  if (scene.diagnostics.length === 0) checkParamOptions(scene, params);
+}
+
+/**
  * stdout carries the JSON-RPC stream and nothing else: a stray line there (a console.log, a
  * worker's output, a library's warning) would break the client's framing. The transport gets
  * its own channel to the real stdout; whatever else writes to process.stdout goes to stderr.
@@ -72,6 +85,7 @@ export async function mcp(scenePath: string, options: McpOptions = {}): Promise<
   // answer, then the server ended); the scene's own mistakes need the scene, and come later.
   const { sessionGrants } = await import('../cli/tools.js');
   sessionGrants(options.grant, options.deny);
+  if (options.params?.length) await refuseParamsAhead(scenePath, options.params);
   const channel = claimStdout();
   // The server answers the client's `initialize` while the scene compiles.
   const opening = openSession(scenePath, options);

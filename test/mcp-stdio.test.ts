@@ -167,3 +167,18 @@ t.test('a malformed tools/call or subscribe says what is wrong, once, and the se
   s.stdin.end();
   t.equal(await s.exited, 0, s.stderr());
 });
+
+t.test('the lifecycle: requests before initialize are refused (ping is not), and initialize comes once', async (t) => {
+  const s = mcp(t);
+  s.send({ id: 1, method: 'tools/list' });
+  s.call(2, 'status');
+  s.send({ id: 3, method: 'ping' });
+  t.match(await s.answer((m) => m.id === 1), { error: { code: -32002, message: /^Server not initialized: send `initialize` first, then `tools\/list`/ } });
+  t.match(await s.answer((m) => m.id === 2), { error: { code: -32002 } }, 'a tool call too: it ran on a session whose capabilities were never agreed');
+  t.same((await s.answer((m) => m.id === 3)).result, {}, 'ping is answered at any time');
+  await s.start();
+  s.send({ id: 4, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'again', version: '1' } } });
+  t.match(await s.answer((m) => m.id === 4), { error: { code: -32600, message: /the session is initialized already/ } });
+  s.call(5, 'status');
+  t.notOk((await s.answer((m) => m.id === 5)).error, 'and after initialize, calls are served');
+});

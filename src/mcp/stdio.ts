@@ -22,6 +22,8 @@ export class StdioLineTransport implements Transport {
   onclose?: () => void;
   private readonly splitter: LineSplitter;
   private closed = false;
+  /** `initialize` has come: MCP's lifecycle begins with it, once a connection. */
+  private initialized = false;
 
   constructor(
     private readonly stdin: Readable,
@@ -47,7 +49,25 @@ export class StdioLineTransport implements Transport {
       this.onerror?.(new Error((read.refusal as { error: { message: string } }).error.message));
       return;
     }
+    const refused = this.outOfOrder(read.message);
+    if (refused) return void this.send(refused).catch(() => undefined);
     this.onmessage?.(read.message);
+  }
+
+  /**
+   * The refusal of a request out of MCP's lifecycle: any but `ping` before `initialize` (tools
+   * were listed and called, and the session's capabilities were never agreed), and a second
+   * `initialize`. Notifications before it are dropped, as they cannot be answered.
+   */
+  private outOfOrder(message: JSONRPCMessage): JSONRPCMessage | undefined {
+    const { id, method } = message as { id?: string | number; method?: string };
+    if (method === undefined) return undefined; // an answer to a request of the server's
+    if (method === 'initialize') {
+      if (!this.initialized) return void (this.initialized = true);
+      return id === undefined ? undefined : refusal(id, -32600, 'Invalid Request: the session is initialized already (`initialize` comes once a connection): send the other requests, or start another server for a new session');
+    }
+    if (this.initialized || method === 'ping' || id === undefined) return undefined;
+    return refusal(id, -32002, `Server not initialized: send \`initialize\` first, then \`${method}\` (MCP's lifecycle begins with it)`);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -65,6 +85,10 @@ export class StdioLineTransport implements Transport {
     if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
     this.onclose?.();
   }
+}
+
+function refusal(id: string | number, code: number, message: string): JSONRPCMessage {
+  return { jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage;
 }
 
 /** The answer to a line past the limit: JSON-RPC's invalid request, with the limit as `data`, and the id its first bytes hold. */

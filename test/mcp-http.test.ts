@@ -126,3 +126,41 @@ t.test('the Player serves MCP at /mcp on its port too, on the session its window
   const foreign = await fetch(`${player.url}mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', origin: 'http://evil.example' }, body: INITIALIZE });
   t.equal(foreign.status, 403, 'a foreign page is refused here too');
 });
+
+t.test('sessions left unused give their place to new clients once every place is taken', async (t) => {
+  const { Session } = await import('../src/main/session.js');
+  const { McpHttp } = await import('../src/mcp/http.js');
+  const http = await import('node:http');
+  const session = await Session.open(join(copyExample('rings', 'mcp-idle'), 'scene.esn'), { workers: 1 });
+  t.teardown(() => session.close());
+  const serve = async (limits: { maxSessions: number; idleMs: number }) => {
+    const mcp = new McpHttp(session, [], limits);
+    const server = http.createServer((req, res) => void (mcp.handle(req, res) || res.writeHead(404).end()));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    mcp.bound = { host: '127.0.0.1', port };
+    t.teardown(async () => {
+      await mcp.close();
+      server.close();
+    });
+    return port;
+  };
+  // Places held by clients that went away without a DELETE, but not yet long unused: refused, as before.
+  const busy = await serve({ maxSessions: 2, idleMs: 60_000 });
+  t.equal((await initializeFrom(busy)).status, 200);
+  t.equal((await initializeFrom(busy)).status, 200);
+  const full = await initializeFrom(busy);
+  t.equal(full.status, 503);
+  t.match(full.body, /2 MCP sessions are open and in use/);
+  // Unused past the limit: the one unused longest ends, and the new client is served.
+  const idle = await serve({ maxSessions: 2, idleMs: 0 });
+  const first = (await initializeFrom(idle)).session!;
+  const second = (await initializeFrom(idle)).session!;
+  const third = await initializeFrom(idle);
+  t.equal(third.status, 200, 'served');
+  const ask = (id: string) => fetch(`http://127.0.0.1:${idle}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+  const gone = await ask(first);
+  t.equal(gone.status, 404, 'the one unused longest ended');
+  t.match(await gone.text(), /unused while new clients needed its place/);
+  t.equal((await ask(second)).status, 200, 'the other goes on');
+});

@@ -16,9 +16,24 @@ export const MCP_PATH = '/mcp';
 /** MCP sessions one server keeps at most: a client that never ends its own cannot grow it forever. */
 export const MAX_MCP_SESSIONS = 32;
 
+/**
+ * How long an MCP session may sit unused (no request, no open stream) and still hold its place
+ * when the places are all taken: a new client ends the one unused longest past it. Clients that
+ * went away without a DELETE filled every place, and no new client was served again.
+ */
+export const MCP_IDLE_MS = 60_000;
+
 interface Open {
   transport: StreamableHTTPServerTransport;
   door: McpDoor;
+  /** Requests and streams open now, and when the last one ended. */
+  busy: number;
+  idleSince: number;
+}
+
+export interface McpHttpLimits {
+  maxSessions?: number;
+  idleMs?: number;
 }
 
 export class McpHttp {
@@ -27,10 +42,16 @@ export class McpHttp {
   /** The address the listener bound (set once it listens): the server's own origins are allowed. */
   bound?: { host: string; port: number };
 
+  private readonly maxSessions: number;
+  private readonly idleMs: number;
+
   constructor(
     private readonly session: Session | Promise<Session>,
     allowedOrigins: string[] = [],
+    limits: McpHttpLimits = {},
   ) {
+    this.maxSessions = limits.maxSessions ?? MAX_MCP_SESSIONS;
+    this.idleMs = limits.idleMs ?? MCP_IDLE_MS;
     // Before the listener is bound nothing can arrive; an origin then would be refused.
     this.originAllowed = originPolicy(allowedOrigins, () => this.bound ?? { host: '', port: -1 });
   }
@@ -55,19 +76,24 @@ export class McpHttp {
     const id = req.headers['mcp-session-id'];
     if (typeof id === 'string') {
       const open = this.open.get(id);
-      if (!open) return jsonRpcError(res, 404, `no MCP session \`${id}\` here (it ended, or the server restarted): initialize a new one`);
+      if (!open) return jsonRpcError(res, 404, `no MCP session \`${id}\` here (it ended: by its client, by the server, or unused while new clients needed its place): initialize a new one`);
+      open.busy++;
+      res.once('close', () => {
+        open.busy--;
+        open.idleSince = Date.now();
+      });
       return open.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return jsonRpcError(res, 400, 'no MCP session: POST an `initialize` request first (no `mcp-session-id` header)');
-    if (this.open.size >= MAX_MCP_SESSIONS)
-      return jsonRpcError(res, 503, `${MAX_MCP_SESSIONS} MCP sessions are open, the most this server keeps; end one (DELETE ${MCP_PATH} with its mcp-session-id) and try again`);
+    if (this.open.size >= this.maxSessions && !(await this.endLongestUnused()))
+      return jsonRpcError(res, 503, `${this.maxSessions} MCP sessions are open and in use, the most this server keeps; end one (DELETE ${MCP_PATH} with its mcp-session-id) and try again`);
     // A new MCP session: its transport answers `initialize` (or refuses what is not one).
     let transport!: StreamableHTTPServerTransport;
     const door = new McpDoor(this.session, { onQuit: () => void transport.close() });
     transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sid) => {
-        this.open.set(sid, { transport, door });
+        this.open.set(sid, { transport, door, busy: 0, idleSince: Date.now() });
       },
     });
     transport.onclose = () => {
@@ -77,6 +103,16 @@ export class McpHttp {
     await door.server.connect(transport);
     await transport.handleRequest(req, res);
     if (!transport.sessionId) await door.server.close(); // it was not an initialize
+  }
+
+  /** End the session unused longest, if one has been unused for idleMs; whether one was. */
+  private async endLongestUnused(): Promise<boolean> {
+    const now = Date.now();
+    const unused = [...this.open.values()].filter((o) => o.busy === 0 && now - o.idleSince >= this.idleMs).sort((a, b) => a.idleSince - b.idleSince)[0];
+    if (!unused) return false;
+    if (unused.transport.sessionId) this.open.delete(unused.transport.sessionId);
+    await unused.door.server.close().catch(() => undefined);
+    return true;
   }
 
   /** End every MCP session (the listener is closing). */

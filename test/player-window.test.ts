@@ -124,6 +124,9 @@ t.test('HTTP: the page, its files, the web bridge; nothing outside them', async 
   const base = `http://127.0.0.1:${player.listener.port}`;
   const page = await fetch(`${base}/`);
   t.equal(page.status, 200);
+  // Not to be framed by another site, whose page could lead clicks onto the Player's buttons.
+  t.equal(page.headers.get('x-frame-options'), 'DENY');
+  t.equal(page.headers.get('content-security-policy'), "frame-ancestors 'none'");
   t.match(await page.text(), /<canvas id="canvas"/);
   t.match((await fetch(`${base}/player.js`)).headers.get('content-type'), /javascript/);
   t.match(await (await fetch(`${base}/bridges/web/`)).text(), /Entelechy web bridge/);

@@ -225,6 +225,17 @@ t.test('listen: port 0 logs the port it got', async (t) => {
   t.match(logs[0], /^listening on 127\.0\.0\.1:\d+$/);
 });
 
+t.test('listen: an address that is not loopback is warned of: no password guards it', async (t) => {
+  const logs: string[] = [];
+  const listener = await listen('0.0.0.0:0', echo, { log: (l) => logs.push(l) });
+  t.teardown(() => listener.close());
+  t.equal(logs[0], `listening on 0.0.0.0:${listener.port}`);
+  t.match(logs[1], new RegExp(`^warning: 0\\.0\\.0\\.0:${listener.port} is not loopback: whoever can reach this machine on port ${listener.port} may use every operation .* with no password; listen on 127\\.0\\.0\\.1 unless the network is yours`));
+  const { isLoopback } = await import('../src/protocol/address.js');
+  t.same(['127.0.0.1', '127.1.2.3', '::1', '[::1]', '::ffff:127.0.0.1', 'localhost'].filter((h) => !isLoopback(h)), []);
+  t.same(['0.0.0.0', '::', '192.0.2.2', '10.0.0.1', '::ffff:10.0.0.1'].filter(isLoopback), []);
+});
+
 t.test('listen: a busy port is a clear error', async (t) => {
   const { listener } = await start(t);
   await t.rejects(listen({ host: '127.0.0.1', port: listener.port }, echo, { log: () => {} }), {

@@ -25,6 +25,12 @@ const TYPES: Record<string, string> = {
   '.md': 'text/plain; charset=utf-8',
 };
 
+/**
+ * The pages may not be shown inside another site's frame: a page of any origin could frame the
+ * Player and lead the person's clicks onto its buttons (record, publish, the sliders).
+ */
+const NOT_FRAMED = { 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'", 'x-content-type-options': 'nosniff' };
+
 /** URL prefixes and the folders they serve. */
 const ROUTES: [string, string][] = [
   ['/bridges/web/', 'bridges/web'],
@@ -45,7 +51,7 @@ export function assetHandler(): HttpHandler {
       // Only files inside the folder, never `..` out of it.
       if (!file.startsWith(base + sep) || !TYPES[extname(file)] || !existsSync(file)) return false;
       const body = readFileSync(file);
-      res.writeHead(200, { 'content-type': TYPES[extname(file)]!, 'content-length': body.length, 'cache-control': 'no-store' });
+      res.writeHead(200, { 'content-type': TYPES[extname(file)]!, 'content-length': body.length, 'cache-control': 'no-store', ...NOT_FRAMED });
       res.end(req.method === 'HEAD' ? undefined : body);
       return true;
     }

@@ -103,3 +103,9 @@ export function originPolicy(allowedOrigins: string[], bound: () => { host: stri
     return own.some((h) => n === `http://${h}${suffix}`);
   };
 }
+
+/** Whether a bound address is the machine's own loopback (127.0.0.0/8, ::1, or v4 loopback mapped into v6). */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^(::ffff:)?127\./.test(h);
+}

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { Door, DoorLimits, HttpHandler, LineHandler, LineSplitter, describe, fullLimits, HEAD_BYTES } from './door.js';
-import { formatAddress, ListenError, originPolicy, parseListen } from './address.js';
+import { formatAddress, isLoopback, ListenError, originPolicy, parseListen } from './address.js';
 
 /** How many times the line limit a WebSocket message may be before the connection is closed unread (below it, one past the limit is answered with its error). */
 const WEBSOCKET_SLACK = 4;
@@ -311,6 +311,10 @@ export async function listen(
     boundPort = address.port;
   }
   safeLog(`listening on ${formatAddress(boundHost, boundPort)}`);
+  // Anyone who reaches the port has the whole protocol (compose writes the scene's documents): said
+  // where a person starting it will see it, as the address they asked for does not.
+  if (!isLoopback(boundHost))
+    safeLog(`warning: ${formatAddress(boundHost, boundPort)} is not loopback: whoever can reach this machine on port ${boundPort} may use every operation (compose writes the scene's documents), with no password; listen on 127.0.0.1 unless the network is yours, or put an authenticating proxy in front`);
 
   let closed: Promise<void> | undefined;
   return {

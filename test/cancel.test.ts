@@ -178,6 +178,25 @@ t.test('a deadline stops the evaluation; a read waiting behind it stops at its o
   t.equal((await a.next()).ok?.frame, before.frame + 1, 'a frame within its deadline commits');
 });
 
+t.test('a deadline counts the wait behind the connection\'s own earlier request', async (t) => {
+  const { session, port } = await open(t);
+  const a = await tcp(port);
+  // The long frame first, then (on the same connection) one with a deadline: it waited behind the
+  // long one and only then began counting. Now it is past its deadline when its turn comes.
+  a.send({ id: 'long', op: 'evaluate', time: LONG });
+  a.send({ id: 'short', op: 'evaluate', time: 3, deadline: 300 });
+  await untilRunning(session);
+  await new Promise((r) => setTimeout(r, 600));
+  a.send({ id: 'c', op: 'cancel', request: 'long' });
+  t.match(await a.next(), { id: 'c', ok: { cancelled: 1 } });
+  t.match(await a.next(), { id: 'long', error: { cancelled: true, reason: 'cancel' } });
+  const late = await a.next();
+  t.match(late, { id: 'short', error: { cancelled: true, reason: 'deadline' } }, 'stopped at its deadline, counted from its arrival');
+  t.match(late.error.message, /its deadline of 300 ms passed \(\d+ ms of it waiting for the requests before it on its connection\); nothing of it was kept/);
+  a.send({ id: 'then', op: 'evaluate', time: 3, deadline: 60000 });
+  t.ok((await a.next()).ok, 'the next one runs');
+});
+
 t.test('closing the connection stops its evaluation: TCP and WebSocket', async (t) => {
   const { session, port } = await open(t);
   const b = await tcp(port);

@@ -102,14 +102,22 @@ export class Evaluations {
     return this.running.size;
   }
 
-  /** Start one; call `done` when it has answered (it stops the deadline's timer). */
-  start(options: { connection: number; request: unknown; deadline?: number; closed?: AbortSignal }): { signal: AbortSignal; done: () => void } {
+  /**
+   * Start one; call `done` when it has answered (it stops the deadline's timer). `waited`: the
+   * milliseconds since the request arrived, which its deadline counts (a request behind a long one
+   * of its own connection waited past its deadline, and only then began counting).
+   */
+  start(options: { connection: number; request: unknown; deadline?: number; closed?: AbortSignal; waited?: number }): { signal: AbortSignal; done: () => void } {
     const controller = new AbortController();
     const entry: Running = { connection: options.connection, request: options.request, controller };
     this.running.add(entry);
     let timer: NodeJS.Timeout | undefined;
-    if (options.deadline !== undefined)
-      timer = setTimeout(() => controller.abort(new Cancelled('deadline', `its deadline of ${options.deadline} ms passed`)), options.deadline);
+    const waited = Math.max(0, options.waited ?? 0);
+    const passed = () => controller.abort(new Cancelled('deadline', `its deadline of ${options.deadline} ms passed${waited >= 1 ? ` (${Math.round(waited)} ms of it waiting for the requests before it on its connection)` : ''}`));
+    if (options.deadline !== undefined) {
+      if (waited >= options.deadline) passed();
+      else timer = setTimeout(passed, options.deadline - waited);
+    }
     const onClosed = () => controller.abort(new Cancelled('closed', 'the connection that asked for it closed (a pipe of requests that ends closes it: end the requests with {"op":"quit"} to have every one answered whole)'));
     if (options.closed?.aborted) onClosed();
     else options.closed?.addEventListener('abort', onClosed, { once: true });

@@ -95,12 +95,13 @@ export class McpDoor {
         // (One still waiting is marked, and answers nothing when its turn comes.)
         extra.signal.addEventListener('abort', () => void this.cancelCall(extra.requestId), { once: true });
         if (cancellable) this.waiting.set(extra.requestId, { cancelled: false });
+        const arrived = performance.now(); // a deadline counts the wait behind the calls before it
         return run(async () => {
           const waited = this.waiting.get(extra.requestId);
           this.waiting.delete(extra.requestId);
           if (waited?.cancelled || (cancellable && extra.signal.aborted)) return toolError(CANCELLED_WAITING);
           try {
-            return await this.resources.during(() => this.call(name, args, extra.requestId));
+            return await this.resources.during(() => this.call(name, args, extra.requestId, arrived));
           } catch (e) {
             // The session answers its own failures; this is the door's (or a session that did not open).
             return toolError({ message: `internal error in \`${name}\`: ${plainReason(e)}`, internal: true });
@@ -171,12 +172,12 @@ export class McpDoor {
   private readonly calls = new Map<RequestId, number>();
 
   /** One protocol request through the session, its answer parsed; `call`: the tool call it serves (cancel finds it by that). */
-  async ask(op: string, fields: Json, call?: RequestId): Promise<Answer> {
+  async ask(op: string, fields: Json, call?: RequestId, arrived?: number): Promise<Answer> {
     const id = ++this.nextId;
     if (call !== undefined) this.calls.set(call, id);
     try {
       const session = await this.session;
-      const answer = JSON.parse(await dispatch(session, JSON.stringify({ ...fields, id, op }), this.conn)) as Json;
+      const answer = JSON.parse(await dispatch(session, JSON.stringify({ ...fields, id, op }), { ...this.conn, arrived })) as Json;
       return answer.error !== undefined ? { error: answer.error as Json } : { ok: answer.ok as Json };
     } finally {
       if (this.calls.get(call!) === id) this.calls.delete(call!);
@@ -192,14 +193,14 @@ export class McpDoor {
   }
 
   /** A tool call (its arguments checked by its schema): the operation of that name, answered as MCP content. */
-  async call(name: string, args: Json, request?: RequestId): Promise<CallToolResult> {
+  async call(name: string, args: Json, request?: RequestId, arrived?: number): Promise<CallToolResult> {
     // Calls queued behind `quit` (a client that wrote its requests at once) were still run.
     if (this.quitting) return toolError({ message: `the server is ending: \`quit\` came before this call, and nothing after it runs` });
     if (name === 'quit') this.quitting = true;
     // `cancel` names a call by its JSON-RPC id, which the session knows by the request it made.
     const fields = name === 'cancel' && args.request !== undefined ? { ...args, request: this.calls.get(args.request as RequestId) ?? args.request } : args;
     const queued = name === 'cancel' ? this.cancelWaiting(args.request as RequestId | undefined) : 0;
-    const answer = await this.ask(name, fields, request);
+    const answer = await this.ask(name, fields, request, arrived);
     if (answer.error) return toolError(answer.error);
     const ok = queued ? { ...answer.ok, cancelled: Number(answer.ok.cancelled) + queued } : answer.ok;
     await this.log(ok.events);

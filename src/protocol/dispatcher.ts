@@ -29,6 +29,8 @@ export interface Connection {
   kind: string;
   id: number;
   lost?: AbortSignal;
+  /** When the line being answered arrived (performance.now()): its deadline counts from then, its wait behind the connection's earlier requests included. */
+  arrived?: number;
 }
 
 const IN_PROCESS: Connection = { kind: 'in-process', id: 0 };
@@ -46,7 +48,7 @@ export async function dispatch(session: Session, line: string, conn: Connection 
   const late = deadlineProblem(req.fields.deadline, `\`${req.op}\``);
   if (late) return errorLine(req.id, new ProtocolError(late, { field: 'deadline', expected: 'milliseconds > 0' }));
   const evaluation = req.spec.fields.some((f) => f.name === 'deadline')
-    ? session.evaluations.start({ connection: conn.id, request: req.id, deadline: req.fields.deadline as number | undefined, closed: conn.lost })
+    ? session.evaluations.start({ connection: conn.id, request: req.id, deadline: req.fields.deadline as number | undefined, closed: conn.lost, waited: conn.arrived === undefined ? 0 : performance.now() - conn.arrived })
     : undefined;
   // Work a request started and answered before it ends (sync's saved edit) keeps its signal
   // until it ends: cancel, the deadline and a closed connection still reach it.

@@ -31,7 +31,7 @@ const TIME_AND_MEMORY = [
   '',
   '| reason | what stopped it |', '|---|---|',
   '| `cancel` | a `cancel` request on the same connection (answered at once, out of turn) |',
-  '| `deadline` | its request\'s `deadline` (milliseconds) passed |',
+  '| `deadline` | its request\'s `deadline` (milliseconds) passed, counted from when the request arrived: the time it waited behind its connection\'s earlier requests counts (the message says how much) |',
   '| `closed` | its connection closed: a WebSocket closed, a TCP peer closed its side (a FIN: its queued requests are still answered, their evaluations cancelled), or the answer could not be written. On `serve`\'s stdin, the end of a pipe or terminal is a client going away, as a FIN is (its queued requests answered, their evaluations cancelled, then the process ends), unless a `quit` came before it (the client said goodbye: every request before it is answered, on TCP too); the end of a regular file of requests (`entelechy serve SCENE < requests.jsonl`) stops nothing: a script gets every answer. A closed standard output stops them too |',
   '| `changed` | a change (`compose`, `publish`, `retire`, `sync`, `pin`, `restore`) swapped the world while it ran: a change never waits for a frame of the old world, and the requests after it run on the new one |',
   '',

@@ -229,10 +229,12 @@ export interface DoorIO {
   destroy(): void;
 }
 
-export type Item = { line: string } | { refused: string };
+export type Item = { line: string; arrived: number } | { refused: string };
 
 export class Door implements Connection {
   readonly id = ++nextConnectionId;
+  /** When the line being answered arrived: its deadline counts from then (Connection.arrived). */
+  arrived?: number;
   private queue: Item[] = [];
   private queuedBytes = 0;
   private running = false;
@@ -268,13 +270,13 @@ export class Door implements Connection {
   push(line: string): void {
     if (this.handler.farewell?.(line)) this.farewell = true;
     if (this.handler.urgent?.(line)) void this.answerNow(line);
-    else this.enqueue({ line }, line.length);
+    else this.enqueue({ line, arrived: performance.now() }, line.length);
   }
 
   /** Answer an urgent line now, beside the request running (if any). */
   private async answerNow(line: string): Promise<void> {
     if (this.state !== 'open') return;
-    const result = await this.answer({ line });
+    const result = await this.answer({ line, arrived: performance.now() });
     if (result !== undefined && this.stateNow() !== 'closed') this.write(result.answer);
   }
 
@@ -362,6 +364,7 @@ export class Door implements Connection {
   private async answer(item: Item): Promise<{ answer: string; close?: boolean } | undefined> {
     if ('refused' in item) return { answer: item.refused };
     try {
+      this.arrived = item.arrived;
       const result = await this.handler(item.line, this);
       if (result === undefined || result === null) return undefined;
       if (typeof result.answer !== 'string')

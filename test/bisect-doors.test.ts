@@ -5,7 +5,8 @@
 
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { scratchDir } from './scratch.js';
 import net from 'node:net';
 import { join } from 'node:path';
 import { versionOf } from '../src/main/documents.js';
@@ -87,6 +88,12 @@ t.test('entelechy serve (stdin and TCP) and entelechy bisect as a process', asyn
   t.match([nobody.code, nobody.err], [1, /no session listens on 127\.0\.0\.1:\d+: bisect searches the versions a running session has seen/]);
   const wrong = await cli([join(dir, 'other.esn'), '--good', '0', '--bad', 'running', '--test', replay, '--connect', `127.0.0.1:${port}`]);
   t.match([wrong.code, wrong.err], [1, /runs `scene\.esn`, not `other\.esn`/]);
+  // Another folder's scene of the same name: that session was searched with this replay, without a word.
+  const elsewhere = scratchDir('entelechy-bisect-elsewhere-');
+  writeFileSync(join(elsewhere, 'scene.esn'), readFileSync(scene, 'utf8').replace('output', '// another scene\noutput'));
+  const other = await cli([join(elsewhere, 'scene.esn'), '--good', '0', '--bad', 'running', '--test', replay, '--connect', `127.0.0.1:${port}`]);
+  t.match([other.code, other.err], [1, /runs a `scene\.esn` whose file holds another text than .*scene\.esn \(version [0-9a-f]{16} there, [0-9a-f]{16} here\): it is another folder's scene/]);
+  t.equal(other.out, '', 'and nothing was bisected');
   const broken = await cli([scene, '--good', '0', '--bad', 'running', '--test', join(dir, 'scene.esn'), '--connect', `127.0.0.1:${port}`]);
   t.match([broken.code, broken.err], [1, /scene\.esn:1:1: a line starts with `>`/], 'a file that is not a replay: named by file:line:column');
 

@@ -772,8 +772,17 @@ t.test('compose and sync', async (t) => {
     // A snapshot replaces a snapshot; compose writes a replay test.
     await ok(t, C, { op: 'snapshot', path: 'kept.snapshot.json' });
     await ok(t, C, { op: 'snapshot', path: 'kept.snapshot.json' });
-    await ok(t, C, { op: 'compose', path: 'own.replay', text: '{"op":"graph"}\n' });
-    t.equal(read('own.replay'), '{"op":"graph"}\n');
+    // A replay test `entelechy test` could not read is refused where it goes wrong, and nothing written.
+    const unreadable = await err(t, C, { op: 'compose', path: 'own.replay', text: '> {"op":"graph"}\ngarbage\n' });
+    t.match(unreadable.message, /^own\.replay:2:1: a line starts with `>` \(a request\)[^]*; nothing was written: a replay test is written only when `entelechy test` can read it/);
+    t.same([unreadable.line, unreadable.column, unreadable.written], [2, 1, false]);
+    t.equal(read('own.replay'), '{"op":"status"}\n', 'the replay as it was');
+    await ok(t, C, { op: 'compose', path: 'own.replay', text: '> {"op":"graph"}\n' });
+    t.equal(read('own.replay'), '> {"op":"graph"}\n');
+    // Its versions are kept, the one it replaced too: `document` gives it back.
+    const kept = (await ok(t, C, { op: 'history', path: 'own.replay' })).versions;
+    t.same(kept.map((v: any) => v.origin), ['disk', 'compose']);
+    t.equal((await ok(t, C, { op: 'document', path: 'own.replay', version: kept[0].version })).text, '{"op":"status"}\n');
     for (const f of ['photo.jpg', 'own.replay', 'kept.snapshot.json']) rmSync(join(dir, f));
   });
 

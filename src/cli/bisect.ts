@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { basename } from 'node:path';
+import { versionOf } from '../main/documents.js';
 import { UserError } from '../main/user-error.js';
 import { parseReplay } from '../protocol/replay.js';
 
@@ -77,10 +78,17 @@ export async function bisectCommand(scene: string, o: BisectOptions): Promise<nu
   const replay = readFileSync(o.test, 'utf8');
   parseReplay(replay, o.test); // its mistakes named by file:line:column here, before any session is asked
   const request = { op: 'bisect', good: o.good, bad: o.bad, replay, ...(o.path ? { path: o.path } : {}), ...(o.deadline !== undefined ? { deadline: o.deadline } : {}) };
-  const [status, answer] = await exchange(o.connect, [{ op: 'status' }, request]);
+  // The session must be the scene's: one of another folder's scene of the same name was searched
+  // with this replay without a word. Its scene file on disk is compared with this one, first.
+  const [status, history] = await exchange(o.connect, [{ op: 'status' }, { op: 'history' }]);
   if (status!.error) throw new UserError(`the session at ${o.connect} refused \`status\`: ${status!.error.message}`);
   if (status!.ok.scene !== basename(scene))
     throw new UserError(`the session at ${o.connect} runs \`${status!.ok.scene}\`, not \`${basename(scene)}\`: connect to the session of ${scene}`);
+  const here = existsSync(scene) ? versionOf(readFileSync(scene, 'utf8')) : undefined;
+  const there = history?.ok?.disk as string | undefined;
+  if (here !== undefined && there !== undefined && here !== there)
+    throw new UserError(`the session at ${o.connect} runs a \`${status!.ok.scene}\` whose file holds another text than ${scene} (version ${there} there, ${here} here): it is another folder's scene, or this file changed since the session last read it; connect to the session of ${scene} (its folder), or let it pick up the change first (sync)`);
+  const [answer] = await exchange(o.connect, [request]);
   if (o.json) {
     process.stdout.write(JSON.stringify(answer) + '\n');
     return answer!.error ? 1 : 0;

@@ -102,7 +102,7 @@ const TABLE = [
     fields: [
       f('text', 'string', 'the whole new text of the document (an empty one, or only white space, for the entry document of a scene with statements is refused as a saved one is: compose a comment to clear the scene)'),
       f('edits', 'array', 'edit items: {node|output|param|input|kernel|struct|type|fn|use: NAME, member?: NAME, text: TEXT or null to remove}'),
-      f('documents', 'array', 'several documents at once, all written or none: [{path, text | edits}] (.replay files are written as they are)'),
+      f('documents', 'array', 'several documents at once, all written or none: [{path, text | edits}] (.replay tests are checked as `entelechy test` reads them, line and column, then written as they are, nothing recompiled; `history` keeps their versions)'),
       f('path', 'string', "the document to change (default: the scene; `edits` that all name statements of one other document of the scene change that one); a file there that is no document of the scene (a photograph, a licence) is not replaced unless it is .esn or .replay"),
       f('expect', 'string', "the document's version you read: write only if it still is (refused otherwise, the error carrying the current `version` and `text`)"),
       f('deadline', 'number', 'milliseconds the compose may take before it writes (its migrations run on the pool); past them it is cancelled and nothing changes'),

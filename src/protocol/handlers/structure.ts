@@ -14,6 +14,7 @@ import { inputWritesGranted } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
 import { addresses, applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
 import { dryRun, evaluateOptions, refuseEvaluateAlone } from './speculate.js';
+import { parseReplay, ReplayError } from '../replay.js';
 
 type Fields = Record<string, unknown>;
 
@@ -148,13 +149,21 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
     const unseen = (path: string, before?: string) => before !== undefined && !s.history.get(path)?.some((v) => v.version === versionOf(before));
     // Edits are applied to that text, so it goes live with them (`included`); a whole text replaces it.
     const writes: { path: string; text: string; base: string | null; replaced?: string; included?: string }[] = targets.map(({ path, text, before, edited }) => ({ path, text, base: before ?? null, ...(unseen(path, before) && before !== text ? (edited ? { included: before } : { replaced: before }) : {}) }));
+    // A replay test is checked as `entelechy test` reads it: one it could not read is not written
+    // (a compose put `garbage` over a recorded test, with nothing to say so).
+    for (const t of targets) if (t.path.endsWith('.replay')) refuseUnreadableReplay(t.path, t.text);
     if (targets.every((t) => t.path.endsWith('.replay')) && f.dry_run) {
       if (evaluate) throw new ProtocolError('replay files are tests, not part of the world: a dry run of them has nothing to evaluate; drop `evaluate`', { field: 'evaluate' });
       return { path: asked, version: versionOf(main.text), written: false, dry_run: true, events: [] };
     }
     if (targets.every((t) => t.path.endsWith('.replay'))) {
-      // Replay files are tests, not part of the world: written as they are, nothing recompiles.
+      // Replay files are tests, not part of the world: written as they are, nothing recompiles;
+      // kept in `history` as documents are (the text replaced, too), so `document` gives it back.
       await s.write(writes);
+      for (const t of targets) {
+        if (t.before !== undefined) s.remember(t.path, t.before, 'disk');
+        s.remember(t.path, t.text, 'compose');
+      }
       return { path: asked, version: versionOf(main.text), written: true, events: targets.map((t) => ({ kind: 'wrote', path: t.path, version: versionOf(t.text) })) };
     }
     // Check everything together (the scene with every changed document); write nothing on failure.
@@ -236,4 +245,15 @@ export async function sync(s: Session, _f: RequestFields<'sync'>, ctx: RequestCo
   // A saved edit this sync started runs on after the answer, still under the request's signal.
   if (s.syncing && s.syncing !== syncing) ctx.hold?.(s.syncing);
   return { events };
+}
+
+/** Refuse a replay test `entelechy test` could not read, with its line and column (replay.ts's own message). */
+function refuseUnreadableReplay(path: string, text: string): void {
+  try {
+    parseReplay(text, path);
+  } catch (e) {
+    if (!(e instanceof ReplayError)) throw e;
+    const at = /^.*?:(\d+):(\d+): /.exec(e.message);
+    throw new ProtocolError(`${e.message}; nothing was written: a replay test is written only when \`entelechy test\` can read it (docs/agents.md#finding-the-change-that-broke-a-replay)`, { path, ...(at ? { line: Number(at[1]), column: Number(at[2]) } : {}), written: false });
+  }
 }

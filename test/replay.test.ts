@@ -123,6 +123,14 @@ t.test('entelechy test: a refused request no `<` line follows fails, naming why;
   t.equal(failures.length, 1);
   t.match(failures[0], { line: 1, column: 1, message: /^the request was refused: `warmht` is not a param the scene declares; did you mean `warmth`\?.*say so with `< \{"error": \{\}\}` on the next line$/ });
   t.same(await replay('> {"op":"param","name":"warmht","value":1}\n< {"error":{}}\n'), [], 'an expected refusal passes');
+  // `< {}` matches any answer: it passed a refused setup step without a word.
+  const any = await replay('> {"op":"param","name":"warmht","value":1}\n< {}\n');
+  t.equal(any.length, 1, '`< {}` does not expect a refusal');
+  t.match(any[0], { line: 1, message: /^the request was refused: `warmht` is not a param.*; its `<` line expects no refusal \(`\{\}` matches any answer, a refusal too\); if the test means it to be/ });
+  t.same(await replay('> {"op":"param","name":"warmth","value":1}\n< {}\n'), [], 'an answer that is ok still passes `< {}`');
+  t.same(await replay('> a: {"op":"param","name":"warmht","value":1}\n< {"error":{}}\n> {"op":"param","name":"warmht","value":1}\n< equals a error.message\n'), [], 'a comparison of the error expects it too');
+  const failed = await replay('> {"op":"param","name":"warmht","value":1}\n< {"ok":{}}\n');
+  t.equal(failed.length, 1, 'a `<` line that fails on the refusal is the one failure told');
 });
 
 t.test('entelechy test: quit in a replay, a file that is not a replay and a folder with none are refused', async (t) => {

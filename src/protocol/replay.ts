@@ -9,7 +9,7 @@ import { jsonOffsets } from './json-offsets.js';
 import { firstDifference, getPath, parsePath, type Difference } from './replay-compare.js';
 
 export const REPLAY_LINES = [
-  { name: '>', syntax: '> {"op": "status"}', summary: 'a request, one JSON object (also written →); `> NAME: {...}` names its answer, for a later `< equals NAME` or `< differs NAME`; a request the session refuses fails the replay unless a `<` line follows it' },
+  { name: '>', syntax: '> {"op": "status"}', summary: 'a request, one JSON object (also written →); `> NAME: {...}` names its answer, for a later `< equals NAME` or `< differs NAME`; a request the session refuses fails the replay unless a `<` line follows it that expects the refusal (`< {"error": {}}`; `< {}` matches any answer but not a refusal)' },
   { name: '<', syntax: '< {"ok": {"loaded": true}}', summary: 'the answer expected for the request before it: a partial match (every key given must match; an array matches element by element and must be as long; `{}` matches any object); a request may have several `<` lines' },
   { name: '< within', syntax: '< within 0.001 {"ok": {"values": [{}, {"value": [0.48, 0.77, 0.87, 1]}]}}', summary: 'a partial match in which each number may differ from the one given by up to the tolerance' },
   { name: '< equals', syntax: '< equals cold ok.values[1].value within 0.001', summary: 'the answer (at a path such as ok.data or ok.values[1].value; without one, the whole answer but its id) equals the one of the earlier step named cold, numbers within the tolerance if one is given' },
@@ -204,11 +204,20 @@ export async function runReplay(script: ReplayScript, request: (line: string) =>
     const parsed = JSON.parse(answer) as { error?: { message?: string } };
     if (step.name) answers.set(step.name, parsed);
     const failures = step.expects.map((e) => check(e, parsed, answers)).filter((f): f is ReplayFailure => f !== undefined);
-    if (!step.expects.length && parsed.error)
-      failures.push({ line: step.line, column: 1, message: `the request was refused: ${parsed.error.message}; if the test means it to be, say so with \`< {"error": {}}\` on the next line` });
+    // Refused where no `<` line expects a refusal: `< {}` (any answer) passed a setup step the session refused.
+    if (parsed.error && failures.length === 0 && !step.expects.some(expectsRefusal)) {
+      const why = step.expects.length ? `; its \`<\` line${step.expects.length > 1 ? 's' : ''} expect${step.expects.length > 1 ? '' : 's'} no refusal (\`{}\` matches any answer, a refusal too)` : '';
+      failures.push({ line: step.line, column: 1, message: `the request was refused: ${parsed.error.message}${why}; if the test means it to be, say so with \`< {"error": {}}\` on the next line` });
+    }
     results.push({ line: step.line, request: step.request, answer, failures });
   }
   return results;
+}
+
+/** Whether an expectation is of a refusal: a match naming `error`, or a comparison of an error's member. */
+function expectsRefusal(e: Expectation): boolean {
+  if (e.kind === 'match') return typeof e.expected === 'object' && e.expected !== null && 'error' in e.expected;
+  return e.path.split('.')[0] === 'error';
 }
 
 /** `1 step`, `2 steps`. */

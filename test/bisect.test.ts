@@ -107,6 +107,9 @@ t.test('what good and bad name, and the mistakes', async (t) => {
     return e;
   };
   await refused(3, 6, /good version \(position 3, [0-9a-f]{16}\) fails `check\.replay` too, at line 5: .*name an earlier version that passes as `good`/, 'good');
+  // The first point fails too: there is no earlier one to name (it said to name one).
+  const first = await refused(0, 6, /good version \(position 0, [0-9a-f]{16}\) fails the replay too, at line 2: .*\. It is the first point this session has seen, so no earlier one can pass/, 'good', { test: undefined, replay: '> {"op":"status"}\n< {"frame": 999}\n' });
+  t.notMatch(first.message, /name an earlier version/);
   const late = await refused(0, 2, /bad version \(position 2, [0-9a-f]{16}\) passes `check\.replay`: there is no failure to find/, 'bad');
   t.equal(late.candidates, 1, 'refused after replaying the bad version only');
   await refused(5, 1, /good version \(position 5\) comes after the bad one \(position 1\)/, 'good');

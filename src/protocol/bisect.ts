@@ -109,7 +109,14 @@ export async function bisect(s: Session, req: BisectRequest) {
     throw new ProtocolError(`the bad version (${label(list[range.bad]!)}) passes ${called}: there is no failure to find. Name as \`bad\` a version at which the replay fails, or make the replay expect what the bad version gets wrong`, { field: 'bad', candidates: runs.length });
   const good = await tryAt(range.good);
   if (!good.passed)
-    throw new ProtocolError(`the good version (${label(list[range.good]!)}) fails ${called} too, at line ${good.failure!.line}: ${good.failure!.message}. The failure began before it: name an earlier version that passes as \`good\` (\`history\` lists them)`, { field: 'good', failure: good.failure, candidates: runs.length });
+    throw new ProtocolError(
+      `the good version (${label(list[range.good]!)}) fails ${called} too, at line ${good.failure!.line}: ${good.failure!.message.replace(/\.$/, '')}. ${
+        range.good === 0
+          ? 'It is the first point this session has seen, so no earlier one can pass: the replay fails for a reason no version of this document mends (the scene\'s other documents are taken as the running world has them), or it expects what no version made'
+          : 'The failure began before it: name an earlier version that passes as `good` (`history` lists them)'
+      }`,
+      { field: 'good', failure: good.failure, candidates: runs.length },
+    );
 
   // lo passes, hi fails: halve what lies between until they are neighbours.
   let lo = range.good;

@@ -207,7 +207,7 @@ export async function runReplay(script: ReplayScript, request: (line: string) =>
     // Refused where no `<` line expects a refusal: `< {}` (any answer) passed a setup step the session refused.
     if (parsed.error && failures.length === 0 && !step.expects.some(expectsRefusal)) {
       const why = step.expects.length ? `; its \`<\` line${step.expects.length > 1 ? 's' : ''} expect${step.expects.length > 1 ? '' : 's'} no refusal (\`{}\` matches any answer, a refusal too)` : '';
-      failures.push({ line: step.line, column: 1, message: `the request was refused: ${parsed.error.message}${why}; if the test means it to be, say so with \`< {"error": {}}\` on the next line` });
+      failures.push({ line: step.line, column: 1, message: `the request was refused: ${String(parsed.error.message).replace(/\.$/, '')}${why}; if the test means it to be, say so with \`< {"error": {}}\` on the next line` });
     }
     results.push({ line: step.line, request: step.request, answer, failures });
   }

@@ -57,3 +57,19 @@ t.test('names other tools read, what is not a snapshot, a snapshot with no clock
   t.match(a.error?.message, /it was taken with `scene\.esn` at version 0123456789abcdef, which this session's history does not hold: compose the sizes the snapshot's state has, then restore$/);
   t.ok((await ask({ op: 'restore', data: JSON.stringify(snap) })).ok, 'the snapshot itself restores');
 });
+
+t.test('a restore says what it does not bring back: documents changed since, another scene', async (t) => {
+  const { ask } = await open(t, '32 x 32');
+  const snap = JSON.parse((await ask({ op: 'snapshot' })).ok.data);
+  const same = await ask({ op: 'restore', data: JSON.stringify(snap) });
+  t.notOk(same.ok?.note, 'taken with these very documents: nothing to say');
+  const taken = snap.documents['scene.esn'];
+  // A compose that changes a document but not the state's layout: the restore takes, and says so.
+  const doc = (await ask({ op: 'document' })).ok.text as string;
+  t.ok((await ask({ op: 'compose', text: `${doc}\n// a comment\n` })).ok);
+  const after = await ask({ op: 'restore', data: JSON.stringify(snap) });
+  t.ok(after.ok, 'restored');
+  t.match(after.ok.note, new RegExp(`^state, params and clock were restored; the documents are not restored, and \`scene\\.esn\` is not at version ${taken} as when it was taken \\(\\{"op":"document","path":"scene\\.esn","version":"${taken}"\\} gives that text\\)$`));
+  const elsewhere = await ask({ op: 'restore', data: JSON.stringify({ ...snap, scene: 'other.esn' }) });
+  t.match(elsewhere.ok?.note, /it was taken of `other\.esn`, and this session runs `scene\.esn`/);
+});

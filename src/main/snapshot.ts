@@ -103,7 +103,7 @@ function heldStates(engine: Engine): Map<string, Field> {
  * from those running now, by version (history keeps them: `document` gives each back).
  */
 export function takenWith(snap: Snapshot, texts: ReadonlyMap<string, string>, known: (path: string, version: string) => boolean = () => true): string {
-  const other = Object.entries(snap.documents ?? {}).filter(([path, version]) => typeof version === 'string' && (texts.get(path) === undefined || versionOf(texts.get(path)!) !== version));
+  const other = changedSince(snap, texts);
   if (!other.length) return '';
   const taken = `; it was taken with ${other.map(([p, v]) => `\`${p}\` at version ${v}`).join(', ')}`;
   // `document` gives back only versions this session has seen (a snapshot of another session's scene: none).
@@ -111,6 +111,26 @@ export function takenWith(snap: Snapshot, texts: ReadonlyMap<string, string>, kn
   if (!back) return `${taken}, which this session's history does not hold: compose the sizes the snapshot's state has, then restore`;
   const [path, version] = back;
   return `${taken}: {"op":"document","path":"${path}","version":"${version}"} gives that text, and a compose of it (or of the sizes in it) brings the layout back, then restore`;
+}
+
+/** The documents of the snapshot whose text is not the one it was taken with, and their versions then. */
+function changedSince(snap: Snapshot, texts: ReadonlyMap<string, string>): [string, string][] {
+  return Object.entries(snap.documents ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string' && (texts.get(e[0]) === undefined || versionOf(texts.get(e[0])!) !== e[1]));
+}
+
+/**
+ * What a restore that took leaves as it is, when the snapshot says so: documents changed since it
+ * was taken (a restore brings back state, params and clock, not texts), another scene's snapshot.
+ */
+export function restoredNote(snap: Snapshot, entry: string, texts: ReadonlyMap<string, string>, known: (path: string, version: string) => boolean): string | undefined {
+  const notes: string[] = [];
+  if (typeof snap.scene === 'string' && snap.scene !== entry) notes.push(`it was taken of \`${snap.scene}\`, and this session runs \`${entry}\``);
+  const other = changedSince(snap, texts);
+  if (other.length) {
+    const back = other.find(([p, v]) => known(p, v));
+    notes.push(`the documents are not restored, and ${other.map(([p, v]) => `\`${p}\` is not at version ${v}`).join(', ')} as when it was taken${back ? ` ({"op":"document","path":"${back[0]}","version":"${back[1]}"} gives that text)` : ''}`);
+  }
+  return notes.length ? `state, params and clock were restored; ${notes.join('; ')}` : undefined;
 }
 
 export function restoreInto(memory: FieldMemory, snap: Snapshot, engine: Engine): { why: string } | { restored: string[] } {

@@ -8,7 +8,7 @@ import { fillField, readField, storeRegion, type Box, type Field } from './field
 import { fieldToRgba, planesToRgba } from './image.js';
 import { storePicture, type Picture } from './image-input.js';
 import { restoreInto, snapshotOf, type Snapshot } from './snapshot.js';
-export { takenWith } from './snapshot.js';
+export { restoredNote, takenWith } from './snapshot.js';
 import type { World, WorldEvent } from './world.js';
 
 export { holdsOtherThanSnapshot } from './snapshot.js';

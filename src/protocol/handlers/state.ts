@@ -4,7 +4,7 @@ import type { RequestFields } from '../operations.js';
 import type { Session } from '../../main/session.js';
 import type { World, WorldEvent } from '../../main/world.js';
 import type { ApplyValues } from '../../main/commit.js';
-import { decodeImageFor, fillValue, holdsOtherThanSnapshot, inputField, InputImageError, restoreSnapshot, snapshotText, stateField, storeBox, storeImage, takenWith, type Field, type Picture, type Snapshot } from '../../main/world-fields.js';
+import { decodeImageFor, fillValue, holdsOtherThanSnapshot, inputField, InputImageError, restoreSnapshot, restoredNote, snapshotText, stateField, storeBox, storeImage, takenWith, type Field, type Picture, type Snapshot } from '../../main/world-fields.js';
 import { resetAll, resetNode } from '../../main/world-state.js';
 import { isF32Number, ProtocolError } from '../envelope.js';
 import { regionOf } from '../read-region.js';
@@ -253,6 +253,7 @@ function parseSnapshot(s: Session, f: RequestFields<'restore'>): Snapshot {
 export async function restore(s: Session, f: RequestFields<'restore'>, ctx: RequestContext) {
   return s.change(async () => {
     const snap = parseSnapshot(s, f);
+    const known = (path: string, version: string) => s.history.get(path)?.some((v) => v.version === version) ?? false;
     const events = await s.commit({
       reason: 'restore',
       texts: s.texts,
@@ -268,10 +269,11 @@ export async function restore(s: Session, f: RequestFields<'restore'>, ctx: Requ
       },
       adjust: (engine) =>
         restoreSnapshot(engine, snap, (why) => {
-          throw new ProtocolError(`${why}: nothing was restored (a snapshot's state is restored into the layout it was taken from)${takenWith(snap, s.texts, (path, version) => s.history.get(path)?.some((v) => v.version === version) ?? false)}`, { field: 'state' });
+          throw new ProtocolError(`${why}: nothing was restored (a snapshot's state is restored into the layout it was taken from)${takenWith(snap, s.texts, known)}`, { field: 'state' });
         }),
     });
-    return { events };
+    const note = restoredNote(snap, s.entry, s.texts, known);
+    return { events, ...(note ? { note } : {}) };
   });
 }
 

@@ -196,7 +196,7 @@ t.test('entelechy test: a request past --timeout stops its replay and fails; Ctr
     t.equal(readdirSync(tmp).length, 1, 'the scratch copy is there while it runs');
     child.kill(signal);
     t.equal(await exited, status, `${signal}: exit status ${status}`);
-    t.match(out, new RegExp(`interrupted \\(${signal}\\): .*slow\\.replay stopped, its scratch copy removed; 0 passed, 0 failed, 0 not run`));
+    t.match(out, new RegExp(`interrupted \\(${signal}\\): .*slow\\.replay stopped, its scratch copy removed; 0 passed, 0 failed, 1 stopped, 0 not run`));
     t.same(readdirSync(tmp), [], `${signal}: the scratch copy is removed`);
   }
 });

@@ -37,7 +37,7 @@ export { UserError };
 
 export function parseSize(text: string): number[] {
   const m = /^\s*(\d+)\s*x\s*(\d+)(?:\s*x\s*(\d+))?\s*$/i.exec(text);
-  if (!m) throw new UserError(`--size takes WIDTHxHEIGHT (or WxHxD), e.g. 1024x768; got \`${text}\``);
+  if (!m) throw new UserError(`--size takes WIDTHxHEIGHT (or WxHxD), each a whole number from 1 to ${MAX_EXTENT}, e.g. 1024x768; got \`${text}\``);
   const dims = m.slice(1).filter(Boolean).map(Number);
   if (dims.some((d) => d < 1 || d > MAX_EXTENT)) throw new UserError(`--size: each extent must be between 1 and ${MAX_EXTENT}; got \`${text}\``);
   return dims;
@@ -305,7 +305,7 @@ function commandLine(args: string[], setStatus: (status: number) => void) {
           .option('time', { type: 'number', default: 0, describe: 'the world clock in seconds (with --frames, of frame 0: frame N is at TIME + N / FPS)' })
           .option('param', { type: 'array', string: true, describe: 'NAME=VALUE: start a param at a value (repeatable; a vector as 1,0.5,0), checked as the param operation checks it' })
           .option('input', { type: 'array', string: true, describe: 'NAME=FILE: fill an input field from an image (PNG, JPEG, WebP, TIFF, GIF), its size following the image unless the scene fixes it (then the image is stretched to that size, its aspect not kept); NAME=in/%04d.png reads one file per frame' })
-          .option('size', { type: 'string', describe: 'WIDTHxHEIGHT (or WxHxD): the size of every node with that many axes whose size the scene fixes' })
+          .option('size', { type: 'string', describe: `WIDTHxHEIGHT (or WxHxD), each from 1 to ${MAX_EXTENT}: the size of every node with that many axes whose size the scene fixes` })
           .option('frames', { type: 'string', describe: 'FIRST:LAST: render a range of frames (inclusive) to numbered files (-o out/%04d.png)' })
           .option('fps', { type: 'number', default: 30, describe: 'frames per second of the world clock with --frames (and of the video)' })
           .option('crf', { type: 'number', describe: 'a video\'s quality, lower is better: 0 is the best (not lossless: colour is stored as 4:2:0 YUV, as players need); .mp4 0-51 (default 18), .webm 0-63 (default 31)' })

@@ -1,7 +1,7 @@
 // `entelechy test [paths]`: each .replay file against a fresh session on a copy of its scene's
 // folder (protocol/replay-session.ts), a line per file and, for a failure, each failed
 // expectation at its file:line:column. The exit status is what a CI job reads: 0 when every
-// replay passed, 1 when one failed or none was found, 130 or 143 when Ctrl-C or SIGTERM stopped it.
+// replay passed, 1 when one failed or none was found, 130, 143 or 129 when Ctrl-C, SIGTERM or SIGHUP stopped it.
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -89,8 +89,8 @@ export async function replayFiles(paths: string[], grants?: Grant[], stepLimitMs
       } catch (e) {
         // Ctrl-C or SIGTERM: the file's scratch copy is removed (replayOnCopy), and no file after it starts.
         if (e instanceof Cancelled && interrupted.signal.aborted) {
-          process.stdout.write(`${e.message}: ${file} stopped, its scratch copy removed; ${passed} passed, ${failed} failed, ${files.length - passed - failed - 1} not run\n`);
-          return /SIGTERM/.test(e.message) ? 143 : 130;
+          process.stdout.write(`${e.message}: ${file} stopped, its scratch copy removed; ${passed} passed, ${failed} failed, 1 stopped, ${files.length - passed - failed - 1} not run\n`);
+          return /SIGTERM/.test(e.message) ? 143 : /SIGHUP/.test(e.message) ? 129 : 130;
         }
         failed++;
         process.stdout.write(`FAIL ${file}\n  ${(e as Error).message}\n`);

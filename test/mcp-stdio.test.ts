@@ -181,4 +181,7 @@ t.test('the lifecycle: requests before initialize are refused (ping is not), and
   t.match(await s.answer((m) => m.id === 4), { error: { code: -32600, message: /the session is initialized already/ } });
   s.call(5, 'status');
   t.notOk((await s.answer((m) => m.id === 5)).error, 'and after initialize, calls are served');
+  // A prompt's missing argument, in words (it said "MCP error -32602: ... Invalid input: expected string, received undefined at change").
+  s.send({ id: 6, method: 'prompts/get', params: { name: 'change-look' } });
+  t.same((await s.answer((m) => m.id === 6)).error, { code: -32602, message: "Invalid params: prompt `change-look` needs `change` (a string) in `arguments`; prompts/list names each prompt's arguments" });
 });

@@ -76,6 +76,7 @@ export function readMessage(line: string): Read {
  */
 export function plainSdkError(message: JSONRPCMessage): JSONRPCMessage {
   const error = (message as { error?: { code?: number; message?: unknown } }).error;
+  if (error?.code === -32602 && typeof error.message === 'string' && error.message.startsWith(SDK_PREFIX)) return { ...message, error: { ...error, message: plainInvalidParams(error.message.slice(SDK_PREFIX.length)) } } as JSONRPCMessage;
   if (error?.code !== -32603 || typeof error.message !== 'string') return message;
   if (error.message === 'Invalid URL') return { ...message, error: { code: -32602, message: 'Invalid params: `uri` is not a URI; resources/list names the resources, e.g. entelechy://doc/scene.esn' } } as JSONRPCMessage;
   let issues: unknown;
@@ -87,4 +88,16 @@ export function plainSdkError(message: JSONRPCMessage): JSONRPCMessage {
   if (!Array.isArray(issues) || !issues.every((i) => i && Array.isArray(i.path) && typeof i.message === 'string')) return message;
   const told = (issues as { path: (string | number)[]; message: string }[]).map((i) => `\`${i.path.join('.') || 'params'}\`: ${i.message.replace(/^Invalid input: /, '')}`);
   return { ...message, error: { code: -32602, message: `Invalid params: ${told.join('; ')}; the MCP specification lists each method's params` } } as JSONRPCMessage;
+}
+
+/** What the SDK puts before its own invalid-params messages (said twice, with the code, in a client's error). */
+const SDK_PREFIX = 'MCP error -32602: ';
+
+/** A prompt's arguments that did not fit, in words: which are missing, and where they are listed (it read as zod's output). */
+function plainInvalidParams(text: string): string {
+  const prompt = /^Invalid arguments for prompt (\S+): (.*)$/s.exec(text);
+  if (!prompt) return text;
+  const missing = [...prompt[2]!.matchAll(/expected (\w+), received undefined at (\w+)/g)].map((m) => `\`${m[2]}\` (a ${m[1]})`);
+  const what = missing.length ? `needs ${missing.join(', ')} in \`arguments\`` : `cannot take these arguments: ${prompt[2]!.replace(/Invalid input: /g, '')}`;
+  return `Invalid params: prompt \`${prompt[1]}\` ${what}; prompts/list names each prompt's arguments`;
 }

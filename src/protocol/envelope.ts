@@ -186,7 +186,7 @@ export function noSuchName(owner: string, kind: string, name: string, names: rea
 }
 
 export function wrongType(spec: OperationSpec, fs: FieldSpec): ProtocolError {
-  return new ProtocolError(`\`${fs.name}\` of \`${spec.name}\` must be ${TYPE_WORDS[fs.type]}: ${fs.meaning}`, { fields: spec.fields.map((f) => f.name), field: fs.name, expected: fs.type });
+  return new ProtocolError(`\`${fs.name}\` of \`${spec.name}\` must be ${TYPE_WORDS[fs.type]}: ${firstClause(fs.meaning, spec.name)}`, { fields: spec.fields.map((f) => f.name), field: fs.name, expected: fs.type });
 }
 
 export function missingField(spec: OperationSpec, fs: FieldSpec): ProtocolError {
@@ -239,4 +239,16 @@ export function hidePaths(text: string): string {
     const last = path.split(/[\\/]/).filter(Boolean).pop() ?? '';
     return `.../${last}`;
   });
+}
+
+/** A field's meaning up to its first clause outside brackets: a wrong type's error repeated the whole paragraph of `frames`. */
+function firstClause(meaning: string, op: string): string {
+  let depth = 0;
+  for (let i = 0; i < meaning.length - 1; i++) {
+    const c = meaning[i];
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (depth === 0 && (c === ';' || c === '.') && meaning[i + 1] === ' ') return `${meaning.slice(0, i)} (\`help ${op}\` says more)`;
+  }
+  return meaning;
 }

@@ -125,6 +125,10 @@ t.test('in process: an error that a call mends says which, on its own line', asy
   t.same(r.structuredContent.error.request, { op: 'evaluate' });
   await door.call('evaluate', {});
   t.notOk(((await door.call('read', {})) as Result).isError, 'after the call it names, the read answers');
+  // A kernel with two mistakes: each on a line of its own (the text named the first and "and 1 more").
+  const two = (await door.call('prepare', { source: 'kernel demo.tint@1 {\n  in src: field2<vec4>;\n  out result: field2<vec4>;\n  each (x, y) {\n    const a = src.q;\n    result = vec4(foo(1.0));\n  }\n}\n' })) as Result;
+  t.equal(two.isError, true);
+  t.match(texts(two)[0], /\n\(protocol demo\.tint@1\):5:19: `\.q` is not a swizzle[^\n]*\n\(protocol demo\.tint@1\):6:19: unknown function `foo`/);
 });
 
 t.test('in process: a wrong type is refused by the schema in the words the protocol uses for the same request', async (t) => {

@@ -356,6 +356,9 @@ function okResult(ok: Json): CallToolResult {
  */
 export function toolError(error: Json): CallToolResult {
   const lines = [String(error.message)];
+  // Every diagnostic, a line each: the message names the first and "(and N more)".
+  const diagnostics = Array.isArray(error.diagnostics) ? (error.diagnostics as Json[]) : [];
+  if (diagnostics.length > 1) lines.push(...diagnostics.map((d) => `${d.path}:${d.line}:${d.column}: ${d.message}`));
   if (error.fix !== undefined) lines.push(`fix: ${JSON.stringify(error.fix)}`);
   if (error.request !== undefined) lines.push(`request: ${JSON.stringify(error.request)}`);
   return {

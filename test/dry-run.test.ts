@@ -209,3 +209,22 @@ t.test('through entelechy mcp: the pictures are image content, nothing changes',
   t.equal(JSON.parse(after).frame, JSON.parse(before).frame + 1, 'only the evaluate ran a frame');
   t.same({ ...JSON.parse(after), frame: 0, state: 0, time: 0 }, { ...JSON.parse(before), frame: 0, state: 0, time: 0 }, 'documents, history, generations and revision as before');
 });
+
+t.test('a dry run of a change that mends a failing world: the change\'s frames run, the failure said', async (t) => {
+  const { hangsAtFrame } = await import('./fixtures.js');
+  const dir = scratchDir('entelechy-dry-run-');
+  writeFileSync(join(dir, 'scene.esn'), hangsAtFrame(0));
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
+  t.teardown(() => s.close());
+  const ask = async (req: object) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  t.match((await ask({ op: 'evaluate' })).error, { node: 'hang' }, 'the running world\'s frame runs out of fuel');
+  // It answered the running world's failure: a fix could not be tried before it was made.
+  const fix = hangsAtFrame(0).replace('while (frame == 0) { k++; }', 'k = 3;');
+  const a = await ask({ op: 'compose', text: fix, dry_run: true, evaluate: {} });
+  t.ok(a.ok, JSON.stringify(a.error));
+  t.match(a.ok.evaluation.note, /^the running world's own frame fails \(.*fuel.*\): the change's frames ran, with no frame of the running world to compare them with$/);
+  const out = a.ok.evaluation.outputs[0];
+  t.ok(out.thumbnail, 'the change\'s picture');
+  t.same(out.diff, { note: 'the running world\'s frame fails: no diff' });
+  t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), hangsAtFrame(0), 'nothing written');
+});

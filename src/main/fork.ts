@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import type { Scalar } from '../ir/ir.js';
 import { nextRegistry, type WorldEvent } from './world.js';
 import { READ_LIMIT } from './budget.js';
+import { EvaluationError } from './evaluation-error.js';
 
 /** What to run on the forks. */
 export interface ForkRun {
@@ -87,6 +88,8 @@ export interface ForkResult {
   timings: { node: string; fused?: string[]; before?: number; now?: number }[];
   outputs: ForkOutput[];
   prepare_ms: number;
+  /** The running world's own frame failed (its error): the change's frames ran, with nothing to compare them with. */
+  beforeFailed?: string;
 }
 
 /** Where a fork runs: commit's site, its frame slot taking the request's signal. */
@@ -127,14 +130,24 @@ export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): P
         timings.set(t.node, entry);
       };
       if (repeats) for (const t of old.engine.lastTimings) add(t, 'before', run.frames);
+      // A running world whose frame fails (out of fuel) is what a change often mends: its failure
+      // is said, and the change's frames run all the same (its failure was the dry run's answer).
+      let beforeFailed: string | undefined;
       for (let i = 0; i < run.frames; i++) {
-        if (before) for (const t of (await before.evaluate({ time }, signal)).timings) add(t, 'before');
+        if (before && beforeFailed === undefined) {
+          try {
+            for (const t of (await before.evaluate({ time }, signal)).timings) add(t, 'before');
+          } catch (e) {
+            if (!(e instanceof EvaluationError)) throw e;
+            beforeFailed = e.message;
+          }
+        }
         for (const t of (await now.evaluate({ time }, signal)).timings) add(t, 'now');
       }
-      const outputs = run.frames > 0 ? wanted.map((name) => readBack(name, now, before ?? old.engine)) : [];
+      const outputs = run.frames > 0 ? wanted.map((name) => readBack(name, now, beforeFailed === undefined ? (before ?? old.engine) : undefined)) : [];
       events.push(...now.events.map((e) => ({ ...e })));
       events.push(...nextRegistry(old, scene, published, true).events);
-      return { events, states, frame: now.frame, time: now.time, frames: run.frames, timings: [...timings.values()], outputs, prepare_ms: round(prepare_ms) };
+      return { events, states, frame: now.frame, time: now.time, frames: run.frames, timings: [...timings.values()], outputs, prepare_ms: round(prepare_ms), ...(beforeFailed !== undefined ? { beforeFailed } : {}) };
     } finally {
       for (const e of forks) e.dispose();
     }
@@ -142,13 +155,13 @@ export async function fork(site: ForkSite, change: SceneChange, run: ForkRun): P
 }
 
 /** The output `name` of both forks, read back (the running world's only when it has one). */
-function readBack(name: string, now: Engine, before: Engine): ForkOutput {
+function readBack(name: string, now: Engine, before: Engine | undefined): ForkOutput {
   const field = now.outputField(name)!;
   const base = { name, width: field.width, height: field.height, depth: field.depth };
   // Read back as `read` would answer it whole: a field past its limit is described, not copied.
   if (field.width * field.height * field.depth * 4 * field.comps.length > READ_LIMIT) return { ...base, tooLarge: true };
-  const old = before.outputField(name);
-  return { ...base, now: picture(now, field, name), ...(old ? { before: picture(before, old, name) } : {}) };
+  const old = before?.outputField(name);
+  return { ...base, now: picture(now, field, name), ...(old ? { before: picture(before!, old, name) } : {}) };
 }
 
 function picture(engine: Engine, field: Field, name: string): ForkPicture {

@@ -103,11 +103,12 @@ export async function dryRun(s: Session, change: SceneChange, options: EvaluateO
 /** The fork's frames as the answer tells them: pictures encoded, diffs made. */
 async function evaluation(r: ForkResult, o: EvaluateOptions) {
   const outputs = [];
-  for (const out of r.outputs) outputs.push(await outputAnswer(out, o));
+  for (const out of r.outputs) outputs.push(await outputAnswer(out, o, r.beforeFailed));
   const states = [];
   const values = o.values ? stateValues(r.states, o.values) : new Map<ForkState, object>();
   for (const st of r.states) states.push({ ...(await stateAnswer(st, o)), ...(values.has(st) ? { values: values.get(st) } : {}) });
-  return { frames: r.frames, frame: r.frame, time: r.time, prepare_ms: r.prepare_ms, outputs, states, timings: r.timings };
+  const failed = r.beforeFailed === undefined ? {} : { note: `the running world's own frame fails (${r.beforeFailed}): the change's frames ran, with no frame of the running world to compare them with` };
+  return { frames: r.frames, frame: r.frame, time: r.time, prepare_ms: r.prepare_ms, outputs, states, timings: r.timings, ...failed };
 }
 
 /** A state as the change would carry it: how, its layout, its digest and picture (before any frame). */
@@ -152,14 +153,15 @@ function stateValues(states: ForkState[], asked: NonNullable<EvaluateOptions['va
   return out;
 }
 
-async function outputAnswer(out: ForkOutput, o: EvaluateOptions) {
+async function outputAnswer(out: ForkOutput, o: EvaluateOptions, beforeFailed?: string) {
   const base = { name: out.name, width: out.width, height: out.height, ...(out.depth > 1 ? { depth: out.depth } : {}) };
   if (out.tooLarge || !out.now) return { ...base, note: 'too large to read back whole (as `read` refuses it): no picture or diff; read a region of it after the change, or evaluate a smaller size' };
   const now = out.now;
   const pictures = now.rgba ? { thumbnail: await pictureThumbnail(now, o.thumbnail), ...(o.png ? { png: await pngPicture(now.rgba, now.width, now.height) } : {}) } : { note: 'a 3-D output has no picture; the diff below covers every element, its picture the largest change over z' };
   const was = out.before;
   const before = o.before && was?.rgba ? { before: await pictureThumbnail(was, o.thumbnail) } : {};
-  return { ...base, ...pictures, ...before, diff: await diffAnswer(out.before, now, o) };
+  const diff = beforeFailed === undefined ? await diffAnswer(out.before, now, o) : { note: 'the running world\'s frame fails: no diff' };
+  return { ...base, ...pictures, ...before, diff };
 }
 
 /** A fork's 2-D picture (an output, or a state as the change carried it) as a thumbnail, reduced on its linear values (thumbnail.ts). */

@@ -244,7 +244,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
     out({ done: true, frames: writer.written, ...(done.size ? { skipped: done.size } : {}), ...(options.shard ? { shard: { ...options.shard, first, last } } : {}), ...(writer instanceof VideoWriter ? { video: writer.describe() } : {}), millis: Math.round(millis), compile_ms: Math.round(run.compileMillis), cached_modules: cachedModules, workers: workersUsed(pool), events: run.events });
     bar?.stop();
     if (writer instanceof VideoWriter && writer.padded && !options.json) process.stderr.write(`note: ${writer.padded}\n`);
-    if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frame${writer.written === 1 ? '' : 's'} to ${options.file}${done.size ? ` (${done.size} already there skipped)` : ''} in ${(millis / 1000).toFixed(2)} s (${(writer.pixels / millis / 1000).toFixed(1)} Mpix/s with encoding)\n`);
+    if (frames && !options.json) process.stderr.write(`wrote ${writer.written} frame${writer.written === 1 ? '' : 's'} to ${options.file}${done.size ? ` (${done.size} already there skipped)` : ''} in ${(millis / 1000).toFixed(2)} s (${rate(writer.pixels / millis / 1000)} Mpix/s with encoding)\n`);
     else if (!options.json) {
       const field = run.outputField(options.output)!;
       const extents = npy ? npyShape(field).join(' x ') : `${width} x ${height}${options.z === undefined ? '' : `, z-slice ${options.z} of ${field.depth}`}`;
@@ -503,4 +503,9 @@ export function workersUsed(pool: EvalPool | undefined): number {
 function workerCount(pool: EvalPool | undefined): string {
   const n = workersUsed(pool);
   return `${n} worker${n > 1 ? 's' : ''}`;
+}
+
+/** Mpix/s in words: two significant digits below 10 (small frames said 0.0). */
+function rate(mpix: number): string {
+  return mpix >= 10 ? mpix.toFixed(0) : mpix >= 0.01 ? mpix.toPrecision(2) : mpix.toExponential(1);
 }

@@ -153,7 +153,7 @@ t.test('a submitter that stops removes its jobs; one killed outright has them dr
   const stopped = entelechy([...args, '-o', join(dir, 'a', '%d.png')]);
   await stopped.line((l) => 'frame' in l);
   stopped.kill('SIGTERM');
-  t.equal((await stopped.exited).code, 1);
+  t.equal((await stopped.exited).code, 143, 'as a shell expects: 128 + SIGTERM');
   t.match(stopped.stderr, /interrupted: the render's jobs were removed from the farm/);
   const left = await redis.counts();
   t.equal(left.waiting + left.delayed, 0, 'no job of it waits once it has exited');

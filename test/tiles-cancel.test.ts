@@ -5,6 +5,7 @@
 import t from 'tap';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { constants } from 'node:os';
 import { isCompletePng } from '../src/main/shard.js';
 import { spawnSync } from 'node:child_process';
 import { CACHE, entelechy, SLOW_SCENE } from './farm-processes.js';
@@ -26,7 +27,8 @@ for (const [signal, tiled] of [['SIGINT', true], ['SIGTERM', true], ['SIGINT', f
     await p.line((l) => l.frame === 0);
     p.kill(signal);
     const ended = await p.exited;
-    t.same(ended, { code: 1, signal: null }, `ended by itself, not by the signal\n${p.stderr}`);
+    // As a shell expects of a command a signal stopped: 128 + its number (it exited 1).
+    t.same(ended, { code: 128 + constants.signals[signal], signal: null }, `ended by itself, not by the signal\n${p.stderr}`);
     t.match(p.stderr, new RegExp(`interrupted \\(${signal}\\): stopped at frame (\\d+); its file was not written`), 'says where it stopped');
     t.notMatch(p.stderr, /at .*\.js:\d+/, 'no stack trace');
     const stopped = Number(/stopped at frame (\d+)/.exec(p.stderr)?.[1]);
@@ -63,7 +65,7 @@ for (const workers of ['1', '2'])
     p.kill('SIGINT');
     const ended = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('still running 60 s after SIGINT'), 60_000))]);
     if (typeof ended === 'string') p.kill('SIGKILL');
-    t.same(ended, { code: 1, signal: null }, `ended by itself, soon after the signal\n${p.stderr}`);
+    t.same(ended, { code: 130, signal: null }, `ended by itself, soon after the signal\n${p.stderr}`);
     t.match(p.stderr, /interrupted \(SIGINT\): stopped at frame 0; its file was not written/);
     t.notMatch(p.stderr, /timeline frame 0 evaluated/, 'the frame did not run to its end');
     t.same(readdirSync(dir).filter((f) => f.startsWith(`.runaway-${workers}`) || f === `runaway-${workers}.png`), [], 'no file, whole or temporary');

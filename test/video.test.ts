@@ -156,7 +156,7 @@ t.test('Ctrl-C (SIGINT to the process group, ffmpeg too) stops a video render as
   const p = new Proc(spawn(process.execPath, [BIN, 'render', join(dir, 'slow.esn'), '--size', '64x64', '--frames', '0:30', '--workers', '1', '--json', '-o', out], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ENTELECHY_CACHE_DIR: CACHE } }));
   await p.line((l) => l.frame === 1);
   process.kill(-p.child.pid!, 'SIGINT');
-  t.same(await p.exited, { code: 1, signal: null }, p.stderr);
+  t.same(await p.exited, { code: 130, signal: null }, p.stderr);
   t.match(p.stderr, /interrupted \(SIGINT\): stopped at frame \d+; the video `.*clip\.mp4` was not written/);
   t.notMatch(p.stderr, /ffmpeg could not write/);
   t.same(readdirSync(dirname(out)), [], 'no video, whole or partial');

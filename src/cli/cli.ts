@@ -539,7 +539,8 @@ export async function run(args: string[]): Promise<void> {
       process.stderr.write(`entelechy: internal error: ${err?.message ?? err}\n(this is a bug in entelechy, not in your scene; set ENTELECHY_DEBUG=1 for details)\n`);
       if (process.env.ENTELECHY_DEBUG) process.stderr.write(`${err?.stack}\n`);
     }
-    process.exitCode = 1;
+    const { failureStatus } = await import('../main/cancel.js');
+    process.exitCode = failureStatus();
   }
 }
 

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Grant } from '../ir/grants.js';
-import { Cancelled, interruptedBySignals } from '../main/cancel.js';
+import { Cancelled, failureStatus, interruptedBySignals } from '../main/cancel.js';
 import { PathError, resolveUnder } from '../main/documents.js';
 import { parseReplay, plural, ReplayError, short, type ReplayFailure, type ReplayScript } from '../protocol/replay.js';
 import { replayOnCopy } from '../protocol/replay-session.js';
@@ -90,7 +90,7 @@ export async function replayFiles(paths: string[], grants?: Grant[], stepLimitMs
         // Ctrl-C or SIGTERM: the file's scratch copy is removed (replayOnCopy), and no file after it starts.
         if (e instanceof Cancelled && interrupted.signal.aborted) {
           process.stdout.write(`${e.message}: ${file} stopped, its scratch copy removed; ${passed} passed, ${failed} failed, 1 stopped, ${files.length - passed - failed - 1} not run\n`);
-          return /SIGTERM/.test(e.message) ? 143 : /SIGHUP/.test(e.message) ? 129 : 130;
+          return failureStatus();
         }
         failed++;
         process.stdout.write(`FAIL ${file}\n  ${(e as Error).message}\n`);

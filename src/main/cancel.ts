@@ -3,6 +3,8 @@
 // engine stops at the next group (a pool run at once: its workers are ended and replaced) and
 // commits nothing, so state, clock and frame counter stay as they were before the frame.
 
+import { constants as osConstants } from 'node:os';
+
 /** Why an evaluation stopped. */
 export type CancelReason = 'cancel' | 'deadline' | 'closed' | 'changed';
 
@@ -154,12 +156,24 @@ export class Evaluations {
  */
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
+/** The stop signal a command heard, if one: it then exits 128 + its number, as a shell expects. */
+let heard: NodeJS.Signals | undefined;
+
 /** Call `stop` at the first of STOP_SIGNALS (once); returns what hands them back. */
 export function onStopSignals(stop: (signal: NodeJS.Signals) => void): () => void {
-  for (const s of STOP_SIGNALS) process.once(s, stop);
-  return () => {
-    for (const s of STOP_SIGNALS) process.off(s, stop);
+  const onSignal = (signal: NodeJS.Signals) => {
+    heard ??= signal;
+    stop(signal);
   };
+  for (const s of STOP_SIGNALS) process.once(s, onSignal);
+  return () => {
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+  };
+}
+
+/** The exit status of a command that failed: 128 + the signal's number when a stop signal stopped it (130 for Ctrl-C, 143 for SIGTERM), else 1. */
+export function failureStatus(): number {
+  return heard ? 128 + osConstants.signals[heard] : 1;
 }
 
 /**

@@ -228,3 +228,20 @@ t.test('a dry run of a change that mends a failing world: the change\'s frames r
   t.same(out.diff, { note: 'the running world\'s frame fails: no diff' });
   t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), hangsAtFrame(0), 'nothing written');
 });
+
+t.test('a dry run says the saved edit on disk it would take in (its diff showed that edit as the compose\'s)', async (t) => {
+  const { copyExample } = await import('./fixtures.js');
+  const dir = copyExample('rings', 'dry-run-unsynced');
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
+  t.teardown(() => s.close());
+  const ask = async (req: object) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  const saved = readFileSync(join(dir, 'scene.esn'), 'utf8').replace('count = 8.0;', 'count = 3.0;');
+  t.not(saved, readFileSync(join(dir, 'scene.esn'), 'utf8'), 'an edit to save');
+  writeFileSync(join(dir, 'scene.esn'), saved); // not synced
+  const a = await ask({ op: 'compose', edits: [{ param: 'warmth', text: 'param warmth: f32 = 0.7 range 0..1;' }], dry_run: true });
+  t.ok(a.ok, JSON.stringify(a.error));
+  t.match(a.ok.note, /^`scene\.esn` on disk holds an edit this session has not synced \(version [0-9a-f]{16}\): the edits apply to it, so the compose takes it in too, and this dry run ran with it$/);
+  const whole = await ask({ op: 'compose', text: saved.replace('count = 3.0;', 'count = 5.0;'), dry_run: true });
+  t.match(whole.ok?.note, /the compose's text replaces it \(history keeps it\)/);
+  t.equal(readFileSync(join(dir, 'scene.esn'), 'utf8'), saved, 'nothing written');
+});

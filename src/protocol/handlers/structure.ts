@@ -188,7 +188,7 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
           refuseUnparsed(scene, overrides);
         },
       };
-      if (f.dry_run) return { path: asked, version: versionOf(main.text), written: false, dry_run: true, ...(await dryRun(s, change, evaluate)) };
+      if (f.dry_run) return { path: asked, version: versionOf(main.text), written: false, dry_run: true, ...(await dryRun(s, change, evaluate)), ...unsyncedNote(writes) };
       const events = await s.commit(change);
       return { path: asked, version: versionOf(main.text), written: true, events };
     } catch (e) {
@@ -256,4 +256,20 @@ function refuseUnreadableReplay(path: string, text: string): void {
     const at = /^.*?:(\d+):(\d+): /.exec(e.message);
     throw new ProtocolError(`${e.message}; nothing was written: a replay test is written only when \`entelechy test\` can read it (docs/agents.md#finding-the-change-that-broke-a-replay)`, { path, ...(at ? { line: Number(at[1]), column: Number(at[2]) } : {}), written: false });
   }
+}
+
+/**
+ * A dry run's word on a saved edit the session has not synced: the compose would take it in (its
+ * edits apply to the text on disk) or replace it. The real compose tells it in `wrote`; the dry run
+ * said nothing, and its diff showed the saved edit's change as if it were the compose's.
+ */
+function unsyncedNote(writes: { path: string; replaced?: string; included?: string }[]): { note?: string } {
+  const told = writes.flatMap((w) =>
+    w.included !== undefined
+      ? [`\`${w.path}\` on disk holds an edit this session has not synced (version ${versionOf(w.included)}): the edits apply to it, so the compose takes it in too, and this dry run ran with it`]
+      : w.replaced !== undefined
+        ? [`\`${w.path}\` on disk holds an edit this session has not synced (version ${versionOf(w.replaced)}): the compose's text replaces it (history keeps it)`]
+        : [],
+  );
+  return told.length ? { note: told.join('; ') } : {};
 }

@@ -78,3 +78,18 @@ t.test('through entelechy mcp', async (t) => {
   const { ask } = await mcpDoor(t, join(dir, 'scene.esn'));
   await reads(t, ask, 'mcp');
 });
+
+t.test('an i32 field read as f32 past 2^24 says its values are rounded, and where the exact ones are', async (t) => {
+  const { Session } = await import('../src/main/session.js');
+  const { dispatch } = await import('../src/protocol/dispatcher.js');
+  const dir = scratchDir('entelechy-read-i32-');
+  writeFileSync(join(dir, 'scene.esn'), 'kernel t.ids@1 {\n  out b: field3<i32>;\n  each (x, y, z) { b = 16777217 + x; }\n}\nnode n: t.ids@1 { size = 4 x 2 x 2; }\noutput b <- n.b;\nkernel t.small@1 {\n  out s: field2<i32>;\n  each (x, y) { s = x; }\n}\nnode m: t.small@1 { size = 4 x 2; }\noutput s <- m.s;\n');
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
+  t.teardown(() => s.close());
+  const ask = async (req: object) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  await ask({ op: 'evaluate' });
+  const big = (await ask({ op: 'read', output: 'b', format: 'f32' })).ok;
+  t.equal(floats(big.data)[0], 16777216, 'rounded, as an f32 holds it');
+  t.match(big.note, /^`b` holds integers past 2\^24 \(16777216\), which f32 values round .*`trace` an element for its exact value, or `entelechy render -o NAME\.npy`/);
+  t.notOk((await ask({ op: 'read', output: 's', format: 'f32' })).ok.note, 'small integers: exact, nothing to say');
+});

@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync, utimesSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync, utimesSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
 import { linearToByte } from '../src/main/srgb.js';
@@ -155,4 +155,18 @@ t.test('check says how a scene of 3-D outputs renders', async (t) => {
   const r = cli(['check', 'only.esn']);
   t.equal(r.status, 0, r.ended);
   t.match(r.stderr, /every output of only\.esn is 3-D: `render` writes a picture of one z-slice \(--z N\), or every value as a NumPy array \(-o NAME\.npy\)/);
+});
+
+t.test('a volume being written stops at Ctrl-C: no file, status 130 (it was made whole in memory first, deaf to the signal)', async (t) => {
+  const { entelechy } = await import('./farm-processes.js');
+  writeFileSync(join(dir, 'big.esn'), 'kernel vol.big@1 {\n  out v: field3<f32>;\n  each (x, y, z) { v = f32(x + y + z); }\n}\nnode b: vol.big@1 { size = 400 x 400 x 400; }\noutput v <- b.v;\n');
+  const p = entelechy(['render', join(dir, 'big.esn'), '-o', join(dir, 'big.npy')], { ENTELECHY_CACHE_DIR: CACHE, ENTELECHY_TIMELINE: '1' });
+  // 256 MB to write, seconds of it: the signal comes once the frame is evaluated, as the writing begins.
+  while (!p.stderr.includes('timeline frame 0 evaluated') && (await Promise.race([p.exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 20))])) === false);
+  p.kill('SIGINT');
+  const ended = await p.exited;
+  t.same(ended, { code: 130, signal: null }, p.stderr);
+  t.match(p.stderr, /interrupted \(SIGINT\): stopped at frame 0; its file was not written/);
+  t.notOk(existsSync(join(dir, 'big.npy')), 'no file');
+  t.same(readdirSync(dir).filter((f) => f.includes('big.npy')), [], 'nor a temporary one');
 });

@@ -6,12 +6,13 @@
 // Its type is the components': float32, int32, or bool; a struct of mixed types is float32 (its
 // i32 members exact up to 2^24).
 
-import { writeFile, rename, rm } from 'node:fs/promises';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fstatSync, readSync } from 'node:fs';
 import { besideTarget, makeFolders, readingFile } from './files.js';
 import { writeProblem } from './png-file.js';
 import { UserError } from './user-error.js';
+import { Cancelled, throwIfCancelled } from './cancel.js';
 import type { Field } from './field.js';
 import type { FieldMemory } from './memory.js';
 
@@ -53,48 +54,69 @@ function header(dtype: Dtype, shape: number[]): Buffer {
   return out;
 }
 
-/** The file's bytes: the header, then the values, components interleaved. */
-export function npyBytes(memory: Pick<FieldMemory, 'f32' | 'i32'>, field: Field): Buffer {
-  const dtype = dtypeOf(field);
-  const head = header(dtype, npyShape(field));
-  const n = field.width * field.height * field.depth;
+/** Rows [from, to) of the field's values, components interleaved, into `out` (as many bytes as they take). */
+function fillRows(memory: Pick<FieldMemory, 'f32' | 'i32'>, field: Field, dtype: Dtype, from: number, to: number, out: Buffer): number {
   const comps = field.comps.length;
-  const size = dtype === '|b1' ? 1 : 4;
-  const out = Buffer.alloc(head.length + n * comps * size);
-  head.copy(out, 0);
-  const data = out.subarray(head.length);
-  const f32 = dtype === '<f4' ? new Float32Array(data.buffer, data.byteOffset, n * comps) : undefined;
-  const i32 = dtype === '<i4' ? new Int32Array(data.buffer, data.byteOffset, n * comps) : undefined;
+  const n = (to - from) * field.width * comps;
+  const f32 = dtype === '<f4' ? new Float32Array(out.buffer, out.byteOffset, n) : undefined;
+  const i32 = dtype === '<i4' ? new Int32Array(out.buffer, out.byteOffset, n) : undefined;
   let at = 0;
-  for (let row = 0; row < field.height * field.depth; row++) {
+  for (let row = from; row < to; row++) {
     const starts = field.comps.map((_, c) => (field.ptr + c * field.planeBytes) / 4 + row * field.stride);
     for (let x = 0; x < field.width; x++) {
       for (let c = 0; c < comps; c++, at++) {
         const i = starts[c] + x;
         if (f32) f32[at] = field.comps[c] === 'f32' ? memory.f32[i] : memory.i32[i];
         else if (i32) i32[at] = memory.i32[i];
-        else data[at] = memory.i32[i] ? 1 : 0;
+        else out[at] = memory.i32[i] ? 1 : 0;
       }
     }
   }
-  return out;
+  return n * (dtype === '|b1' ? 1 : 4);
 }
 
-/** Write the field as a .npy file whole (a temporary file beside it, renamed). Returns its size in bytes. */
-export async function saveNpy(file: string, memory: Pick<FieldMemory, 'f32' | 'i32'>, field: Field): Promise<number> {
-  const bytes = npyBytes(memory, field);
+/** Bytes of values written at once: a volume of gigabytes is written without a second copy of it, and a signal is heard between them. */
+const CHUNK_BYTES = 8 << 20;
+
+/**
+ * Write the field as a .npy file whole (a temporary file beside it, renamed), rows at a time;
+ * `signal` stops it between them (the temporary file removed). Returns its size in bytes.
+ */
+export async function saveNpy(file: string, memory: Pick<FieldMemory, 'f32' | 'i32'>, field: Field, signal?: AbortSignal): Promise<number> {
+  const dtype = dtypeOf(field);
+  const head = header(dtype, npyShape(field));
+  const rowBytes = field.width * field.comps.length * (dtype === '|b1' ? 1 : 4);
+  const rows = field.height * field.depth;
+  const step = Math.max(1, Math.floor(CHUNK_BYTES / rowBytes));
   let tmp: string | undefined;
+  let handle: FileHandle | undefined;
   try {
-    makeFolders(dirname(file) || '.');
-    const beside = besideTarget(file);
-    tmp = beside.tmp;
-    await writeFile(tmp, bytes);
-    await rename(tmp, beside.target);
+    try {
+      makeFolders(dirname(file) || '.');
+      const beside = besideTarget(file);
+      tmp = beside.tmp;
+      handle = await open(tmp, 'w');
+      await handle.write(head);
+      const chunk = Buffer.alloc(Math.min(rows, step) * rowBytes);
+      for (let from = 0; from < rows; from += step) {
+        throwIfCancelled(signal);
+        const bytes = fillRows(memory, field, dtype, from, Math.min(rows, from + step), chunk);
+        await handle.write(chunk, 0, bytes);
+      }
+      await handle.close();
+      handle = undefined;
+      throwIfCancelled(signal);
+      await rename(tmp, beside.target);
+    } catch (e) {
+      if (e instanceof Cancelled) throw e;
+      throw new NpyWriteError(writeProblem(file, e));
+    }
   } catch (e) {
+    await handle?.close().catch(() => undefined);
     if (tmp) await rm(tmp, { force: true });
-    throw new NpyWriteError(writeProblem(file, e));
+    throw e;
   }
-  return bytes.length;
+  return head.length + rows * rowBytes;
 }
 
 /** Whether `file` is a whole .npy of this field's type and shape (a resumed render skips it). */

@@ -220,7 +220,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       // field, strip by strip (the field stays as it is until the write is done: drain below),
       // a large one on the pool's threads (field-png.ts).
       try {
-        if (npy && writer instanceof FrameWriter) await writer.save(f, () => saveNpy(file, run.memory, field));
+        if (npy && writer instanceof FrameWriter) await writer.save(f, () => saveNpy(file, run.memory, field, stop.signal));
         else if (!frames && !video && pool && pngOnPool(field) && writer instanceof FrameWriter) await writer.save(f, () => savePngOnPool(pool, file, field, options.output, stop.signal));
         else await writer.write(f, frames || video ? fieldToRgba(run.memory, field, options.output) : fieldRgbaRows(run.memory, field, options.output), stop.signal);
       } catch (e) {

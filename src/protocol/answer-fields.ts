@@ -87,7 +87,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('runs', 'bisect: each point of the history replayed, in order: kind, name, position, version, passed, and the line of the first failed expectation'),
   a('passed', 'whether the replay passed at this version', { within: 'runs' }),
   a('line', 'the line of the replay\'s first failed expectation', { within: 'runs' }),
-  a('note', 'bisect: the running world runs kernels the document declares as published over the protocol instead; each point tried ran those published at it. trace: no `z` was given in a scene of 2-D and 3-D fields, so the 3-D ones were traced at z = 0. read: a param was set after the frame it shows was computed (evaluate to see the new value). restore: what the snapshot was taken with that is not restored (documents changed since, another scene). compose (a dry run): a saved edit on disk the session has not synced, which the compose would take in or replace'),
+  a('note', 'bisect: the running world runs kernels the document declares as published over the protocol instead; each point tried ran those published at it. trace: no `z` was given in a scene of 2-D and 3-D fields, so the 3-D ones were traced at z = 0. read: a param was set after the frame it shows was computed (evaluate to see the new value), or an i32 field holds integers past 2^24, which f32 rounds. restore: what the snapshot was taken with that is not restored (documents changed since, another scene). compose (a dry run): a saved edit on disk the session has not synced, which the compose would take in or replace'),
   // param, evaluate
   a('name', 'the param (param), the output, node or input read (read)'),
   a('value', 'the value: of the param as set, or of a traced port at the element'),

@@ -215,7 +215,11 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
     // A param set since: the values are the frame's, made with its older value (an agent judged
     // the change by the picture before it).
     const changed = name.startsWith('input:') ? [] : paramsChangedSinceComputed(w);
-    const note = changed.length ? { note: `frame ${frame} was computed before ${changed.map((p) => `\`${p}\``).join(', ')} changed: this is what it made with the older value${changed.length > 1 ? 's' : ''}; evaluate to see the new` } : {};
+    const notes = changed.length ? [`frame ${frame} was computed before ${changed.map((p) => `\`${p}\``).join(', ')} changed: this is what it made with the older value${changed.length > 1 ? 's' : ''}; evaluate to see the new`] : [];
+    // An f32 holds integers exactly only up to 2^24: past it, an i32's value read as f32 is rounded.
+    if (format === 'f32' && field.comps.some((c, i) => c === 'i32' && planes[i]!.some((v) => Math.abs(v) > 2 ** 24)))
+      notes.push(`\`${name}\` holds integers past 2^24 (16777216), which f32 values round (16777217 reads as 16777216): \`trace\` an element for its exact value, or \`entelechy render -o NAME.npy\` for every value as int32`);
+    const note = notes.length ? { note: notes.join('; ') } : {};
     if (file !== undefined) summary = summarise(planes);
     if (format === 'png') {
       rgba = readRgba(w, field, name, region ? { planes, elements: width * height } : undefined);

@@ -93,3 +93,19 @@ t.test('an i32 field read as f32 past 2^24 says its values are rounded, and wher
   t.match(big.note, /^`b` holds integers past 2\^24 \(16777216\), which f32 values round .*`trace` an element for its exact value, or `entelechy render -o NAME\.npy`/);
   t.notOk((await ask({ op: 'read', output: 's', format: 'f32' })).ok.note, 'small integers: exact, nothing to say');
 });
+
+t.test('a PNG read of a 3-D field one slice deep is that slice (it asked for a region naming it)', async (t) => {
+  const { Session } = await import('../src/main/session.js');
+  const { dispatch } = await import('../src/protocol/dispatcher.js');
+  const dir = scratchDir('entelechy-read-thin-');
+  writeFileSync(join(dir, 'scene.esn'), 'kernel t.thin@1 {\n  out v: field3<f32>;\n  each (x, y, z) { v = f32(x) / 4.0; }\n}\nnode n: t.thin@1 { size = 4 x 3 x 1; }\noutput v <- n.v;\n');
+  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
+  t.teardown(() => s.close());
+  const ask = async (req: object) => JSON.parse(await dispatch(s, JSON.stringify(req)));
+  await ask({ op: 'evaluate' });
+  const whole = (await ask({ op: 'read' })).ok;
+  const sliced = (await ask({ op: 'read', region: { z: 0, depth: 1 } })).ok;
+  t.same([whole.width, whole.height, whole.depth], [4, 3, 1]);
+  t.equal(whole.data, sliced.data, 'the same picture as the slice asked for by region');
+  t.equal(decodePng(Buffer.from(whole.data, 'base64')).width, 4);
+});

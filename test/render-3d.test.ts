@@ -134,6 +134,10 @@ t.test('mistakes are said before anything runs', async (t) => {
   refused(['-o', 'v.npy', '--z', '2'], /holds every z-slice of `v`: leave --z out/, '--z with .npy');
   refused(['-o', 'v.tif'], /NumPy arrays of the output's values \(\.npy\)/, 'another extension');
   refused(['-o', 'v.npy', '--farm', 'redis://127.0.0.1:1', '--frames', '0:1'], /--farm brings back pictures of 2-D outputs/, '.npy on the farm');
+  // Whole or not at all: fields that do not fit were refused as "tiles cover 2-D pictures", unasked.
+  refused(['-o', 's.png', '--z', '1', '--size', '128x128x128', '--memory', '4M'], /^entelechy: output `v` is 3-D, rendered whole, and the scene's fields need .* more than the memory budget of 4\.0 MiB.*give the render more memory \(--memory\)$/m, 'a slice whose fields do not fit');
+  refused(['-o', 'v.npy', '--tile', '4x4'], /a \.npy is written from the fields whole, not in tiles: leave --tile out/, '.npy in tiles');
+  refused(['-o', 'v.npy', '--size', '2048x2048x2048'], /a \.npy is written from the fields whole, and .* \(more memory cannot help: --memory gives at most 4\.0 GiB/, 'a .npy past what --memory can give');
   const rings = cli(['render', join(ROOT, 'examples', 'rings', 'scene.esn'), '-o', 'r.png', '--z', '1']);
   t.equal(rings.status, 1);
   t.match(rings.stderr, /--z picks a z-slice of a 3-D output, and `result` is 2-D \(256 x 256\): leave --z out/);

@@ -133,11 +133,14 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
       }
     }
     if (!run!) {
+      // A .npy and a 3-D output's slice are made from the fields whole: tiles cover 2-D pictures
+      // (they were refused as "tiles cover 2-D pictures" where the fields did not fit, unasked).
+      const wholeOnly = isNpyFile(options.file) ? `-o ${options.file}: a .npy is written from the fields whole` : outputSize(scene, options.output).length === 3 ? `output \`${options.output}\` is 3-D, rendered whole` : undefined;
+      if (wholeOnly) throw new RenderError(options.tile ? `${wholeOnly}, not in tiles: leave --tile out` : `${wholeOnly}, and ${whole!.replace('give the session more memory', 'give the render more memory')}`);
       const reason = options.tile ? `--tile ${options.tile.join('x')}` : `too large whole: ${whole!.replace(/\. Use a smaller size.*$/, '')}`;
       const { renderTiled } = await import('./tiles/render-tiled.js');
       // A shard's frames only (a re-run renders them again: tiled renders do not resume yet).
       const own = frames && options.shard ? { ...options, frames: shardFrames(frames, options.shard) } : options;
-      if (isNpyFile(options.file)) throw new RenderError(`-o ${options.file}: a .npy is written from the fields whole, and they do not fit (${reason}): give a larger --memory, or a smaller --size`);
       return await renderTiled(scene, own, { memory, pool, reason, cachedModules, compileMillis: preparing });
     }
     run.compileMillis += preparing;
@@ -182,7 +185,7 @@ export async function render(scene: Scene, options: RenderOptions): Promise<void
   const stopped = (e: Cancelled, frame: number) =>
     new RenderError(writer instanceof VideoWriter
       ? `${e.message}: stopped at frame ${frame}; the video \`${options.file}\` was not written (a video is kept only whole)`
-      : `${e.message}: stopped at frame ${frame}; its file was not written${writer.written ? ` (the ${writer.written} frame${writer.written > 1 ? 's' : ''} before it were)` : ''}`, frame);
+      : `${e.message}: stopped at frame ${frame}; its file was not written${writer.written ? ` (the ${writer.written > 1 ? `${writer.written} frames` : 'frame'} before it ${writer.written > 1 ? 'were' : 'was'})` : ''}`, frame);
   try {
     // Nothing left to write: nothing to evaluate either, not even a stateful scene's lead-in.
     const evaluateTo = end >= first ? end : start - 1;

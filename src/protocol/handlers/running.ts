@@ -205,7 +205,8 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
     if (!hasComputed(w) && !state)
       throw new ProtocolError(`\`${name}\` holds nothing computed yet: no frame of the running version has run (the scene changed, or was pinned, since the last one, or the last frame failed or was cancelled). Evaluate first: {"op": "evaluate"}`, { request: { op: 'evaluate' } });
     // A picture of a 3-D field is one z-slice of it: a region of depth 1.
-    if (format === 'png' && field.dims === 3 && region?.depth !== 1) {
+    // (One of depth 1 is its one slice: asking for it by region was refused.)
+    if (format === 'png' && field.dims === 3 && region?.depth !== 1 && field.depth !== 1) {
       // The slice asked for, if one was (a region of depth 2 at z 128 was answered "z: 0").
       const z = Math.min(Math.max(0, Math.trunc(Number((f.region as { z?: unknown } | undefined)?.z) || 0)), field.depth - 1);
       throw new ProtocolError(`\`${name}\` is a 3-D field: an image needs a 2-D one, so a PNG shows one z-slice of its ${field.depth}, e.g. {"region": {"z": ${z}, "depth": 1}}; read every slice as f32 ({"format": "f32"}), or add a view kernel that renders it`, { field: 'region', expected: { z, depth: 1 } });
@@ -222,7 +223,7 @@ export async function read(s: Session, f: RequestFields<'read'>, conn: RequestCo
     const note = notes.length ? { note: notes.join('; ') } : {};
     if (file !== undefined) summary = summarise(planes);
     if (format === 'png') {
-      rgba = readRgba(w, field, name, region ? { planes, elements: width * height } : undefined);
+      rgba = readRgba(w, field, name, region || field.dims === 3 ? { planes, elements: width * height } : undefined);
       return { name, width, height, ...(field.dims === 3 ? { depth } : {}), format, frame, ...note };
     }
     const all = new Float32Array(planes.reduce((n, p) => n + p.length, 0));

@@ -777,6 +777,11 @@ t.test('compose and sync', async (t) => {
     t.match(unreadable.message, /^own\.replay:2:1: a line starts with `>` \(a request\)[^]*; nothing was written: a replay test is written only when `entelechy test` can read it/);
     t.same([unreadable.line, unreadable.column, unreadable.written], [2, 1, false]);
     t.equal(read('own.replay'), '{"op":"status"}\n', 'the replay as it was');
+    // Nor one `entelechy test` would refuse to run: no request, a scene that is not there.
+    t.match((await err(t, C, { op: 'compose', path: 'empty.replay', text: '# nothing yet\n' })).message, /^empty\.replay: the replay has no requests/);
+    t.match((await err(t, C, { op: 'compose', path: 'far.replay', text: '@scene nothere.esn\n> {"op":"status"}\n' })).message, /^far\.replay:1: @scene names `nothere\.esn`, but there is no such file beside the replay \(in its folder\)/);
+    t.match((await err(t, C, { op: 'compose', path: 'deep/x.replay', text: '> {"op":"status"}\n' })).message, /^deep\/x\.replay: no scene\.esn beside the replay/);
+    for (const f of ['empty.replay', 'far.replay', 'deep']) t.notOk(existsSync(join(dir, f)), `${f}: nothing written`);
     await ok(t, C, { op: 'compose', path: 'own.replay', text: '> {"op":"graph"}\n' });
     t.equal(read('own.replay'), '> {"op":"graph"}\n');
     // Its versions are kept, the one it replaced too: `document` gives it back.

@@ -7,8 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Grant } from '../ir/grants.js';
 import { Cancelled, failureStatus, interruptedBySignals } from '../main/cancel.js';
-import { PathError, resolveUnder } from '../main/documents.js';
-import { parseReplay, plural, ReplayError, short, type ReplayFailure, type ReplayScript } from '../protocol/replay.js';
+import { parseReplay, plural, replayScene, ReplayError, short, type ReplayFailure } from '../protocol/replay.js';
 import { replayOnCopy } from '../protocol/replay-session.js';
 import { ToolError } from './tools.js';
 
@@ -33,33 +32,11 @@ function replayFilesUnder(path: string): string[] {
     .sort();
 }
 
-/**
- * The scene a replay runs against, under its folder. A missing one would open an empty session
- * (as `serve` does, for an agent to compose) in which the replay passes while checking no scene.
- */
-function sceneOf(file: string, script: ReplayScript): string {
-  if (!script.steps.length) throw new ReplayError(`${file}: the replay has no requests (\`> {...}\` lines), so it checks nothing: add a request and the answer you expect (\`< {...}\`)`);
-  const folder = dirname(file);
-  const entry = script.scene ?? 'scene.esn';
-  const where = script.sceneLine === undefined ? `${file}` : `${file}:${script.sceneLine}`;
-  let path: string;
-  try {
-    path = resolveUnder(folder, entry);
-  } catch (e) {
-    if (e instanceof PathError) throw new ReplayError(`${where}: @scene names \`${entry}\`, which is not under the replay's folder (${folder}): a replay runs against a scene beside it or under its folder, so that its copy holds what the scene reads`);
-    throw e;
-  }
-  if (existsSync(path) && statSync(path).isFile()) return entry;
-  throw new ReplayError(script.sceneLine === undefined
-    ? `${where}: no scene.esn beside the replay, and no @scene line names another: add \`@scene FILE.esn\` naming the scene to replay against, or move the replay beside its scene`
-    : `${where}: @scene names \`${entry}\`, but there is no such file beside the replay (in ${folder}): name the scene file beside the replay (or under its folder) to replay against`);
-}
-
 /** One file: its line of the report (and the failures under it); whether it passed. */
 async function testFile(file: string, grants: Grant[] | undefined, stepLimitMs: number, signal: AbortSignal): Promise<boolean> {
   if (!file.endsWith('.replay')) throw new ReplayError(`${file} is not a .replay file: entelechy test runs .replay files of requests and expected answers (help replay)`);
   const script = parseReplay(readFileSync(file, 'utf8'), file);
-  const entry = sceneOf(file, script);
+  const entry = replayScene(file, script);
   const { results, sceneRefused } = await replayOnCopy(script, { folder: dirname(file), entry, session: { workers: 1, grants }, signal, stepLimitMs: stepLimitMs || undefined });
   const bad = results.filter((r) => r.failures.length);
   const steps = plural(script.steps.length, 'step');

@@ -3,6 +3,9 @@
 // (numbers within a tolerance if given), or a comparison with the answer of a named earlier step;
 // a failed one names its own line and the column of what failed, with expected and actual.
 
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { PathError, resolveUnder } from '../main/documents.js';
 import { UserError } from '../main/user-error.js';
 import { jsonProblem } from './envelope.js';
 import { jsonOffsets } from './json-offsets.js';
@@ -223,4 +226,34 @@ function expectsRefusal(e: Expectation): boolean {
 /** `1 step`, `2 steps`. */
 export function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * The scene a replay runs against, under its folder. A missing one would open an empty session
+ * (as `serve` does, for an agent to compose) in which the replay passes while checking no scene.
+ */
+export function replayScene(
+  file: string,
+  script: ReplayScript,
+  exists: (path: string) => boolean = (path) => existsSync(path) && statSync(path).isFile(),
+  /** Where the replay is on disk, when `file` names it otherwise (compose names it under the scene's folder, before it is written). */
+  at = file,
+): string {
+  if (!script.steps.length) throw new ReplayError(`${file}: the replay has no requests (\`> {...}\` lines), so it checks nothing: add a request and the answer you expect (\`< {...}\`)`);
+  const folder = dirname(file);
+  const entry = script.scene ?? 'scene.esn';
+  const where = script.sceneLine === undefined ? `${file}` : `${file}:${script.sceneLine}`;
+  let path: string;
+  try {
+    path = resolveUnder(dirname(at), entry);
+  } catch (e) {
+    if (e instanceof PathError) throw new ReplayError(`${where}: @scene names \`${entry}\`, which is not under the replay's folder (${folder}): a replay runs against a scene beside it or under its folder, so that its copy holds what the scene reads`);
+    // A folder a compose is about to make: the scene there is one it writes, or none.
+    if (existsSync(dirname(at))) throw e;
+    path = join(dirname(at), entry);
+  }
+  if (exists(path)) return entry;
+  throw new ReplayError(script.sceneLine === undefined
+    ? `${where}: no scene.esn beside the replay, and no @scene line names another: add \`@scene FILE.esn\` naming the scene to replay against, or move the replay beside its scene`
+    : `${where}: @scene names \`${entry}\`, but there is no such file beside the replay (in ${folder === '.' ? 'its folder' : folder}): name the scene file beside the replay (or under its folder) to replay against`);
 }

@@ -1,6 +1,6 @@
 // Structure: compose (the one door for documents) and sync (edits saved on disk).
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import type { RequestFields } from '../operations.js';
 import type { Session, SessionEvent } from '../../main/session.js';
@@ -14,7 +14,7 @@ import { inputWritesGranted } from '../../main/grants.js';
 import type { RequestContext } from './index.js';
 import { addresses, applyEdits, EditError, validateEditItem, type EditItem } from '../edits.js';
 import { dryRun, evaluateOptions, refuseEvaluateAlone } from './speculate.js';
-import { parseReplay, ReplayError } from '../replay.js';
+import { parseReplay, replayScene, ReplayError } from '../replay.js';
 
 type Fields = Record<string, unknown>;
 
@@ -151,7 +151,8 @@ export async function compose(s: Session, f: RequestFields<'compose'>, ctx: Requ
     const writes: { path: string; text: string; base: string | null; replaced?: string; included?: string }[] = targets.map(({ path, text, before, edited }) => ({ path, text, base: before ?? null, ...(unseen(path, before) && before !== text ? (edited ? { included: before } : { replaced: before }) : {}) }));
     // A replay test is checked as `entelechy test` reads it: one it could not read is not written
     // (a compose put `garbage` over a recorded test, with nothing to say so).
-    for (const t of targets) if (t.path.endsWith('.replay')) refuseUnreadableReplay(t.path, t.text);
+    const written = new Set(targets.map((t) => s.folder.resolve(t.path)));
+    for (const t of targets) if (t.path.endsWith('.replay')) refuseUnreadableReplay(s.folder.resolve(t.path), t.path, t.text, (p) => written.has(p) || (existsSync(p) && statSync(p).isFile()));
     if (targets.every((t) => t.path.endsWith('.replay')) && f.dry_run) {
       if (evaluate) throw new ProtocolError('replay files are tests, not part of the world: a dry run of them has nothing to evaluate; drop `evaluate`', { field: 'evaluate' });
       return { path: asked, version: versionOf(main.text), written: false, dry_run: true, events: [] };
@@ -247,10 +248,14 @@ export async function sync(s: Session, _f: RequestFields<'sync'>, ctx: RequestCo
   return { events };
 }
 
-/** Refuse a replay test `entelechy test` could not read, with its line and column (replay.ts's own message). */
-function refuseUnreadableReplay(path: string, text: string): void {
+/**
+ * Refuse a replay test `entelechy test` could not run, with its line and column (replay.ts's own
+ * message): one it cannot read, one with no request, one whose scene is not there (`exists`: the
+ * files on disk and those this compose writes).
+ */
+function refuseUnreadableReplay(full: string, path: string, text: string, exists: (path: string) => boolean): void {
   try {
-    parseReplay(text, path);
+    replayScene(path, parseReplay(text, path), exists, full);
   } catch (e) {
     if (!(e instanceof ReplayError)) throw e;
     const at = /^.*?:(\d+):(\d+): /.exec(e.message);

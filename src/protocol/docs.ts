@@ -26,7 +26,7 @@ const TIME_AND_MEMORY = [
   'connection is answered while a long frame runs: what reads the session (`status`, `document`, `history`, `help`, ...) at once;',
   'a change of the code or the scene (`compose`, `publish`, `retire`, `restore`, `sync`) at once too, stopping that frame (reason',
   '`changed`); a change of values (`param`, `write`, `reset`, `pause`) and a `read` or `trace` of the frame wait for it to end, as',
-  'the frame runs with the values it began with: give them a `deadline`, or `cancel` the long frame from its own connection. One connection\'s requests are answered in order: its `status`',
+  'the frame runs with the values it began with (a `read` or `trace` takes a `deadline` for that wait; the long frame\'s own connection can `cancel` it). One connection\'s requests are answered in order: its `status`',
   'after an `evaluate` waits for that frame; only `cancel` is answered out of turn. To watch a long frame,',
   'ask from a second connection (TCP or WebSocket), or send the `evaluate` with a `deadline`.', '',
   'An evaluation (`evaluate`, `read` waiting for the frame before it, `trace`) stops, commits nothing (state, clock',

@@ -217,6 +217,7 @@ t.test('a deadline and cancel stop a bisect; nothing of it is kept', async (t) =
   const before = await fingerprint(ask, dir);
   const late = await ask({ op: 'bisect', good: '0', bad: '6', test: 'check.replay', deadline: 1 });
   t.same([late.error?.cancelled, late.error?.reason], [true, 'deadline'], late.error?.message);
+  t.match(late.error?.message, /nothing of it was kept: it replays on copies, and the session's world, history and folder are as before it$/, 'in its own words (it said "state, clock and frame counter")');
   // A cancel of the connection, sent while the bisect runs.
   const conn = { kind: 'test', id: 7 };
   const running = dispatch(s, JSON.stringify({ id: 1, op: 'bisect', good: '0', bad: '6', test: 'check.replay' }), conn);

@@ -65,7 +65,9 @@ export async function dispatch(session: Session, line: string, conn: Connection 
       const frame = clockOf(session.world).frame;
       const kept = e.framesKept
         ? `${e.framesKept.ran} of its ${e.framesKept.of} frames ran and were kept, each whole; the one it was running was not (frame ${frame})`
-        : `nothing of it was kept: state, clock and frame counter are as before it (frame ${frame})`;
+        : req.op === 'bisect'
+          ? 'nothing of it was kept: it replays on copies, and the session\'s world, history and folder are as before it'
+          : `nothing of it was kept: ${req.spec.effect === 'read' || req.op === 'evaluate' ? '' : 'nothing was written; '}state, clock and frame counter are as before it (frame ${frame})`;
       return errorLine(req.id, new ProtocolError(`cancelled: ${e.message}; ${kept}`, { cancelled: true, reason: e.reason, frame, ...(e.framesKept ? { frames_kept: e.framesKept.ran } : {}), ...(e.node ? { node: e.node } : {}) }));
     }
     return errorLine(req.id, protocolError(e, req.op, session.scene));

@@ -131,6 +131,11 @@ t.test('a long frame runs off the coordinator: another connection is answered me
   b.send({ id: 's', op: 'status' });
   t.equal((await b.next()).id, 's', 'status on another connection is answered while the long frame runs');
   t.equal(session.evaluations.size, 1, 'the long frame still runs');
+  // From another connection: it reaches nothing, and says why (it answered 0 without a word).
+  b.send({ id: 'x', op: 'cancel', request: 'long' });
+  const across = await b.next();
+  t.match(across, { id: 'x', ok: { cancelled: 0, note: /^request "long" runs on another connection: a cancel stops only its own connection's evaluations/ } });
+  t.equal(session.evaluations.size, 1, 'and the long frame runs on');
 
   // Out of turn: the cancel is answered although the connection's evaluate has not been.
   a.send({ id: 'c', op: 'cancel' });

@@ -133,6 +133,12 @@ export class Evaluations {
     };
   }
 
+  /** Whether an evaluation of request id `request` runs on a connection other than `connection`. */
+  runsElsewhere(connection: number, request: unknown): boolean {
+    for (const r of this.running) if (r.connection !== connection && r.request === request) return true;
+    return false;
+  }
+
   /** Stop every evaluation: the session is closing, and no frame of it will end. */
   closeAll(): void {
     for (const r of this.running) r.controller.abort(new Cancelled('closed', 'the session was closed'));

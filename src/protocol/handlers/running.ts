@@ -294,7 +294,10 @@ export async function trace(s: Session, f: RequestFields<'trace'>, conn: Request
 
 /** Stop this connection's evaluations (the doors answer `cancel` out of turn, so it reaches them). */
 export async function cancel(s: Session, f: RequestFields<'cancel'>, conn: RequestContext) {
-  return { cancelled: s.evaluations.cancel(conn.id, f.request) };
+  const cancelled = s.evaluations.cancel(conn.id, f.request);
+  // A request of that id running on another connection: a cancel reaches only its own connection's.
+  const elsewhere = cancelled === 0 && f.request !== undefined && s.evaluations.runsElsewhere(conn.id, f.request);
+  return { cancelled, ...(elsewhere ? { note: `request ${JSON.stringify(f.request)} runs on another connection: a cancel stops only its own connection's evaluations (send it there, or give the evaluation a \`deadline\`)` } : {}) };
 }
 
 /** The node `pin` and `unpin` name, with the port they may name checked (an out or state port of it). */

@@ -65,7 +65,7 @@ export function quickStart(): string[] {
     'Start one:',
     ...doors.map((d) => `  ${d.open.padEnd(width)}  ${d.summary}`),
     // The README's first command, which a newcomer reading only `help` did not find.
-    'Or, without a session:',
+    'Or, without a session (and: `entelechy-player SCENE`, a window live as files are saved; `entelechy bench`):',
     ...[
       ['entelechy render SCENE -o out.png', "the scene's output as a PNG; frames, video, tiles and inputs: help render"],
       ['entelechy check SCENE', 'check a scene: its errors with line, column and a fix'],
@@ -77,7 +77,7 @@ export function quickStart(): string[] {
     'Operations (OPERATION field [optional field]; `help OPERATION` gives each field and the answer):',
     ...OPERATIONS.map((o) => `  ${`${o.name} ${fieldUsage(o)}`.padEnd(opWidth)}  ${brief(o.summary)}`),
     '',
-    'Tests: a .replay file holds `>` requests and `<` expected answers; `entelechy test FILE.replay` runs it (help replay).',
+    'Tests: a .replay file holds `>` requests and `<` expected answers; `entelechy test FILE.replay` runs it, `entelechy bisect` finds the edit that broke it (help replay).',
     `Docs${folder ? `, in ${folder}` : ''}:`,
     ...DOCS.map((d) => `  ${d.path.padEnd(docWidth)}  ${d.holds}`),
     'help NAME describes any operation, field, event, CLI command (help serve, help test), builtin, type or word of the docs; an unknown name gets the nearest ones.',

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { decodePng } from '../src/main/image.js';
 import { mcpDoor, serveDoors, type Ask } from './serve-process.js';
 import { scratchDir } from './scratch.js';
+import { Session } from '../src/main/session.js';
+import { dispatch } from '../src/protocol/dispatcher.js';
 
 const [W, H, D] = [4, 3, 5];
 const SCENE = `kernel t.vol@1 {
@@ -79,15 +81,19 @@ t.test('through entelechy mcp', async (t) => {
   await reads(t, ask, 'mcp');
 });
 
-t.test('an i32 field read as f32 past 2^24 says its values are rounded, and where the exact ones are', async (t) => {
-  const { Session } = await import('../src/main/session.js');
-  const { dispatch } = await import('../src/protocol/dispatcher.js');
-  const dir = scratchDir('entelechy-read-i32-');
-  writeFileSync(join(dir, 'scene.esn'), 'kernel t.ids@1 {\n  out b: field3<i32>;\n  each (x, y, z) { b = 16777217 + x; }\n}\nnode n: t.ids@1 { size = 4 x 2 x 2; }\noutput b <- n.b;\nkernel t.small@1 {\n  out s: field2<i32>;\n  each (x, y) { s = x; }\n}\nnode m: t.small@1 { size = 4 x 2; }\noutput s <- m.s;\n');
+/** A session in process on `scene`, one frame evaluated; its requests answered through the protocol. */
+async function evaluated(t: Test, scene: string): Promise<(req: object) => Promise<any>> {
+  const dir = scratchDir('entelechy-read-3d-');
+  writeFileSync(join(dir, 'scene.esn'), scene);
   const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
   t.teardown(() => s.close());
   const ask = async (req: object) => JSON.parse(await dispatch(s, JSON.stringify(req)));
   await ask({ op: 'evaluate' });
+  return ask;
+}
+
+t.test('an i32 field read as f32 past 2^24 says its values are rounded, and where the exact ones are', async (t) => {
+  const ask = await evaluated(t, 'kernel t.ids@1 {\n  out b: field3<i32>;\n  each (x, y, z) { b = 16777217 + x; }\n}\nnode n: t.ids@1 { size = 4 x 2 x 2; }\noutput b <- n.b;\nkernel t.small@1 {\n  out s: field2<i32>;\n  each (x, y) { s = x; }\n}\nnode m: t.small@1 { size = 4 x 2; }\noutput s <- m.s;\n');
   const big = (await ask({ op: 'read', output: 'b', format: 'f32' })).ok;
   t.equal(floats(big.data)[0], 16777216, 'rounded, as an f32 holds it');
   t.match(big.note, /^`b` holds integers past 2\^24 \(16777216\), which f32 values round .*`trace` an element for its exact value, or `entelechy render -o NAME\.npy`/);
@@ -95,14 +101,7 @@ t.test('an i32 field read as f32 past 2^24 says its values are rounded, and wher
 });
 
 t.test('a PNG read of a 3-D field one slice deep is that slice (it asked for a region naming it)', async (t) => {
-  const { Session } = await import('../src/main/session.js');
-  const { dispatch } = await import('../src/protocol/dispatcher.js');
-  const dir = scratchDir('entelechy-read-thin-');
-  writeFileSync(join(dir, 'scene.esn'), 'kernel t.thin@1 {\n  out v: field3<f32>;\n  each (x, y, z) { v = f32(x) / 4.0; }\n}\nnode n: t.thin@1 { size = 4 x 3 x 1; }\noutput v <- n.v;\n');
-  const s = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
-  t.teardown(() => s.close());
-  const ask = async (req: object) => JSON.parse(await dispatch(s, JSON.stringify(req)));
-  await ask({ op: 'evaluate' });
+  const ask = await evaluated(t, 'kernel t.thin@1 {\n  out v: field3<f32>;\n  each (x, y, z) { v = f32(x) / 4.0; }\n}\nnode n: t.thin@1 { size = 4 x 3 x 1; }\noutput v <- n.v;\n');
   const whole = (await ask({ op: 'read' })).ok;
   const sliced = (await ask({ op: 'read', region: { z: 0, depth: 1 } })).ok;
   t.same([whole.width, whole.height, whole.depth], [4, 3, 1]);

@@ -104,6 +104,7 @@ t.test('entelechy serve (stdin and TCP) and entelechy bisect as a process', asyn
   for (const [door, ask] of [['stdin', stdin], ['tcp', tcp]] as const) {
     const a = await ask({ op: 'bisect', good: 'p0', bad: 'running', test: 'check.replay' });
     t.same([a.ok?.first_bad.kind, a.ok?.first_bad.name, a.ok?.last_good.index, a.ok?.failure.line], ['generation', published, 0, FAILING_LINE], `${door}: the generation that broke it`);
+    t.equal(a.ok?.diff, '', `${door}: over one version of the document, no document diff (it was a header with nothing under it)`);
   }
   const gen = await cli([scene, '--good', 'p0', '--bad', 'running', '--test', replay, '--connect', `127.0.0.1:${port}`]);
   t.equal(gen.code, 0, gen.err);

@@ -112,7 +112,7 @@ function report(ok: Record<string, any>, file: string): string {
     ...(f.expected !== undefined || f.actual !== undefined ? [`  expected: ${JSON.stringify(f.expected)}`, `  actual:   ${JSON.stringify(f.actual)}`] : []),
     `replayed ${ok.candidates} point${ok.candidates === 1 ? '' : 's'} of the history (${ok.runs.map((r: { name: string }) => r.name).join(', ')})`,
     '',
-    ok.diff,
+    ...(ok.diff ? [ok.diff] : []),
     ...(ok.kernels_diff ? [ok.kernels_diff] : []),
   ];
   return lines.join('\n');

@@ -81,7 +81,7 @@ export const ANSWER_FIELDS: readonly AnswerField[] = [
   a('generations', 'history: each change of the kernels published over the protocol in this session, in order (publish, retire, restore, or a compose taking a published kernel into a document): name (what bisect takes for it: `KERNEL gN` or `pI`), kernels (kernel, generation after it; null: gone), origin, at, after (the position in versions it came after)', { doc: 'docs/agents.md#generations-published-over-the-protocol' }),
   a('kernels_diff', 'bisect: the change of the kernels published over the protocol from the last good point to the first bad, as a unified diff (one file per kernel); absent when they are the same'),
   a('position', 'a version\'s place in `history`\'s versions, counted from 0 (bisect takes it as `good` or `bad`)', { within: 'first_bad, last_good, runs' }),
-  a('diff', 'bisect: the document\'s change from the last good version to the first bad, as a unified diff'),
+  a('diff', 'bisect: the document\'s change from the last good version to the first bad, as a unified diff; empty when the document is the same at both (the change is in `kernels_diff`)'),
   a('failure', 'bisect: the first bad version\'s failed step: its line and column in the replay, the request, the message, expected and actual, and the answer'),
   a('candidates', 'bisect: how many points it replayed (the bad one, the good one, then about log2 of those between)'),
   a('runs', 'bisect: each point of the history replayed, in order: kind, name, position, version, passed, and the line of the first failed expectation'),

@@ -136,7 +136,8 @@ export async function bisect(s: Session, req: BisectRequest) {
     path: req.path,
     first_bad: describe(to),
     last_good: describe(from),
-    diff: createTwoFilesPatch(`${req.path}@${from.version}`, `${req.path}@${to.version}`, from.text, to.text, undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY }),
+    // Two generations over one version of the document: its diff was a header with nothing under it.
+    diff: from.text === to.text ? '' : createTwoFilesPatch(`${req.path}@${from.version}`, `${req.path}@${to.version}`, from.text, to.text, undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY }),
     ...(kernelsDiff(from.published, to.published) ?? {}),
     failure,
     candidates: runs.length,

@@ -135,6 +135,8 @@ t.test('a long frame runs off the coordinator: another connection is answered me
   b.send({ id: 'x', op: 'cancel', request: 'long' });
   const across = await b.next();
   t.match(across, { id: 'x', ok: { cancelled: 0, note: /^request "long" runs on another connection: a cancel stops only its own connection's evaluations/ } });
+  b.send({ id: 'y', op: 'cancel' });
+  t.match(await b.next(), { id: 'y', ok: { cancelled: 0, note: /^an evaluation of another connection runs: a cancel stops only its own connection's evaluations/ } });
   t.equal(session.evaluations.size, 1, 'and the long frame runs on');
 
   // Out of turn: the cancel is answered although the connection's evaluate has not been.

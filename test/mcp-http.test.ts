@@ -164,3 +164,47 @@ t.test('sessions left unused give their place to new clients once every place is
   t.match(await gone.text(), /unused while new clients needed its place/);
   t.equal((await ask(second)).status, 200, 'the other goes on');
 });
+
+t.test('over HTTP: a client gone before its answer stops its frame; no session but an initialize is told so; the SDK\'s own errors in plain words', async (t) => {
+  const { Session } = await import('../src/main/session.js');
+  const { McpHttp } = await import('../src/mcp/http.js');
+  const http = await import('node:http');
+  const { writeFileSync } = await import('node:fs');
+  const { scratchDir } = await import('./scratch.js');
+  const dir = scratchDir('entelechy-mcp-gone-');
+  // `i32(time)` loop repetitions an element: at time 16000000, minutes of work.
+  writeFileSync(join(dir, 'scene.esn'), 'kernel t.spin@1 {\n  grants time.read;\n  out result: field2<f32>;\n  each (x, y) {\n    let s = 0.0;\n    const n = i32(time);\n    for (let i = 0; i < n; i++) s += 1.0;\n    result = s;\n  }\n}\nnode spin: t.spin@1 { size = 64 x 64; }\noutput result <- spin.result;\n');
+  const session = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
+  t.teardown(() => session.close());
+  const mcp = new McpHttp(session);
+  const server = http.createServer((req, res) => void (mcp.handle(req, res) || res.writeHead(404).end()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  mcp.bound = { host: '127.0.0.1', port };
+  t.teardown(async () => {
+    await mcp.close();
+    server.close();
+  });
+  const post = (body: object, id?: string, signal?: AbortSignal) =>
+    fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', signal, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(id ? { 'mcp-session-id': id } : {}) }, body: JSON.stringify(body) });
+
+  const lost = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  t.equal(lost.status, 400);
+  t.match(await lost.text(), /no `mcp-session-id` header: an MCP session begins with a POST of `initialize`/, 'it said "Server not initialized"');
+
+  const init = await initializeFrom(port);
+  const id = init.session!;
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, id);
+  const prompt = await (await post({ jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'change-look' } }, id)).text();
+  t.match(prompt, /"message":"Invalid params: prompt `change-look` needs `change` \(a string\) in `arguments`/, 'without the SDK\'s code in the message (a client added it again)');
+
+  const stop = new AbortController();
+  const call = post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'evaluate', arguments: { time: 16000000 } } }, id, stop.signal).catch((e) => e);
+  while (session.evaluations.size === 0) await new Promise((r) => setTimeout(r, 20));
+  stop.abort(); // the client goes away, with no notifications/cancelled and no DELETE
+  await call;
+  for (let i = 0; i < 600 && session.evaluations.size > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  t.equal(session.evaluations.size, 0, 'its frame stopped (it ran on, and committed a frame nobody received)');
+  const status = JSON.parse(await (await import('../src/protocol/dispatcher.js')).dispatch(session, '{"op":"status"}'));
+  t.equal(status.ok.frame, 0, 'no frame committed');
+});

@@ -133,10 +133,21 @@ export class Evaluations {
     };
   }
 
-  /** Whether an evaluation of request id `request` runs on a connection other than `connection`. */
-  runsElsewhere(connection: number, request: unknown): boolean {
-    for (const r of this.running) if (r.connection !== connection && r.request === request) return true;
+  /** Whether an evaluation (of request id `request`, when given) runs on a connection other than `connection`. */
+  runsElsewhere(connection: number, request?: unknown): boolean {
+    for (const r of this.running) if (r.connection !== connection && (request === undefined || r.request === request)) return true;
     return false;
+  }
+
+  /** Stop a connection's evaluations: it went away (reason `closed`, `why` saying how); returns how many. */
+  closeConnection(connection: number, why: string): number {
+    let n = 0;
+    for (const r of this.running) {
+      if (r.connection !== connection || r.controller.signal.aborted) continue;
+      r.controller.abort(new Cancelled('closed', why));
+      n++;
+    }
+    return n;
   }
 
   /** Stop every evaluation: the session is closing, and no frame of it will end. */

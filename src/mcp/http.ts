@@ -10,6 +10,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Session } from '../main/session.js';
 import { originPolicy } from '../protocol/address.js';
 import { McpDoor } from './server.js';
+import { plainSdkError } from './messages.js';
+import { MAX_LINE_BYTES } from '../protocol/door.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -81,12 +83,20 @@ export class McpHttp {
       res.once('close', () => {
         open.busy--;
         open.idleSince = Date.now();
+        // A client that went away before its answer asks nothing more of that call: its frame stops
+        // (it ran on, and committed a frame nobody received), as on the TCP and WebSocket doors.
+        if (req.method === 'POST' && !res.writableFinished) open.door.stopEvaluations('the HTTP request that asked for it closed before its answer');
       });
       return open.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return jsonRpcError(res, 400, 'no MCP session: POST an `initialize` request first (no `mcp-session-id` header)');
+    // Anything but an initialize without a session was told "Server not initialized" (the SDK's words).
+    const body = await readBody(req);
+    if ('problem' in body) return jsonRpcError(res, 400, body.problem, body.code);
+    if (!isInitialize(body.json))
+      return jsonRpcError(res, 400, 'no `mcp-session-id` header: an MCP session begins with a POST of `initialize`, whose answer carries the `mcp-session-id` header; send that header with every request after it');
     if (this.open.size >= this.maxSessions && !(await this.endLongestUnused()))
-      return jsonRpcError(res, 503, `${this.maxSessions} MCP sessions are open and in use, the most this server keeps; end one (DELETE ${MCP_PATH} with its mcp-session-id) and try again`);
+      return jsonRpcError(res, 503, `${this.maxSessions} MCP sessions are open and in use, the most this server keeps; end one (DELETE ${MCP_PATH} with its mcp-session-id), or try again once one has been unused for ${Math.round(this.idleMs / 1000)} s (its place then goes to a new client)`);
     // A new MCP session: its transport answers `initialize` (or refuses what is not one).
     let transport!: StreamableHTTPServerTransport;
     const door = new McpDoor(this.session, { onQuit: () => void transport.close() });
@@ -100,8 +110,11 @@ export class McpHttp {
       if (transport.sessionId) this.open.delete(transport.sessionId);
       door.close();
     };
+    // Errors the SDK answers itself, in plain words (messages.ts), as over stdio.
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => send(plainSdkError(message), options);
     await door.server.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body.json);
     if (!transport.sessionId) await door.server.close(); // it was not an initialize
   }
 
@@ -132,7 +145,29 @@ function plain(res: http.ServerResponse, status: number, text: string): void {
   res.end(text);
 }
 
-function jsonRpcError(res: http.ServerResponse, status: number, message: string): void {
+function jsonRpcError(res: http.ServerResponse, status: number, message: string, code = -32000): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/** A request body as JSON, read to its end (at most the protocol's line limit), or what is wrong with it. */
+async function readBody(req: http.IncomingMessage): Promise<{ json: unknown } | { problem: string; code: number }> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > MAX_LINE_BYTES) return { problem: `Invalid Request: the message is longer than ${MAX_LINE_BYTES} bytes`, code: -32600 };
+    chunks.push(chunk);
+  }
+  try {
+    return { json: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+  } catch (e) {
+    return { problem: `Parse error: the body is not JSON (${(e as Error).message}); POST one JSON-RPC message`, code: -32700 };
+  }
+}
+
+/** Whether a message (or a batch of them) is MCP's `initialize`. */
+function isInitialize(json: unknown): boolean {
+  const messages = Array.isArray(json) ? json : [json];
+  return messages.some((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize');
 }

@@ -302,9 +302,15 @@ export class McpDoor {
     return result;
   }
 
-  /** Stop watching the scene (the server is closed by its host). */
-  close(): void {
+  /** Stop watching the scene (the server is closed by its host); its calls' evaluations stop (`closed`, `why`). */
+  close(why = 'the MCP session that asked for it ended'): void {
     this.resources.close();
+    this.stopEvaluations(why);
+  }
+
+  /** Stop the evaluations this door's calls run: their client went away. */
+  stopEvaluations(why: string): void {
+    void Promise.resolve(this.session).then((s) => s.evaluations.closeConnection(this.conn.id, why), () => undefined);
   }
 }
 

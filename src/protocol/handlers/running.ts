@@ -296,8 +296,9 @@ export async function trace(s: Session, f: RequestFields<'trace'>, conn: Request
 export async function cancel(s: Session, f: RequestFields<'cancel'>, conn: RequestContext) {
   const cancelled = s.evaluations.cancel(conn.id, f.request);
   // A request of that id running on another connection: a cancel reaches only its own connection's.
-  const elsewhere = cancelled === 0 && f.request !== undefined && s.evaluations.runsElsewhere(conn.id, f.request);
-  return { cancelled, ...(elsewhere ? { note: `request ${JSON.stringify(f.request)} runs on another connection: a cancel stops only its own connection's evaluations (send it there, or give the evaluation a \`deadline\`)` } : {}) };
+  const elsewhere = cancelled === 0 && s.evaluations.runsElsewhere(conn.id, f.request);
+  const which = f.request === undefined ? 'an evaluation of another connection runs' : `request ${JSON.stringify(f.request)} runs on another connection`;
+  return { cancelled, ...(elsewhere ? { note: `${which}: a cancel stops only its own connection's evaluations (send it there, or give the evaluation a \`deadline\`)` } : {}) };
 }
 
 /** The node `pin` and `unpin` name, with the port they may name checked (an out or state port of it). */

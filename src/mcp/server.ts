@@ -243,9 +243,9 @@ export class McpDoor {
     const mb = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
     let how = 'ask for less';
     if (name === 'read') {
-      // Base64 of 4-byte floats (or of a PNG, which compresses by no rule): the region that fits.
+      // Bytes an element took (base64 of 4-byte floats, or of a PNG, which compresses by no rule): the square that fits.
       const elements = Number(ok.width) * Number(ok.height) * Number(ok.depth ?? 1);
-      const side = Math.floor(Math.sqrt((limit / bytes) * elements / Number(ok.depth ?? 1)));
+      const side = Math.floor(Math.sqrt((limit / bytes) * elements));
       how = `read part of it with \`region\` (about ${side} x ${side}${ok.depth !== undefined ? ' of one slice' : ''} fits)${ok.format === 'png' ? ', or write the PNG to a `file` under the scene\'s folder (the answer then carries no picture)' : ''}`;
     } else if (name === 'evaluate' || name === 'compose') {
       how = 'leave the pictures out (`evaluate` without `outputs`; a dry run without full pictures), then `read` each with `region`, or to a `file`';

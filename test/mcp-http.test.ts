@@ -3,7 +3,10 @@
 // notifications, prompts), the origin check the WebSocket door makes, MCP sessions of their own
 // beside the protocol's TCP door on the same port, and the server ending with MCP sessions open.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
+import http from 'node:http';
+import type { Session } from '../src/main/session.js';
+import { McpHttp, type McpHttpLimits } from '../src/mcp/http.js';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -127,24 +130,25 @@ t.test('the Player serves MCP at /mcp on its port too, on the session its window
   t.equal(foreign.status, 403, 'a foreign page is refused here too');
 });
 
+/** The MCP door over HTTP on `session`, in process, on a port of its own (McpHttp as listen() routes to it); its port. */
+async function mcpOverHttp(t: Test, session: Session, limits?: McpHttpLimits): Promise<number> {
+  const mcp = new McpHttp(session, [], limits);
+  const server = http.createServer((req, res) => void (mcp.handle(req, res) || res.writeHead(404).end()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  mcp.bound = { host: '127.0.0.1', port };
+  t.teardown(async () => {
+    await mcp.close();
+    server.close();
+  });
+  return port;
+}
+
 t.test('sessions left unused give their place to new clients once every place is taken', async (t) => {
   const { Session } = await import('../src/main/session.js');
-  const { McpHttp } = await import('../src/mcp/http.js');
-  const http = await import('node:http');
   const session = await Session.open(join(copyExample('rings', 'mcp-idle'), 'scene.esn'), { workers: 1 });
   t.teardown(() => session.close());
-  const serve = async (limits: { maxSessions: number; idleMs: number }) => {
-    const mcp = new McpHttp(session, [], limits);
-    const server = http.createServer((req, res) => void (mcp.handle(req, res) || res.writeHead(404).end()));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as net.AddressInfo).port;
-    mcp.bound = { host: '127.0.0.1', port };
-    t.teardown(async () => {
-      await mcp.close();
-      server.close();
-    });
-    return port;
-  };
+  const serve = (limits: { maxSessions: number; idleMs: number }) => mcpOverHttp(t, session, limits);
   // Places held by clients that went away without a DELETE, but not yet long unused: refused, as before.
   const busy = await serve({ maxSessions: 2, idleMs: 60_000 });
   t.equal((await initializeFrom(busy)).status, 200);
@@ -167,8 +171,6 @@ t.test('sessions left unused give their place to new clients once every place is
 
 t.test('over HTTP: a client gone before its answer stops its frame; no session but an initialize is told so; the SDK\'s own errors in plain words', async (t) => {
   const { Session } = await import('../src/main/session.js');
-  const { McpHttp } = await import('../src/mcp/http.js');
-  const http = await import('node:http');
   const { writeFileSync } = await import('node:fs');
   const { scratchDir } = await import('./scratch.js');
   const dir = scratchDir('entelechy-mcp-gone-');
@@ -176,15 +178,7 @@ t.test('over HTTP: a client gone before its answer stops its frame; no session b
   writeFileSync(join(dir, 'scene.esn'), 'kernel t.spin@1 {\n  grants time.read;\n  out result: field2<f32>;\n  each (x, y) {\n    let s = 0.0;\n    const n = i32(time);\n    for (let i = 0; i < n; i++) s += 1.0;\n    result = s;\n  }\n}\nnode spin: t.spin@1 { size = 64 x 64; }\noutput result <- spin.result;\n');
   const session = await Session.open(join(dir, 'scene.esn'), { workers: 1, cacheDir: null });
   t.teardown(() => session.close());
-  const mcp = new McpHttp(session);
-  const server = http.createServer((req, res) => void (mcp.handle(req, res) || res.writeHead(404).end()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  mcp.bound = { host: '127.0.0.1', port };
-  t.teardown(async () => {
-    await mcp.close();
-    server.close();
-  });
+  const port = await mcpOverHttp(t, session);
   const post = (body: object, id?: string, signal?: AbortSignal) =>
     fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', signal, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(id ? { 'mcp-session-id': id } : {}) }, body: JSON.stringify(body) });
 

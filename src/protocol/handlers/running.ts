@@ -176,7 +176,7 @@ interface ReadAnswer {
   components?: number;
   format: string;
   frame: number;
-  /** Params changed since that frame was computed. */
+  /** What the values are not: made before a param changed, or i32 integers rounded as f32. */
   note?: string;
   /** The PNG or floats in base64; not sent when the PNG went to `file`. */
   data?: string;
